@@ -1,0 +1,40 @@
+"""Greedy decoding: ids, one trace per step, stopping at eos."""
+
+import pytest
+import torch
+from helpers import make_model, random_ids
+
+
+def test_each_step_is_the_argmax_of_a_full_forward_pass():
+    model = make_model()
+    src = random_ids(2, 5, 20, pad_tail=[0, 2])
+    tgt_ids, steps = model.generate(src, max_new_tokens=6, bos_id=1, eos_id=2)
+    assert tgt_ids[:, 0].tolist() == [1, 1]
+    assert len(steps) == tgt_ids.shape[1] - 1
+    for k, trace in enumerate(steps):
+        prefix = tgt_ids[:, : k + 1]
+        assert trace["logits"].shape[1] == k + 1
+        assert torch.allclose(trace["logits"], model(src, prefix), atol=1e-6)
+        assert "encoder.layers.0.self_attn.weights" in trace
+        finished = (prefix[:, 1:] == 2).any(dim=1)
+        chosen = trace["logits"][:, -1].argmax(-1)
+        assert torch.equal(tgt_ids[~finished, k + 1], chosen[~finished])
+
+
+def test_decoding_stops_once_every_row_has_emitted_eos():
+    model = make_model()
+    with torch.no_grad():
+        model.output_proj.bias.fill_(0).index_fill_(0, torch.tensor([2]), 100.0)  # always predict eos
+    tgt_ids, steps = model.generate(random_ids(1, 4, 20), max_new_tokens=10, bos_id=1, eos_id=2)
+    assert tgt_ids.tolist() == [[1, 2]] and len(steps) == 1
+
+
+def test_generation_never_runs_past_max_len():
+    model = make_model(max_len=5)
+    tgt_ids, _ = model.generate(random_ids(1, 4, 20), max_new_tokens=50, bos_id=1, eos_id=21)
+    assert tgt_ids.shape[1] <= 5
+
+
+def test_max_new_tokens_must_be_positive():
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        make_model().generate(random_ids(1, 4, 20), max_new_tokens=0, bos_id=1, eos_id=2)

@@ -1,0 +1,14 @@
+"""The instrumented Transformer: each part of the paper as its own small module."""
+
+from .attention import MultiHeadAttention, scaled_dot_product_attention
+from .embeddings import Embeddings, PositionalEncoding, sinusoidal_concat_encoding, sinusoidal_encoding
+from .feed_forward import FeedForward
+from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer
+from .masks import decoder_self_mask, look_ahead_mask, padding_mask
+from .transformer import Transformer
+
+__all__ = [
+    "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderLayer", "FeedForward", "MultiHeadAttention",
+    "PositionalEncoding", "Transformer", "decoder_self_mask", "look_ahead_mask", "padding_mask",
+    "scaled_dot_product_attention", "sinusoidal_concat_encoding", "sinusoidal_encoding",
+]

@@ -1,0 +1,75 @@
+"""Scaled dot-product attention and multi-head attention (paper section 3.2), written out.
+
+Fused kernels such as F.scaled_dot_product_attention do not return the weights,
+so every step is spelled out and passes through a HookPoint.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+from ..config import ModelConfig
+from ..recording import HookPoint
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, mask_value: float,
+    dropout: nn.Module | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """softmax(QKᵀ/√d_head, masked) V.
+
+    q (..., q_len, d_head), k and v (..., k_len, d_head); mask broadcastable to
+    (..., q_len, k_len) with True = may attend. Returns (output, weights, scores)
+    where scores are before masking and weights before the optional dropout.
+    Blocked keys get weight exactly 0; a row with no allowed key gets all zeros
+    (not NaN, even with mask_value = -inf).
+    """
+    # Divide by sqrt(d_head): dot products grow with d_head and would push the softmax to one-hot.
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., q_len, k_len)
+    if mask is None:
+        weights = scores.softmax(dim=-1)
+    else:
+        weights = scores.masked_fill(~mask, mask_value).softmax(dim=-1)
+        # Exact zeros where blocked; also turns an all-blocked row (uniform or NaN) into zeros.
+        weights = weights.masked_fill(~mask, 0.0)
+    attended = weights if dropout is None else dropout(weights)
+    return attended @ v, weights, scores  # (..., q_len, d_head), (..., q_len, k_len) x 2
+
+
+class MultiHeadAttention(nn.Module):
+    """Project to Q, K, V, split into heads, attend per head, merge heads, project with W_O."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.n_heads, self.d_head = config.n_heads, config.d_head
+        self.mask_value = config.mask_value
+        self.q_proj = nn.Linear(config.d_model, config.d_model)
+        self.k_proj = nn.Linear(config.d_model, config.d_model)
+        self.v_proj = nn.Linear(config.d_model, config.d_model)
+        self.out_proj = nn.Linear(config.d_model, config.d_model)
+        self.dropout = nn.Dropout(config.dropout)
+        self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()
+        self.hook_scores = HookPoint()
+        self.hook_mask = HookPoint()
+        self.hook_weights = HookPoint()
+        self.hook_out = HookPoint()
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """(batch, seq_len, d_model) -> (batch, heads, seq_len, d_head)."""
+        batch, length, _ = x.shape
+        return x.view(batch, length, self.n_heads, self.d_head).transpose(1, 2)  # (batch, heads, seq_len, d_head)
+
+    def forward(self, query: torch.Tensor, key_value: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """query (batch, q_len, d_model), key_value (batch, k_len, d_model),
+        mask (batch, 1, q_len or 1, k_len) True = may attend -> (batch, q_len, d_model)."""
+        batch, q_len, d_model = query.shape
+        q = self.hook_q(self.split_heads(self.q_proj(query)))  # (batch, heads, q_len, d_head)
+        k = self.hook_k(self.split_heads(self.k_proj(key_value)))  # (batch, heads, k_len, d_head)
+        v = self.hook_v(self.split_heads(self.v_proj(key_value)))  # (batch, heads, k_len, d_head)
+        mask = self.hook_mask(mask.expand(batch, 1, q_len, k.shape[2]))  # (batch, 1, q_len, k_len)
+        context, weights, scores = scaled_dot_product_attention(q, k, v, mask, self.mask_value, self.dropout)
+        self.hook_scores(scores)  # (batch, heads, q_len, k_len)
+        self.hook_weights(weights)  # (batch, heads, q_len, k_len)
+        merged = context.transpose(1, 2).reshape(batch, q_len, d_model)  # (batch, q_len, d_model)
+        return self.hook_out(self.out_proj(merged))  # (batch, q_len, d_model)

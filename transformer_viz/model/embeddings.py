@@ -1,0 +1,80 @@
+"""Token embeddings, the four positional encodings, and their sum (paper section 3.4-3.5).
+
+Attention by itself treats its input as a set: permute the tokens and every output
+is permuted the same way. Adding a position-dependent vector breaks that symmetry.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+from ..config import ModelConfig
+from ..recording import HookPoint
+
+
+def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+    """The paper's layout: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(same). -> (max_len, d_model)."""
+    position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float32)  # (d_model / 2,)
+    angle = position / 10000.0 ** (two_i / d_model)  # (max_len, d_model / 2)
+    encoding = torch.empty(max_len, d_model)
+    encoding[:, 0::2] = torch.sin(angle)
+    encoding[:, 1::2] = torch.cos(angle)
+    return encoding
+
+
+def sinusoidal_concat_encoding(max_len: int, d_model: int) -> torch.Tensor:
+    """The TensorFlow layout (seed 004): [sin | cos] halves, timescales exp(-i ln(10000) / (d/2 - 1))."""
+    half = d_model // 2
+    position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
+    # TensorFlow divides by (d/2 - 1), not d/2: its slowest frequency is exactly 1/10000.
+    log_step = math.log(10000.0) / max(half - 1, 1)
+    inv_timescales = torch.exp(-log_step * torch.arange(half, dtype=torch.float32))  # (d_model / 2,)
+    angle = position * inv_timescales  # (max_len, d_model / 2)
+    return torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)  # (max_len, d_model)
+
+
+class PositionalEncoding(nn.Module):
+    """One of "sinusoidal", "sinusoidal_concat", "learned" (a table, as in BERT) or "none" (zeros)."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.kind = config.positional
+        if self.kind == "learned":
+            self.table = nn.Embedding(config.max_len, config.d_model)
+        else:
+            builders = {"sinusoidal": sinusoidal_encoding, "sinusoidal_concat": sinusoidal_concat_encoding}
+            fixed = builders[self.kind](config.max_len, config.d_model) if self.kind in builders \
+                else torch.zeros(config.max_len, config.d_model)
+            # A buffer, not a parameter: fixed, and rebuilt from the config rather than saved.
+            self.register_buffer("table", fixed, persistent=False)
+
+    def forward(self, length: int) -> torch.Tensor:
+        """-> (length, d_model). A copy, so a recording never aliases the table that training updates."""
+        table = self.table.weight if self.kind == "learned" else self.table
+        return table[:length].clone()
+
+
+class Embeddings(nn.Module):
+    """Token embedding (x sqrt(d_model) if scaled) + positional encoding, then optional LayerNorm and dropout."""
+
+    def __init__(self, config: ModelConfig, vocab_size: int) -> None:
+        super().__init__()
+        self.token_table = nn.Embedding(vocab_size, config.d_model, padding_idx=config.pad_id)
+        self.positional = PositionalEncoding(config)
+        self.scale = math.sqrt(config.d_model) if config.scale_embeddings else 1.0
+        self.norm = nn.LayerNorm(config.d_model) if config.embed_norm else nn.Identity()
+        self.dropout = nn.Dropout(config.dropout)
+        self.hook_token = HookPoint()
+        self.hook_position = HookPoint()
+        self.hook_out = HookPoint()
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """ids (batch, seq_len) -> (batch, seq_len, d_model)."""
+        token = self.token_table(ids)  # (batch, seq_len, d_model)
+        if self.scale != 1.0:
+            token = token * self.scale
+        token = self.hook_token(token)
+        position = self.hook_position(self.positional(ids.shape[1]))  # (seq_len, d_model)
+        return self.hook_out(self.dropout(self.norm(token + position)))  # (batch, seq_len, d_model)

@@ -1,0 +1,113 @@
+"""The encoder-decoder Transformer: embeddings, two stacks, output projection, tracing and greedy decoding."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..config import ModelConfig
+from ..recording import HookPoint, Trace, name_hook_points, recording
+from .embeddings import Embeddings
+from .layers import Decoder, Encoder
+from .masks import decoder_self_mask, padding_mask
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer whose every intermediate tensor can be recorded.
+
+    `model(src_ids, tgt_ids)` returns logits; `model.run_with_trace(src_ids, tgt_ids)`
+    returns (logits, trace) with the same logits. Nothing is ever stored on the modules,
+    so one instance can serve many concurrent callers.
+    """
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.src_embed = Embeddings(config, config.src_vocab_size)
+        self.tgt_embed = Embeddings(config, config.tgt_vocab_size)
+        self.encoder = Encoder(config)
+        self.decoder = Decoder(config)
+        self.output_proj = nn.Linear(config.d_model, config.tgt_vocab_size)
+        self.hook_logits = HookPoint()
+        name_hook_points(self)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Xavier-uniform for every matrix (as the paper's reference code), padding rows back to zero."""
+        for parameter in self.parameters():
+            if parameter.dim() > 1:
+                nn.init.xavier_uniform_(parameter)
+        with torch.no_grad():
+            for embed in (self.src_embed, self.tgt_embed):
+                embed.token_table.weight[self.config.pad_id].zero_()
+
+    def check_ids(self, ids: torch.Tensor, vocab_size: int, side: str) -> None:
+        """Raise ValueError (not an IndexError deep inside torch) for ids the model cannot read."""
+        if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.int64:
+            raise ValueError(f"{side} ids must be an int64 tensor of shape (batch, length).")
+        if ids.shape[1] == 0:
+            raise ValueError(f"The {side} sequence is empty: give it at least one token.")
+        if ids.shape[1] > self.config.max_len:
+            raise ValueError(
+                f"The {side} sequence has {ids.shape[1]} tokens but this model reads at most "
+                f"max_len = {self.config.max_len}. Shorten the text or raise max_len."
+            )
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0 or high >= vocab_size:
+            bad = low if low < 0 else high
+            raise ValueError(f"Token id {bad} is outside the {side} vocabulary (ids 0 to {vocab_size - 1}).")
+
+    def encode(self, src_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """src_ids (batch, src_len) -> memory (batch, src_len, d_model), src_mask (batch, 1, 1, src_len)."""
+        self.check_ids(src_ids, self.config.src_vocab_size, "source")
+        src_mask = padding_mask(src_ids, self.config.pad_id)  # (batch, 1, 1, src_len)
+        return self.encoder(self.src_embed(src_ids), src_mask), src_mask
+
+    def decode(self, tgt_ids: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
+        """tgt_ids (batch, tgt_len) -> logits (batch, tgt_len, vocab)."""
+        self.check_ids(tgt_ids, self.config.tgt_vocab_size, "target")
+        tgt_mask = decoder_self_mask(tgt_ids, self.config.pad_id)  # (batch, 1, tgt_len, tgt_len)
+        hidden = self.decoder(self.tgt_embed(tgt_ids), memory, tgt_mask, src_mask)  # (batch, tgt_len, d_model)
+        return self.hook_logits(self.output_proj(hidden))  # (batch, tgt_len, vocab)
+
+    def forward(self, src_ids: torch.Tensor, tgt_ids: torch.Tensor) -> torch.Tensor:
+        """src_ids (batch, src_len), tgt_ids (batch, tgt_len) -> logits (batch, tgt_len, vocab)."""
+        memory, src_mask = self.encode(src_ids)
+        return self.decode(tgt_ids, memory, src_mask)
+
+    def run_with_trace(self, src_ids: torch.Tensor, tgt_ids: torch.Tensor) -> tuple[torch.Tensor, Trace]:
+        """Forward pass under inference_mode that also returns every recorded tensor (see DESIGN.md)."""
+        with torch.inference_mode(), recording() as tensors:
+            logits = self(src_ids, tgt_ids)
+        return logits, Trace(tensors, config=self.config)
+
+    def generate(
+        self, src_ids: torch.Tensor, max_new_tokens: int, bos_id: int, eos_id: int
+    ) -> tuple[torch.Tensor, list[Trace]]:
+        """Greedy decoding.
+
+        Returns tgt_ids (batch, 1 + n) starting with bos_id (positions after a row's
+        eos are pad_id) and one Trace per step: step k's trace is the pass over
+        tgt_ids[:, :k + 1] whose last position chose token k + 1. The encoder runs once;
+        its tensors appear in every step's trace.
+        """
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}.")
+        max_new_tokens = min(max_new_tokens, self.config.max_len - 1)
+        # no_grad rather than inference_mode: the returned ids must be usable in a later training step.
+        with torch.no_grad():
+            with recording() as encoder_tensors:
+                memory, src_mask = self.encode(src_ids)
+            tgt_ids = torch.full((src_ids.shape[0], 1), bos_id, dtype=torch.int64)  # (batch, 1)
+            finished = torch.zeros(src_ids.shape[0], dtype=torch.bool)  # (batch,)
+            steps = []
+            for _ in range(max_new_tokens):
+                with recording(dict(encoder_tensors)) as tensors:
+                    logits = self.decode(tgt_ids, memory, src_mask)  # (batch, tgt_len, vocab)
+                steps.append(Trace(tensors, config=self.config))
+                next_ids = logits[:, -1].argmax(dim=-1).masked_fill(finished, self.config.pad_id)  # (batch,)
+                tgt_ids = torch.cat([tgt_ids, next_ids[:, None]], dim=1)  # (batch, tgt_len + 1)
+                finished |= next_ids == eos_id
+                if finished.all():
+                    break
+        return tgt_ids, steps

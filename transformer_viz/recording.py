@@ -1,0 +1,108 @@
+"""Recording named tensors: HookPoint, the per-call Recorder and the Trace.
+
+A HookPoint is an identity placed on a tensor worth seeing. It costs one
+context-variable lookup when nothing records. `recording()` installs a Recorder
+for the current thread (or asyncio task) only, so several users can trace the
+same shared model at once and each gets their own tensors. Nothing is ever
+stored on a module.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+from torch import nn
+
+# The leaf names a recorded tensor may have (see DESIGN.md, "The trace").
+LEAVES = ("token", "position", "out", "q", "k", "v", "scores", "mask", "weights",
+          "hidden", "resid_mid", "resid_cross", "resid_post", "logits")
+
+_active_recorder: contextvars.ContextVar[dict[str, torch.Tensor] | None] = contextvars.ContextVar(
+    "transformer_viz_recorder", default=None
+)
+
+
+class HookPoint(nn.Module):
+    """Identity on a tensor; saves it under `self.name` while a recording is active.
+
+    The name is the module path minus the `hook_` prefix, set by `name_hook_points`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = ""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        recorder = _active_recorder.get()
+        if recorder is not None:
+            recorder[self.name] = x.detach().cpu()
+        return x
+
+    # Skip nn.Module's hook dispatch: this runs dozens of times per forward pass.
+    __call__ = forward
+
+
+def name_hook_points(root: nn.Module) -> None:
+    """Give every HookPoint under `root` its module path, e.g. `encoder.layers.0.self_attn.weights`."""
+    for path, module in root.named_modules():
+        if isinstance(module, HookPoint):
+            parent, _, leaf = path.rpartition(".")
+            if not leaf.startswith("hook_") or leaf[len("hook_"):] not in LEAVES:
+                raise ValueError(f"HookPoint {path!r} must be called hook_<leaf> with a leaf from LEAVES.")
+            module.name = f"{parent}.{leaf[len('hook_'):]}" if parent else leaf[len("hook_"):]
+
+
+@contextmanager
+def recording(into: dict[str, torch.Tensor] | None = None) -> Iterator[dict[str, torch.Tensor]]:
+    """Record every HookPoint reached in this thread into a dict (a fresh one unless given)."""
+    recorder = {} if into is None else into
+    token = _active_recorder.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _active_recorder.reset(token)
+
+
+def name(*parts: str | int) -> str:
+    """Build a trace name: name("decoder", 1, "cross_attn", "weights") -> "decoder.layers.1.cross_attn.weights"."""
+    return ".".join(f"layers.{p}" if isinstance(p, int) else p for p in parts)
+
+
+@dataclass(frozen=True, eq=False)
+class Trace(Mapping):
+    """A read-only mapping from trace name to a detached CPU tensor, plus the run's context.
+
+    `src_tokens` / `tgt_tokens` are the display strings of batch item 0 (when known);
+    `config` is the ModelConfig that produced it.
+    """
+
+    tensors: Mapping[str, torch.Tensor]
+    config: Any = None
+    src_tokens: tuple[str, ...] | None = None
+    tgt_tokens: tuple[str, ...] | None = None
+
+    def __getitem__(self, key: str) -> torch.Tensor:
+        try:
+            return self.tensors[key]
+        except KeyError:
+            raise KeyError(f"{key!r} was not recorded; recorded names start with "
+                           f"{sorted(self.tensors)[:3]}...") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tensors)
+
+    def __len__(self) -> int:
+        return len(self.tensors)
+
+    def with_tokens(self, src_tokens=None, tgt_tokens=None) -> Trace:
+        """The same trace with display strings for the source and target positions."""
+        return replace(
+            self,
+            src_tokens=None if src_tokens is None else tuple(src_tokens),
+            tgt_tokens=None if tgt_tokens is None else tuple(tgt_tokens),
+        )
