@@ -1,0 +1,210 @@
+"""Inside one attention head: scaled dot-product attention (paper section 3.2.1-3.2.2) step by step.
+
+`head_walkthrough` recomputes every step of one head from the recorded inputs and
+the model's own weights, then checks each step against the trace, so a page never
+shows a number the model did not compute.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .recording import name
+
+# kind -> (stack, sublayer, norm used before it in pre-LN, query side, key side); the kinds of
+# figures.common.ATTENTION_KINDS, kept here so this module does not import Plotly.
+KINDS = {
+    "encoder_self": ("encoder", "self_attn", "norm1", "src", "src"),
+    "decoder_self": ("decoder", "self_attn", "norm1", "tgt", "tgt"),
+    "cross": ("decoder", "cross_attn", "norm2", "tgt", "src"),
+}
+
+# Recomputation and the model's forward pass use different matrix shapes, so float32 results
+# differ in the last bits; a wrong weight or input differs by far more.
+RTOL, ATOL = 1e-4, 1e-5
+
+
+class TraceMismatchError(ValueError):
+    """A recomputed step disagrees with the recorded trace (other weights, or a different run)."""
+
+
+@dataclass(frozen=True, eq=False)
+class HeadWalkthrough:
+    """Every intermediate of one attention head for batch item 0, as read-only numpy arrays.
+
+    Row vectors throughout: Q = X·W_Q + b_Q. `mask` is True where the query may attend.
+    """
+
+    kind: str
+    layer: int
+    head: int
+    n_heads: int
+    norm_first: bool
+    query_tokens: tuple[str, ...]
+    key_tokens: tuple[str, ...]
+    x_query_source: str  # how X was obtained, e.g. "norm1(src_embed.out)"
+    x_key_source: str
+    x_query: np.ndarray  # (q_len, d_model)
+    x_key: np.ndarray  # (k_len, d_model)
+    w_q: np.ndarray  # (d_model, d_head)
+    w_k: np.ndarray  # (d_model, d_head)
+    w_v: np.ndarray  # (d_model, d_head)
+    b_q: np.ndarray  # (d_head,)
+    b_k: np.ndarray  # (d_head,)
+    b_v: np.ndarray  # (d_head,)
+    q: np.ndarray  # (q_len, d_head)
+    k: np.ndarray  # (k_len, d_head)
+    v: np.ndarray  # (k_len, d_head)
+    qk: np.ndarray  # (q_len, k_len)
+    scale: float  # sqrt(d_head)
+    scores: np.ndarray  # (q_len, k_len)
+    mask: np.ndarray  # (q_len, k_len) bool
+    mask_value: float
+    masked_scores: np.ndarray  # (q_len, k_len)
+    weights: np.ndarray  # (q_len, k_len)
+    head_output: np.ndarray  # (q_len, d_head)
+    all_heads: np.ndarray  # (q_len, d_model)
+    w_o: np.ndarray  # (d_model, d_model)
+    b_o: np.ndarray  # (d_model,)
+    output: np.ndarray  # (q_len, d_model)
+
+    @property
+    def d_model(self) -> int:
+        return self.x_query.shape[1]
+
+    @property
+    def d_head(self) -> int:
+        return self.q.shape[1]
+
+
+def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalkthrough:
+    """Recompute head `head` of attention `kind` in layer `layer` (zero-based) and check it against `trace`.
+
+    Raises ValueError for an unknown kind or an out-of-range layer/head, and
+    TraceMismatchError if any recomputed step differs from the recorded one.
+    """
+    config = model.config
+    _check_choice(config, trace, kind, layer, head)
+    stack, sublayer, norm_name, query_side, key_side = KINDS[kind]
+    block = getattr(model, stack).layers[layer]
+    attn = getattr(block, sublayer)
+    prefix = name(stack, layer, sublayer)
+
+    with torch.no_grad():
+        x_query, x_query_source = _attention_input(trace, block, stack, layer, kind, norm_name, config.norm_first)
+        if kind == "cross":
+            x_key, x_key_source = trace["encoder.out"][0].float(), "encoder.out"  # (k_len, d_model)
+        else:
+            x_key, x_key_source = x_query, x_query_source  # (k_len, d_model)
+        mask = trace[f"{prefix}.mask"][0, 0]  # (q_len, k_len)
+        heads = [_head_steps(attn, h, x_query, x_key, mask) for h in range(attn.n_heads)]
+        all_heads = torch.cat([steps["head_output"] for steps in heads], dim=-1)  # (q_len, d_model)
+        w_o, b_o = _cpu(attn.out_proj.weight).T, _cpu(attn.out_proj.bias)  # (d_model, d_model), (d_model,)
+        output = all_heads @ w_o + b_o  # (q_len, d_model)
+
+    where = f"{stack} layer {layer + 1} {sublayer}"
+    for h, steps in enumerate(heads):
+        for leaf in ("q", "k", "v", "scores", "weights"):
+            _check(steps[leaf], trace[f"{prefix}.{leaf}"][0, h], f"{leaf} of {where}, head {h + 1}")
+    _check(output, trace[f"{prefix}.out"][0], f"out of {where} (all heads concatenated, times W_O)")
+
+    tokens = {"src": trace.src_tokens, "tgt": trace.tgt_tokens}
+    chosen = heads[head]
+    return HeadWalkthrough(
+        kind=kind, layer=layer, head=head, n_heads=attn.n_heads, norm_first=config.norm_first,
+        query_tokens=_labels(tokens[query_side], x_query.shape[0]),
+        key_tokens=_labels(tokens[key_side], x_key.shape[0]),
+        x_query_source=x_query_source, x_key_source=x_key_source,
+        x_query=_np(x_query), x_key=_np(x_key),
+        **{key: _np(value) for key, value in chosen.items() if key != "scale"},
+        scale=chosen["scale"], mask=_np(mask), mask_value=float(attn.mask_value),
+        all_heads=_np(all_heads), w_o=_np(w_o), b_o=_np(b_o), output=_np(output),
+    )
+
+
+def _check_choice(config, trace, kind: str, layer: int, head: int) -> None:
+    """Clear errors for a choice the model does not have, or a trace from another configuration."""
+    if kind not in KINDS:
+        raise ValueError(f"Unknown attention kind {kind!r}; choose one of {', '.join(KINDS)}.")
+    n_layers = config.n_encoder_layers if KINDS[kind][0] == "encoder" else config.n_decoder_layers
+    if not 0 <= layer < n_layers:
+        raise ValueError(f"layer = {layer} does not exist: this model has {n_layers} {KINDS[kind][0]} layers "
+                         f"(zero-based 0 to {n_layers - 1}).")
+    if not 0 <= head < config.n_heads:
+        raise ValueError(f"head = {head} does not exist: this model has {config.n_heads} heads "
+                         f"(zero-based 0 to {config.n_heads - 1}).")
+    if trace.config is not None and trace.config != config:
+        raise TraceMismatchError("This trace was recorded by a model with a different configuration; "
+                                 "run the shown model again to get its trace.")
+
+
+def _attention_input(trace, block, stack: str, layer: int, kind: str, norm_name: str,
+                     norm_first: bool) -> tuple[torch.Tensor, str]:
+    """What entered the query projection: the residual stream, LayerNorm-ed first in pre-LN. -> (q_len, d_model)."""
+    if kind == "cross":
+        source = name(stack, layer, "resid_mid")
+    elif layer == 0:
+        source = "src_embed.out" if stack == "encoder" else "tgt_embed.out"
+    else:
+        source = name(stack, layer - 1, "resid_post")
+    residual = trace[source][0].float()  # (q_len, d_model)
+    if not norm_first:
+        return residual, source
+    norm = getattr(block, norm_name)
+    device = norm.weight.device
+    return norm(residual.to(device)).cpu(), f"{norm_name}({source})"
+
+
+def _head_steps(attn, head: int, x_query: torch.Tensor, x_key: torch.Tensor,
+                mask: torch.Tensor) -> dict[str, torch.Tensor | float]:
+    """Scaled dot-product attention of one head, every intermediate kept. mask (q_len, k_len) True = may attend."""
+    cols = slice(head * attn.d_head, (head + 1) * attn.d_head)
+    # nn.Linear stores (out, in) and computes x·Wᵀ; transpose so rows are input dimensions.
+    w_q, w_k, w_v = (_cpu(p.weight[cols]).T for p in (attn.q_proj, attn.k_proj, attn.v_proj))  # (d_model, d_head)
+    b_q, b_k, b_v = (_cpu(p.bias[cols]) for p in (attn.q_proj, attn.k_proj, attn.v_proj))  # (d_head,)
+    q = x_query @ w_q + b_q  # (q_len, d_head)
+    k = x_key @ w_k + b_k  # (k_len, d_head)
+    v = x_key @ w_v + b_v  # (k_len, d_head)
+    qk = q @ k.T  # (q_len, k_len)
+    scale = math.sqrt(attn.d_head)
+    scores = qk / scale  # (q_len, k_len)
+    masked_scores = scores.masked_fill(~mask, attn.mask_value)  # (q_len, k_len)
+    # Blocked keys get exactly 0, and a row with no allowed key is all zeros, as in the model.
+    weights = masked_scores.softmax(dim=-1).masked_fill(~mask, 0.0)  # (q_len, k_len)
+    return dict(w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, q=q, k=k, v=v, qk=qk, scale=scale,
+                scores=scores, masked_scores=masked_scores, weights=weights, head_output=weights @ v)
+
+
+def _check(recomputed: torch.Tensor, recorded: torch.Tensor, what: str) -> None:
+    """Raise TraceMismatchError unless the recomputed step equals the recorded one to float tolerance."""
+    recorded = recorded.float()
+    if recomputed.shape != recorded.shape:
+        raise TraceMismatchError(f"Recomputed {what} has shape {tuple(recomputed.shape)} but the trace "
+                                 f"recorded {tuple(recorded.shape)}.")
+    if not torch.allclose(recomputed, recorded, rtol=RTOL, atol=ATOL):
+        gap = (recomputed - recorded).abs().max().item()
+        raise TraceMismatchError(
+            f"Recomputed {what} differs from the recorded trace by up to {gap:.3g}: the trace was not "
+            f"produced by this model's weights. Run the model again to get a matching trace."
+        )
+
+
+def _labels(tokens, length: int) -> tuple[str, ...]:
+    """Display strings for positions 0..length-1 (positions themselves where tokens are unknown)."""
+    known = [str(t) for t in (tokens or ())][:length]
+    return (*known, *(str(i) for i in range(len(known), length)))
+
+
+def _cpu(parameter: torch.Tensor) -> torch.Tensor:
+    return parameter.detach().float().cpu()
+
+
+def _np(tensor: torch.Tensor) -> np.ndarray:
+    """A read-only numpy copy, so a frozen walkthrough stays frozen."""
+    array = tensor.detach().cpu().numpy().copy()
+    array.setflags(write=False)
+    return array
