@@ -76,3 +76,14 @@ def n_layers(trace, kind: str) -> int:
     """How many layers of this kind the trace's config has."""
     stack = ATTENTION_KINDS[kind][0]
     return trace.config.n_encoder_layers if stack == "encoder" else trace.config.n_decoder_layers
+
+# Lines and bars: the Okabe-Ito palette (colour-blind safe), set explicitly on every trace.
+LINE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+HIGHLIGHT = "#D55E00"  # the chosen token, the current step
+MUTED = "#9aa5b1"  # everything else
+
+
+def symmetric_limit(*arrays) -> float:
+    """The largest |value| over the arrays, for a colour range centred on 0 (1.0 if all are zero)."""
+    limit = max((float(np.abs(a).max()) for a in arrays if np.size(a)), default=0.0)
+    return limit if limit > 0 else 1.0

@@ -1,0 +1,199 @@
+"""Token embeddings and positional encodings as figures (paper section 3.4-3.5).
+
+Every matrix is drawn as positions (rows, first at the top) by dimensions
+(columns) with a diverging colour scale centred on 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..model.embeddings import sinusoidal_concat_encoding, sinusoidal_encoding
+from .common import DIVERGING, LINE_COLOURS, as_numpy, base_layout, symmetric_limit, token_axis, token_labels
+
+MATRIX_HOVER = "%{customdata}<br>position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"
+POSITIONAL_TITLES = {
+    "sinusoidal": "sinusoidal (paper)",
+    "sinusoidal_concat": "sinusoidal, [sin | cos] halves",
+    "learned": "learned",
+    "none": "none (zeros)",
+}
+
+
+def matrix_heatmap(matrix: np.ndarray, tokens: Sequence[str] | None, zmax: float, showscale: bool = True,
+                   name: str = "") -> go.Heatmap:
+    """One (positions, d_model) matrix as a heatmap trace with token / position / dimension / value hover."""
+    positions, dims = matrix.shape
+    labels = token_labels(tokens, positions)
+    hover_tokens = np.repeat(np.array([f"“{t}”" for t in labels], dtype=object)[:, None], dims, axis=1)
+    return go.Heatmap(
+        z=matrix, x=np.arange(dims), y=np.arange(positions), customdata=hover_tokens, name=name,
+        colorscale=DIVERGING, zmin=-zmax, zmax=zmax, zmid=0.0, showscale=showscale,
+        colorbar=dict(thickness=14, len=0.9), hovertemplate=MATRIX_HOVER,
+    )
+
+
+def embedding_heatmap(matrix, tokens: Sequence[str] | None, title: str, zmax: float | None = None) -> go.Figure:
+    """A (positions, d_model) matrix (token embeddings, positional encodings or their sum) as tokens × dimensions.
+
+    The colour range is symmetric around 0: ±zmax, or ±max|value| when zmax is None.
+    """
+    matrix = as_numpy(matrix)  # (positions, d_model)
+    limit = zmax if zmax is not None else symmetric_limit(matrix)
+    fig = go.Figure(matrix_heatmap(matrix, tokens, limit))
+    base_layout(fig, title, height=max(260, 60 + 28 * matrix.shape[0]))
+    fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False)
+    fig.update_yaxes(token_axis(tokens, matrix.shape[0], reverse=True), title_text="position")
+    return fig
+
+
+def wave_kind(column: np.ndarray) -> str:
+    """"sin" or "cos" for a sinusoidal column (sin 0 = 0, cos 0 = 1); "" for anything else."""
+    if math.isclose(column[0], 0.0, abs_tol=1e-6) and np.abs(column).max() <= 1.0 + 1e-6:
+        return "sin"
+    if math.isclose(column[0], 1.0, abs_tol=1e-6) and np.abs(column).max() <= 1.0 + 1e-6:
+        return "cos"
+    return ""
+
+
+def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | None = None) -> go.Figure:
+    """Chosen dimensions of a (positions, d_model) encoding as curves over the positions.
+
+    Markers sit on the integer positions (the only values the model sees); the legend
+    says whether each dimension is a sine or a cosine, read from its value at position 0.
+    """
+    encoding = as_numpy(encoding)  # (positions, d_model)
+    positions = np.arange(encoding.shape[0])
+    labels = token_labels(tokens, len(positions))
+    fig = go.Figure()
+    for index, dim in enumerate(dims):
+        column = encoding[:, dim]  # (positions,)
+        kind = wave_kind(column)
+        label = f"dim {dim} ({kind})" if kind else f"dim {dim}"
+        colour = LINE_COLOURS[index % len(LINE_COLOURS)]
+        fig.add_trace(go.Scatter(
+            x=positions, y=column, name=label, mode="lines+markers", line=dict(color=colour, width=2.5, shape="spline"),
+            marker=dict(color=colour, size=8), customdata=labels,
+            hovertemplate=f"{label}<br>“%{{customdata}}” position %{{x}}<br>value %{{y:.3f}}<extra></extra>",
+        ))
+    base_layout(fig, "Positional encoding: each dimension is a wave over the positions", height=420)
+    axis = token_axis(tokens, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
+    fig.update_xaxes(axis, title_text="position")
+    fig.update_yaxes(title_text="value", range=[-1.15, 1.15] if np.abs(encoding).max() <= 1 else None,
+                     zeroline=True, zerolinecolor="#888")
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+                      hovermode="closest")
+    return fig
+
+
+def position_similarity(encoding, tokens: Sequence[str] | None = None) -> go.Figure:
+    """Cosine similarity between every pair of positions of a (positions, d_model) encoding, range [-1, 1].
+
+    An all-zero position (the "none" encoding) has similarity 0 with everything.
+    """
+    encoding = as_numpy(encoding).astype(np.float64)  # (positions, d_model)
+    norms = np.linalg.norm(encoding, axis=1, keepdims=True)  # (positions, 1)
+    unit = np.divide(encoding, norms, out=np.zeros_like(encoding), where=norms > 0)
+    similarity = unit @ unit.T  # (positions, positions)
+    length = len(similarity)
+    labels = token_labels(tokens, length)
+    pairs = np.array([[f"“{labels[i]}” (position {i}) · “{labels[j]}” (position {j})" for j in range(length)]
+                      for i in range(length)], dtype=object)
+    fig = go.Figure(go.Heatmap(
+        z=similarity, x=np.arange(length), y=np.arange(length), customdata=pairs,
+        colorscale=DIVERGING, zmin=-1.0, zmax=1.0, zmid=0.0, colorbar=dict(thickness=14, title="cosine"),
+        hovertemplate="%{customdata}<br>cosine similarity %{z:.3f}<extra></extra>",
+    ))
+    base_layout(fig, "How alike are two positions? (cosine similarity of their encodings)", height=520)
+    fig.update_xaxes(token_axis(tokens, length), title_text="position")
+    fig.update_yaxes(token_axis(tokens, length, reverse=True), title_text="position")
+    return fig
+
+
+def seed002_buggy_encoding(max_len: int, d_model: int) -> np.ndarray:
+    """Seed 002's bug, kept only to show it: `10000 ** (2 * i / d)` with i already stepping by 2.
+
+    The exponent is doubled, so frequencies fall off twice as fast and the upper half of the
+    dimensions is almost constant (sin ≈ 0, cos ≈ 1). -> (max_len, d_model).
+    """
+    position = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
+    i = np.arange(0, d_model, 2, dtype=np.float64)  # (d_model / 2,) the loop variable 0, 2, 4, ...
+    angle = position / 10000.0 ** (2 * i / d_model)  # (max_len, d_model / 2) -- the bug: 2 * i
+    encoding = np.empty((max_len, d_model))
+    encoding[:, 0::2] = np.sin(angle)
+    encoding[:, 1::2] = np.cos(angle)
+    return encoding
+
+
+def learned_init_encoding(max_len: int, d_model: int, seed: int = 0) -> np.ndarray:
+    """A learned position table as this model initialises it (Xavier-uniform), before any training."""
+    bound = math.sqrt(6.0 / (max_len + d_model))
+    return np.random.default_rng(seed).uniform(-bound, bound, size=(max_len, d_model))  # (max_len, d_model)
+
+
+def positional_variants(max_len: int, d_model: int, learned: bool = True) -> go.Figure:
+    """The positional encodings side by side, one shared colour range [-1, 1].
+
+    Paper (interleaved sin/cos), TensorFlow ([sin | cos] halves), seed 002's doubled-exponent
+    bug (labelled as a bug), and optionally a learned table at its random initialisation.
+    """
+    variants = [
+        ("<b>Paper</b>: interleaved<br>even dims sin, odd dims cos", as_numpy(sinusoidal_encoding(max_len, d_model))),
+        ("<b>TensorFlow</b>: halves<br>[sin | cos]", as_numpy(sinusoidal_concat_encoding(max_len, d_model))),
+        ("<b>BUG</b> (seed 002): exponent doubled<br>right half barely changes",
+         seed002_buggy_encoding(max_len, d_model)),
+    ]
+    if learned:
+        variants.append(("<b>Learned</b> table<br>random init, before training",
+                         learned_init_encoding(max_len, d_model)))
+    fig = make_subplots(rows=1, cols=len(variants), shared_yaxes=True, horizontal_spacing=0.025,
+                        subplot_titles=[title for title, _ in variants])
+    for col, (title, matrix) in enumerate(variants, start=1):
+        trace = matrix_heatmap(matrix, None, 1.0, showscale=col == len(variants), name=title.split("<br>")[0])
+        fig.add_trace(trace, row=1, col=col)
+        fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False, row=1, col=col)
+    fig.layout.annotations[2].font.color = "#b00020"  # the bug's title in red
+    base_layout(fig, f"Positional encodings for {max_len} positions × d_model {d_model} (same colours: −1 to 1)",
+                height=560)
+    fig.update_layout(margin=dict(t=110))
+    fig.update_yaxes(autorange="reversed", showgrid=False, zeroline=False)
+    fig.update_yaxes(title_text="position", row=1, col=1)
+    return fig
+
+
+def embedding_pipeline(trace, side: str) -> go.Figure:
+    """token embedding | + positional encoding | = sum (| after LayerNorm when embed_norm), batch item 0.
+
+    side is "src" or "tgt"; reads `{side}_embed.token` (batch, len, d_model), `.position`
+    (len, d_model) and `.out` (batch, len, d_model). One colour range for every panel.
+    """
+    if side not in ("src", "tgt"):
+        raise ValueError(f"side must be 'src' or 'tgt', got {side!r}.")
+    config = trace.config
+    token = as_numpy(trace[f"{side}_embed.token"])[0]  # (len, d_model)
+    position = as_numpy(trace[f"{side}_embed.position"])  # (len, d_model)
+    summed = token + position  # (len, d_model)
+    tokens = trace.src_tokens if side == "src" else trace.tgt_tokens
+    scaled = f" × √{config.d_model}" if config is not None and config.scale_embeddings else ""
+    variant = POSITIONAL_TITLES.get(config.positional, config.positional) if config is not None else ""
+    panels = [(f"Token embedding{scaled}", token), (f"+ position: {variant}", position), ("= sum", summed)]
+    if config is not None and config.embed_norm:
+        panels.append(("→ LayerNorm(sum)", as_numpy(trace[f"{side}_embed.out"])[0]))
+    limit = symmetric_limit(*(matrix for _, matrix in panels))
+    fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.03,
+                        subplot_titles=[title for title, _ in panels])
+    for col, (title, matrix) in enumerate(panels, start=1):
+        fig.add_trace(matrix_heatmap(matrix, tokens, limit, showscale=col == len(panels), name=title), row=1, col=col)
+        fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False, row=1, col=col)
+    stack = "encoder" if side == "src" else "decoder"
+    base_layout(fig, f"{'Source' if side == 'src' else 'Target'}: what enters {stack} layer 1 "
+                     f"(one colour range: ±{limit:.2f})", height=max(300, 110 + 30 * len(token)))
+    fig.update_layout(margin=dict(t=80))
+    fig.update_yaxes(token_axis(tokens, len(token), reverse=True))
+    fig.update_yaxes(title_text="position", row=1, col=1)
+    return fig

@@ -1,0 +1,362 @@
+"""The whole model at a glance: the paper's Figure 1 drawn with Plotly shapes, live shapes and counts.
+
+Blocks follow the config: LayerNorm before the sublayer (pre-LN) or after the residual
+add (post-LN, the paper), the positional variant, √d_model scaling and the embedding
+LayerNorm. Near-transparent markers over the blocks carry the app page to open
+(`customdata`), read back from a Streamlit selection by `diagram_selection`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+
+from .common import FONT, SEQUENTIAL
+
+PAGES = ("embeddings", "attention", "masks", "head", "decoding")
+
+# (fill, border) per kind of block, close to the paper's colours.
+STYLES = {
+    "tokens": ("#eef0f2", "#6c757d"), "embed": ("#fadbd8", "#c0392b"), "attn": ("#fde3c4", "#d35400"),
+    "ffn": ("#d6eaf8", "#2471a3"), "norm": ("#fcf3cf", "#b7950b"), "linear": ("#e8daef", "#7d3c98"),
+    "softmax": ("#d5f5e3", "#1e8449"), "probs": ("#ffffff", "#1e8449"), "frame": ("#f6f7f9", "#adb5bd"),
+}
+INK = "#1f2933"
+GAP, ROW, THIN = 0.17, 0.6, 0.36  # vertical gap, sublayer height, norm / add height (data units)
+WIDTH, SIDE = 4.4, 1.6  # column width, room beside a column for N× and the positional encoding
+ENC_X0 = SIDE
+DEC_X0 = ENC_X0 + WIDTH + 2.0
+UNIT_PX, MAX_HEIGHT = 72, 720  # pixels per data unit at 1280 px wide; never taller than a projector
+
+
+@dataclass
+class Row:
+    """One block of a column: `key` names its shape (e.g. "encoder.norm1"), `page` the app page or None."""
+
+    key: str
+    style: str
+    label: str
+    detail: str = ""
+    height: float = ROW
+    page: str | None = None
+    hover: str = ""
+    heads: int = 0
+    add: bool = False  # drawn as a ⊕ circle
+
+
+def params(counts: Mapping[str, int], key: str) -> str:
+    return f"{counts[key]:,} params" if key in counts else ""
+
+
+def join(*parts: str) -> str:
+    return " · ".join(p for p in parts if p)
+
+
+def layer_rows(config, counts, shapes, stack: str) -> tuple[list[Row], list[tuple[int, int]]]:
+    """The rows of one encoder or decoder layer, bottom to top, and (branch start, add row) index pairs."""
+    prefix = f"{stack}.layers.0"
+    sublayers = [("self_attn", "Self-attention", "attention",
+                  "Every source token looks at every source token.")]
+    if stack == "decoder":
+        sublayers = [("self_attn", "Masked self-attention", "masks",
+                      "Each target token looks at itself and earlier target tokens only."),
+                     ("cross_attn", "Cross-attention", "attention",
+                      "Queries from the target, keys and values from the encoder's memory.")]
+    sublayers.append(("ffn", "Feed-forward", None, "The same two-layer MLP at every position (ReLU)."))
+    rows, residuals = [], []
+    for index, (name, label, page, hover) in enumerate(sublayers, start=1):
+        shape = shapes.get(f"{stack}.{name}", "")
+        is_attn = name != "ffn"
+        what = shape if is_attn else f"hidden {shape}"
+        if is_attn:
+            hover += f"<br>weights (batch, heads, queries, keys) = {shape}"
+        sub = Row(f"{stack}.{name}", "attn" if is_attn else "ffn", label,
+                  join(what, params(counts, f"{prefix}.{name}")), page=page, hover=hover,
+                  heads=config.n_heads if is_attn else 0)
+        norm_key, norm_params = f"{stack}.norm{index}", params(counts, f"{prefix}.norm{index}")
+        layer_shape = shapes.get(f"{stack}.layer", "")
+        start = len(rows)
+        if config.norm_first:
+            rows += [Row(norm_key, "norm", "LayerNorm", join(norm_params), THIN,
+                         hover="Normalise each token vector before the sublayer (pre-LN)."),
+                     sub, Row(f"{stack}.add{index}", "norm", "+", "", THIN, add=True,
+                              hover=f"Residual add: x + sublayer(LayerNorm(x)) {layer_shape}")]
+        else:
+            rows += [sub, Row(norm_key, "norm", "Add & Norm", join(layer_shape, norm_params), THIN,
+                              hover="Residual add, then LayerNorm: LayerNorm(x + sublayer(x)) (post-LN).")]
+        residuals.append((start, len(rows) - 1))
+    return rows, residuals
+
+
+def column_rows(config, counts, shapes, side: str) -> tuple[list[Row], int]:
+    """Rows before a layer stack, bottom to top, and the index where the layer frame starts."""
+    embed = f"{side}_embed"
+    scale = f" × √{config.d_model}" if config.scale_embeddings else ""
+    rows = [Row(f"{side}.tokens", "tokens", "Source tokens" if side == "src" else "Target tokens (shifted right)",
+                shapes.get(f"{side}_tokens", ""), 0.46, page="embeddings",
+                hover="Token ids, one per position." if side == "src" else
+                "The decoder reads <bos> + the answer so far and predicts the next token at every position."),
+            Row(f"{side}.embed", "embed", f"Token embedding{scale}",
+                join(shapes.get(embed, ""), params(counts, f"{embed}.token_table")), page="embeddings",
+                hover="Each token id selects one learned row of d_model numbers."
+                + (f" Scaled by √{config.d_model}." if scale else "")),
+            Row(f"{side}.add_position", "norm", "+", "", THIN, page="embeddings", add=True,
+                hover=f"Add the positional encoding ({config.positional}).")]
+    if config.embed_norm:
+        rows.append(Row(f"{side}.embed_norm", "norm", "LayerNorm", params(counts, f"{embed}.norm"), THIN,
+                        page="embeddings", hover="LayerNorm on the embedding sum (BERT style, seed 000)."))
+    return rows, len(rows)
+
+
+class Canvas:
+    """Collects shapes, annotations and click targets in data units (y grows upwards)."""
+
+    def __init__(self) -> None:
+        self.shapes: list[dict] = []
+        self.annotations: list[dict] = []
+        self.targets: list[tuple[float, float, str | None, str]] = []
+
+    def rect(self, name, x0, y0, x1, y1, style, radius=0.08, dash=None, width=1.6) -> None:
+        fill, line = STYLES[style]
+        r = min(radius, (x1 - x0) / 2, (y1 - y0) / 2)
+        path = (f"M{x0 + r},{y0} L{x1 - r},{y0} Q{x1},{y0} {x1},{y0 + r} L{x1},{y1 - r} Q{x1},{y1} {x1 - r},{y1} "
+                f"L{x0 + r},{y1} Q{x0},{y1} {x0},{y1 - r} L{x0},{y0 + r} Q{x0},{y0} {x0 + r},{y0} Z")
+        self.shapes.append(dict(type="path", path=path, fillcolor=fill, line=dict(color=line, width=width, dash=dash),
+                                layer="below", name=name))
+
+    def circle(self, name, cx, cy, r, fill="#ffffff", line="#555555") -> None:
+        self.shapes.append(dict(type="circle", x0=cx - r, y0=cy - r, x1=cx + r, y1=cy + r, fillcolor=fill,
+                                line=dict(color=line, width=1.6), layer="below", name=name))
+
+    def path(self, points, colour="#555555", width=1.6, dash=None) -> None:
+        d = "M" + " L".join(f"{x},{y}" for x, y in points)
+        self.shapes.append(dict(type="path", path=d, line=dict(color=colour, width=width, dash=dash), layer="below"))
+
+    def arrow(self, x0, y0, x1, y1, colour="#555555") -> None:
+        self.annotations.append(dict(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                                     showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=1.6, arrowcolor=colour))
+
+    def text(self, x, y, text, size=13, colour=INK, anchor="center", **extra) -> None:
+        self.annotations.append(dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=False, xanchor=anchor,
+                                     font=dict(size=size, color=colour, family=FONT["family"]), **extra))
+
+    def target(self, x0, x1, y, page, hover) -> None:
+        """Invisible hover / click points along a block's centre line, about every 0.3 units."""
+        n = max(1, round((x1 - x0) / 0.3))
+        self.targets += [(x0 + (i + 0.5) * (x1 - x0) / n, y, page, hover) for i in range(n)]
+
+    def block(self, row: Row, x0: float, y0: float, x1: float) -> None:
+        y1, cy = y0 + row.height, y0 + row.height / 2
+        hover = f"<b>{row.label}</b><br>{row.hover}" + (f"<br>{row.detail}" if row.detail else "")
+        if row.page:
+            hover += f"<br><i>Click to open the {row.page} page</i>"
+        if row.add:
+            self.circle(row.key, (x0 + x1) / 2, cy, row.height / 2)
+            self.text((x0 + x1) / 2, cy, "<b>+</b>", size=16)
+            self.target((x0 + x1) / 2 - 0.15, (x0 + x1) / 2 + 0.15, cy, row.page, hover)
+            return
+        self.rect(row.key, x0, y0, x1, y1, row.style)
+        text_x1 = x1 - (head_strip(row.heads) if row.heads else 0.0)
+        label = f"<b>{row.label}</b>" + (f"<br><span style='font-size:12px'>{row.detail}</span>"
+                                          if row.detail and row.height >= ROW else f"  {row.detail}")
+        self.text((x0 + text_x1) / 2, cy, label, size=14 if row.height >= ROW else 13)
+        self.target(x0, text_x1, cy, row.page, hover)
+        if row.heads:
+            self.heads(row, text_x1, cy)
+
+    def heads(self, row: Row, x0: float, cy: float) -> None:
+        """One small coloured square per head (at most 8, in two rows), each opening the 'Inside one head' page."""
+        shown, per_row = head_grid(row.heads)
+        colours = sample_colorscale(SEQUENTIAL, list(np.linspace(0.15, 0.9, shown)))
+        for h in range(shown):
+            line, col = divmod(h, per_row)
+            hx = x0 + 0.06 + col * HEAD_STEP
+            hy = cy if shown == per_row else cy + (0.11 if line == 0 else -0.11)
+            self.shapes.append(dict(type="rect", x0=hx, y0=hy - 0.085, x1=hx + 0.17, y1=hy + 0.085,
+                                    name=f"{row.key}.head{h}", fillcolor=colours[h],
+                                    line=dict(color="#ffffff", width=1)))
+            self.targets.append((hx + 0.085, hy, "head", f"<b>{row.label}, head {h + 1} of {row.heads}</b><br>"
+                                 "Click to see inside one head"))
+
+
+HEAD_STEP = 0.22
+
+
+def head_grid(n_heads: int) -> tuple[int, int]:
+    """(squares drawn, squares per row): up to 8 heads, two rows from 3 heads on."""
+    shown = min(n_heads, 8)
+    return shown, shown if shown <= 2 else math.ceil(shown / 2)
+
+
+def head_strip(n_heads: int) -> float:
+    """Width taken by the head squares at the right of an attention box."""
+    return 0.12 + HEAD_STEP * head_grid(n_heads)[1]
+
+
+def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str, float]:
+    """Draw one column bottom to top; returns the y of its output and of its cross-attention (decoder)."""
+    stack = "encoder" if side == "src" else "decoder"
+    x0 = ENC_X0 if side == "src" else DEC_X0
+    x1, cx = x0 + WIDTH, x0 + WIDTH / 2
+    outside = -1 if side == "src" else 1  # N×, positional encoding and residual lines go on the outer side
+    before, _ = column_rows(config, counts, shapes, side)
+    layer, residuals = layer_rows(config, counts, shapes, stack)
+    y, centres, spots = 0.15, {}, {}
+    previous_top = None
+    for part, rows in (("before", before), ("layer", layer)):
+        if part == "layer":
+            frame_y0 = y
+            y += 0.2
+        for row in rows:
+            if previous_top is not None:
+                canvas.arrow(cx, previous_top, cx, y)
+            canvas.block(row, x0, y, x1)
+            centres[row.key] = y + row.height / 2
+            spots[row.key] = (y, y + row.height)
+            previous_top = y + row.height
+            y = previous_top + GAP
+    frame_y1 = y + 0.03
+    fx0, fx1 = x0 - 0.4, x1 + 0.4
+    canvas.rect(f"{stack}.frame", fx0, frame_y0, fx1, frame_y1, "frame", radius=0.18, dash="dot")
+    canvas.shapes.insert(0, canvas.shapes.pop())  # the frame behind its blocks
+    n_layers = config.n_encoder_layers if side == "src" else config.n_decoder_layers
+    layer_params = params(counts, f"{stack}.layers.0").replace(" params", "")
+    side_x = fx0 - 0.12 if side == "src" else fx1 + 0.12
+    canvas.text(side_x, (frame_y0 + frame_y1) / 2, f"<b style='font-size:26px'>{n_layers}×</b><br>{stack}<br>layer"
+                + (f"<br><span style='font-size:11px'>{layer_params}<br>params each</span>" if layer_params else ""),
+                anchor="right" if side == "src" else "left", size=13)
+    # Residual connections: from the branch point below a sublayer round to its add.
+    for start, end in residuals:
+        lane = (x0 - 0.2) if side == "src" else (x1 + 0.2)
+        y_branch = spots[layer[start].key][0] - GAP / 2
+        y_add = centres[layer[end].key]
+        edge = (cx - THIN / 2 if side == "src" else cx + THIN / 2) if layer[end].add else (x0 if side == "src" else x1)
+        canvas.path([(cx, y_branch), (lane, y_branch), (lane, y_add)], colour="#7a7a7a")
+        canvas.arrow(lane, y_add, edge, y_add, colour="#7a7a7a")
+    # Positional encoding beside the ⊕ of the embeddings.
+    add_y = centres[f"{side}.add_position"]
+    gx = cx + outside * (WIDTH / 2 + 0.85)
+    positional_glyph(canvas, side, gx, add_y, config, counts)
+    canvas.arrow(gx - outside * 0.3, add_y, cx + outside * THIN / 2, add_y)
+    top = y - GAP
+    if config.norm_first:
+        canvas.arrow(cx, frame_y1, cx, frame_y1 + GAP)
+        canvas.block(Row(f"{stack}.final_norm", "norm", "Final LayerNorm", params(counts, f"{stack}.norm"), THIN,
+                         hover="pre-LN stacks end with one more LayerNorm."), x0, frame_y1 + GAP, x1)
+        top = frame_y1 + GAP + THIN
+    else:
+        top = frame_y1
+        canvas.path([(cx, previous_top), (cx, frame_y1)])
+    return {"top": top, "cross": centres.get("decoder.cross_attn", 0.0), "cx": cx}
+
+
+def positional_glyph(canvas: Canvas, side: str, gx: float, gy: float, config, counts) -> None:
+    """The paper's ~ circle for a sinusoidal encoding; a grid for a learned table; a crossed circle for none."""
+    r = 0.3
+    canvas.circle(f"{side}.positional", gx, gy, r, fill="#ffffff", line="#c0392b")
+    kind = config.positional
+    if kind.startswith("sinusoidal"):
+        xs = np.linspace(-0.8, 0.8, 25)
+        canvas.path([(gx + x * r, gy + 0.45 * r * math.sin(x * math.pi * 1.25)) for x in xs], colour="#c0392b", width=2)
+    elif kind == "learned":
+        for i in range(3):
+            for j in range(3):
+                cx, cy = gx + (i - 1) * 0.14, gy + (j - 1) * 0.14
+                canvas.shapes.append(dict(type="rect", x0=cx - 0.055, x1=cx + 0.055, y0=cy - 0.055, y1=cy + 0.055,
+                                          fillcolor="#e6a09a" if (i + j) % 2 else "#f5d0cc", line=dict(width=0)))
+    else:
+        canvas.path([(gx - 0.7 * r, gy - 0.7 * r), (gx + 0.7 * r, gy + 0.7 * r)], colour="#b00020", width=2.5)
+    names = {"sinusoidal": "sinusoidal<br>(paper)", "sinusoidal_concat": "sinusoidal<br>[sin | cos] (TF)",
+             "learned": f"learned table<br>{params(counts, f'{side}_embed.positional')}",
+             "none": "<span style='color:#b00020'>none:<br>no order!</span>"}
+    canvas.text(gx, gy - r - 0.05, f"Positional<br>encoding<br>{names[kind]}", size=11, yanchor="top")
+    canvas.target(gx - 0.3, gx + 0.3, gy, "embeddings", f"<b>Positional encoding</b>: {kind}<br>"
+                  "Click to open the embeddings page")
+
+
+def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str, str]) -> go.Figure:
+    """The encoder-decoder picture for `config`, labelled with `counts` (parameter_counts) and `shapes` (block_shapes).
+
+    Shape names ("encoder.norm1", "decoder.cross_attn", ...) let tests read the block order.
+    """
+    canvas = Canvas()
+    enc = stack_column(canvas, config, counts, shapes, "src")
+    dec = stack_column(canvas, config, counts, shapes, "tgt")
+    # Memory: the encoder's output becomes the keys and values of every cross-attention.
+    lane_x = ENC_X0 + WIDTH + 1.0
+    route_y = enc["top"] + 0.4
+    canvas.path([(enc["cx"], enc["top"]), (enc["cx"], route_y), (lane_x, route_y), (lane_x, dec["cross"])],
+                colour="#d35400", width=2.2)
+    canvas.arrow(lane_x, dec["cross"], DEC_X0, dec["cross"], colour="#d35400")
+    canvas.text(enc["cx"] + 0.12, route_y - 0.04, f"<b>memory</b> {shapes.get('memory', '')}",
+                size=12, colour="#a04000", anchor="left", yanchor="top")
+    canvas.text((lane_x + DEC_X0) / 2, dec["cross"] + 0.04, "<b>K, V</b>", size=12, colour="#a04000", yanchor="bottom")
+    # Output head: linear above the decoder, softmax beside it, the probabilities below the softmax.
+    y0, x1 = dec["top"] + 0.35, DEC_X0 + WIDTH
+    canvas.arrow(dec["cx"], dec["top"], dec["cx"], y0)
+    canvas.block(Row("output_proj", "linear", "Linear → vocabulary", join(shapes.get("logits", ""),
+                     params(counts, "output_proj")), page="decoding",
+                     hover="One score (logit) per vocabulary token, at every target position."), DEC_X0, y0, x1)
+    canvas.arrow(x1, y0 + ROW / 2, x1 + 0.5, y0 + ROW / 2)
+    canvas.block(Row("softmax", "softmax", "Softmax", page="decoding",
+                     hover="Turns each position's logits into probabilities that sum to 1."), x1 + 0.5, y0, x1 + 2.5)
+    probs_y0 = y0 - ROW - 0.4
+    canvas.arrow(x1 + 1.5, y0, x1 + 1.5, probs_y0 + ROW)
+    canvas.block(Row("probabilities", "probs", "Probabilities", f"next token {shapes.get('probabilities', '')}",
+                     page="decoding", hover="The last position's distribution picks the next token."),
+                 x1 + 0.5, probs_y0, x1 + 2.5)
+    width_units, height_units = x1 + 2.6, y0 + ROW + 0.1
+    norm_text = ("<b>pre-LN</b>: x + sublayer(LayerNorm(x)),<br>and a final LayerNorm per stack" if config.norm_first
+                 else "<b>post-LN</b> (the paper): LayerNorm(x + sublayer(x))")
+    canvas.text(0.05, height_units - 0.05, f"<b style='font-size:20px'>Encoder–decoder Transformer</b><br>"
+                f"{counts.get('total', 0):,} parameters · d_model {config.d_model} · "
+                f"{config.n_heads} heads of {config.d_head}<br>{norm_text}<br>"
+                "<i>Click a block or a head ■ to open its page.</i>", anchor="left", yanchor="top", align="left")
+    fig = go.Figure(hover_targets(canvas.targets))
+    unit_px = min(UNIT_PX, (MAX_HEIGHT - 10) / height_units)
+    fig.update_layout(
+        shapes=canvas.shapes, annotations=canvas.annotations, template="plotly_white", font=FONT,
+        height=round(height_units * unit_px) + 10, margin=dict(l=5, r=5, t=5, b=5), showlegend=False,
+        hovermode="closest", dragmode=False, plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
+        hoverlabel=dict(font_size=14, align="left"),
+    )
+    fig.update_xaxes(visible=False, range=[0, width_units], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[0, height_units], fixedrange=True, scaleanchor="x", scaleratio=1)
+    return fig
+
+
+def hover_targets(targets) -> list[go.Scatter]:
+    """Clickable points (customdata = page key) and hover-only points for blocks without a page."""
+    traces = []
+    for clickable in (True, False):
+        chosen = [t for t in targets if (t[2] is not None) == clickable]
+        if not chosen:
+            continue
+        xs, ys, pages, texts = zip(*chosen, strict=True)
+        traces.append(go.Scatter(
+            x=xs, y=ys, mode="markers", hovertext=texts, hoverinfo="text", name="blocks" if clickable else "info",
+            customdata=list(pages) if clickable else None,
+            marker=dict(size=20, symbol="square", color="rgba(255,255,255,0.01)"),
+            selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)),
+        ))
+    return traces
+
+
+def diagram_selection(event) -> str | None:
+    """The page key of the clicked block in a Streamlit plotly selection event, or None."""
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError, AttributeError):
+        return None
+    for point in points or []:
+        data = point.get("customdata") if isinstance(point, Mapping) else None
+        if isinstance(data, (list, tuple)):
+            data = data[0] if data else None
+        if data in PAGES:
+            return data
+    return None
