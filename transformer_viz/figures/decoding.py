@@ -1,0 +1,76 @@
+"""Greedy decoding figures: the next-token distribution and where each new token looked in the source."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..recording import name
+from .common import HIGHLIGHT, MUTED, SEQUENTIAL, as_numpy, base_layout, token_axis, token_labels
+
+
+def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: int | None = None) -> go.Figure:
+    """Horizontal bars of the k most likely next tokens, most likely at the top, on a fixed 0-100 % axis.
+
+    probabilities: (vocab,). The chosen token id (the argmax when None) is highlighted, and
+    added as an extra bar when it is not among the top k.
+    """
+    probabilities = as_numpy(probabilities).reshape(-1)  # (vocab,)
+    order = [int(i) for i in np.argsort(-probabilities, kind="stable")[:k]]
+    chosen = order[0] if chosen is None else int(chosen)
+    if chosen not in order:
+        order.append(chosen)
+    labels = [str(vocab_tokens[i]) if i < len(vocab_tokens) else f"id {i}" for i in order]
+    values = probabilities[order]  # (bars,)
+    fig = go.Figure(go.Bar(
+        x=values, y=np.arange(len(order)), orientation="h", customdata=np.array([labels, order], dtype=object).T,
+        marker=dict(color=[HIGHLIGHT if i == chosen else MUTED for i in order]),
+        text=[f"<b>{p:.1%} ← chosen</b>" if i == chosen else f"{p:.1%}" for i, p in zip(order, values, strict=True)],
+        textposition="outside", cliponaxis=False,
+        textfont=dict(size=15, color=[HIGHLIGHT if i == chosen else "#333333" for i in order]),
+        hovertemplate="token “%{customdata[0]}” (id %{customdata[1]})<br>probability %{x:.2%}<extra></extra>",
+    ))
+    base_layout(fig, f"Next-token probabilities (top {min(k, len(probabilities))} of {len(probabilities)})",
+                height=110 + 44 * len(order))
+    fig.update_layout(margin=dict(r=60), bargap=0.25)
+    fig.update_xaxes(range=[0, 1], tickformat=".0%", title_text="probability")
+    fig.update_yaxes(token_axis(labels, len(order), reverse=True), tickfont=dict(size=16))
+    return fig
+
+
+def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None = None,
+                            produced: Sequence[str] | None = None) -> go.Figure:
+    """For greedy decoding: one row per step, where that step's last query looked in the source.
+
+    step_traces: one Trace per step (Transformer.generate); layer and head are zero-based, head None
+    averages the heads. Rows are labelled by the token produced (`produced`, else its id from the logits).
+    """
+    key = name("decoder", layer, "cross_attn", "weights")
+    rows = []
+    for trace in step_traces:
+        weights = as_numpy(trace[key])[0, :, -1]  # (heads, src_len): the last query of this step
+        rows.append(weights.mean(axis=0) if head is None else weights[head])  # (src_len,)
+    matrix = np.stack(rows)  # (steps, src_len)
+    n_steps, src_len = matrix.shape
+    if produced is None:
+        produced = [f"id {int(as_numpy(trace['logits'])[0, -1].argmax())}" for trace in step_traces]
+    produced = token_labels(produced, n_steps)
+    row_labels = [f"{k + 1} → {token}" for k, token in enumerate(produced)]
+    sources = token_labels(step_traces[0].src_tokens, src_len)
+    cells = np.array([[f"step {k + 1} produced “{produced[k]}”<br>"
+                       f"source “{sources[j]}” (position {j})" for j in range(src_len)] for k in range(n_steps)],
+                     dtype=object)
+    fig = go.Figure(go.Heatmap(
+        z=matrix, x=np.arange(src_len), y=np.arange(n_steps), customdata=cells, colorscale=SEQUENTIAL,
+        zmin=0.0, zmax=1.0, colorbar=dict(thickness=14, title="weight"),
+        hovertemplate="%{customdata}<br>weight %{z:.3f}<extra></extra>",
+    ))
+    n_heads = step_traces[0][key].shape[1]
+    which = f"mean of {n_heads} heads" if head is None else f"head {head + 1}"
+    base_layout(fig, f"Where each new token looked in the source (decoder layer {layer + 1}, cross-attention, "
+                     f"{which})", height=max(300, 120 + 36 * n_steps))
+    fig.update_xaxes(token_axis(step_traces[0].src_tokens, src_len), title_text="source token")
+    fig.update_yaxes(token_axis(row_labels, n_steps, reverse=True), title_text="step → token produced")
+    return fig
