@@ -100,7 +100,7 @@ def column_rows(config, counts, shapes, side: str) -> tuple[list[Row], int]:
     rows = [Row(f"{side}.tokens", "tokens", "Source tokens" if side == "src" else "Target tokens (shifted right)",
                 shapes.get(f"{side}_tokens", ""), 0.46, page="embeddings",
                 hover="Token ids, one per position." if side == "src" else
-                "The decoder reads <bos> + the answer so far and predicts the next token at every position."),
+                "The decoder reads &lt;bos&gt; + the answer so far and predicts the next token at every position."),
             Row(f"{side}.embed", "embed", f"Token embedding{scale}",
                 join(shapes.get(embed, ""), params(counts, f"{embed}.token_table")), page="embeddings",
                 hover="Each token id selects one learned row of d_model numbers."
