@@ -5,10 +5,11 @@ from .embeddings import Embeddings, PositionalEncoding, sinusoidal_concat_encodi
 from .feed_forward import FeedForward
 from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer
 from .masks import decoder_self_mask, look_ahead_mask, padding_mask
+from .summary import block_shapes, parameter_counts
 from .transformer import Transformer
 
 __all__ = [
     "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderLayer", "FeedForward", "MultiHeadAttention",
-    "PositionalEncoding", "Transformer", "decoder_self_mask", "look_ahead_mask", "padding_mask",
-    "scaled_dot_product_attention", "sinusoidal_concat_encoding", "sinusoidal_encoding",
+    "PositionalEncoding", "Transformer", "block_shapes", "decoder_self_mask", "look_ahead_mask", "padding_mask",
+    "parameter_counts", "scaled_dot_product_attention", "sinusoidal_concat_encoding", "sinusoidal_encoding",
 ]
