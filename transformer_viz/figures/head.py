@@ -1,0 +1,340 @@
+"""Inside one head: every step of scaled dot-product attention (paper section 3.2) as annotated matrices.
+
+Builders take a `HeadWalkthrough` (numbers already checked against the trace) and
+return Plotly figures: one per step, in the order of the paper's equation
+softmax(QKᵀ/√d_k + M)·V, then the concatenation of all heads and W_O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..walkthrough import HeadWalkthrough
+from .common import DIVERGING, MASK_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis
+
+STEP_KEYS = ("x", "projections", "qk", "scale", "mask", "softmax", "weighted_sum", "concat", "output")
+KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
+               "cross": "Encoder–decoder (cross) attention"}
+MAX_VALUE_ROWS, MAX_VALUE_COLS = 12, 16  # larger matrices show colours only (values on hover)
+BLOCKED_GREY = "#c8c8c8"
+OUTLINE = "#111111"
+MINUS = "−"
+HEADER_PX, SUBPLOT_TITLE_PX = 80, 24  # room for the title with its subtitle; for a subplot's title
+PAGE_PX = 1100  # the width figures are laid out for (a wide page on a projector)
+MIN_CELL_PX, MIN_TOKEN_PX = 6.0, 14.0  # smallest cell height; rows labelled by tokens need room for the text
+VALUE_ASPECT = 0.6  # cell height / width where a cell shows a number such as "−0.94"
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One matrix to draw. style: "signed" (diverging around 0), "weights" ([0, 1]) or "mask" (0/1)."""
+
+    matrix: np.ndarray  # (rows, cols)
+    row_labels: Sequence[str]
+    col_labels: Sequence[str]
+    title: str
+    style: str = "signed"
+    blocked: np.ndarray | None = None  # (rows, cols) bool, True = masked out: drawn grey, outside the colours
+    text: np.ndarray | None = None  # (rows, cols) str, replaces the formatted values
+
+
+def number_text(value: float) -> str:
+    """2 decimals with a true minus sign; huge fills such as -1e9 as "−1e9", -inf as "−∞"."""
+    if math.isinf(value):
+        return f"{MINUS}∞" if value < 0 else "∞"
+    if abs(value) >= 1e4:
+        exponent = math.floor(math.log10(abs(value)))
+        mantissa = value / 10**exponent
+        text = f"{mantissa:.0f}e{exponent}" if mantissa == round(mantissa) else f"{mantissa:.1f}e{exponent}"
+        return text.replace("-", MINUS)
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text.replace("-", MINUS)
+
+
+def dims(n: int) -> list[str]:
+    """1-based labels of vector dimensions, as the UI counts them."""
+    return [str(i + 1) for i in range(n)]
+
+
+def matrix_heatmap(matrix, row_labels, col_labels, title: str, signed: bool = True, show_values: bool | None = None,
+                   highlight: tuple[int, int] | None = None, blocked=None) -> go.Figure:
+    """One annotated matrix, first row at the top; values in cells when it is small (≤ 12 × 16) unless told.
+
+    `blocked` (rows, cols) bool marks masked cells (e.g. of masked scores): grey, with their
+    value as text, and left out of the colour range; non-finite values are always treated so.
+    `highlight` (row, col) is outlined.
+    """
+    panel = Panel(as_numpy(matrix), row_labels, col_labels, title, "signed" if signed else "weights",
+                  None if blocked is None else as_numpy(blocked).astype(bool))
+    fig = _grid([[panel]], title, show_values=show_values, colorbar=True)
+    if highlight is not None:
+        _outline(fig, 1, 1, *highlight)
+    return fig
+
+
+def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None) -> list[tuple[str, go.Figure]]:
+    """The steps of one head as (step key, figure), keys as in STEP_KEYS; `cell` (query, key) is outlined."""
+    q_len, k_len, d_model, d_head = len(w.query_tokens), len(w.key_tokens), w.d_model, w.d_head
+    qt, kt, dm, dh = w.query_tokens, w.key_tokens, dims(d_model), dims(d_head)
+    memory = w.kind == "cross"
+    xk = "M" if memory else "X"  # keys and values come from the encoder's memory in cross-attention
+    h = w.head + 1
+    mask_text = number_text(w.mask_value)
+
+    def size(rows: int, cols: int) -> str:
+        return f"({rows} × {cols})"
+
+    steps: list[tuple[str, go.Figure]] = []
+    x_panels = [[Panel(w.x_query, qt, dm, f"X = {w.x_query_source} {size(q_len, d_model)}")]]
+    if memory:
+        x_panels.append([Panel(w.x_key, kt, dm, f"M = {w.x_key_source} {size(k_len, d_model)}")])
+    steps.append(("x", _grid(x_panels, "X: what enters the projections" + (" (M: the memory)" if memory else ""))))
+
+    projections = [
+        [Panel(w.w_q, dm, dh, f"W_Q {size(d_model, d_head)}"), Panel(w.w_k, dm, dh, f"W_K {size(d_model, d_head)}"),
+         Panel(w.w_v, dm, dh, f"W_V {size(d_model, d_head)}")],
+        [Panel(w.b_q[None], ["b"], dh, "b_Q"), Panel(w.b_k[None], ["b"], dh, "b_K"),
+         Panel(w.b_v[None], ["b"], dh, "b_V")],
+        [Panel(w.q, qt, dh, f"Q = X·W_Q + b_Q {size(q_len, d_head)}"),
+         Panel(w.k, kt, dh, f"K = {xk}·W_K + b_K {size(k_len, d_head)}"),
+         Panel(w.v, kt, dh, f"V = {xk}·W_V + b_V {size(k_len, d_head)}")],
+    ]
+    steps.append(("projections", _grid(projections, f"Head {h}: Q = X·W_Q + b_Q,  K = {xk}·W_K + b_K,  "
+                                                    f"V = {xk}·W_V + b_V")))
+
+    qk = _grid([[Panel(w.q, qt, dh, f"Q {size(q_len, d_head)}"), Panel(w.k.T, dh, kt, f"Kᵀ {size(d_head, k_len)}"),
+                 Panel(w.qk, qt, kt, f"QKᵀ {size(q_len, k_len)}")]], f"QKᵀ = Q·Kᵀ {size(q_len, k_len)}")
+    if cell is not None:
+        _outline_row(qk, 1, 1, cell[0], d_head)
+        _outline_col(qk, 1, 2, cell[1], d_head)
+        _outline(qk, 1, 3, *cell)
+    steps.append(("qk", qk))
+
+    steps.append(("scale", matrix_heatmap(
+        w.scores, qt, kt, f"scores = QKᵀ / √d_head = QKᵀ / {w.scale:.2f} {size(q_len, k_len)}", highlight=cell)))
+
+    additive = np.where(w.mask, 0.0, w.mask_value)  # (q_len, k_len)
+    mask_fig = _grid([[
+        Panel(w.scores, qt, kt, "scores"),
+        Panel(w.mask.astype(float), qt, kt, f"+ M (0 = may attend, {mask_text} = blocked)", "mask",
+              text=np.vectorize(number_text)(additive)),
+        Panel(w.masked_scores, qt, kt, "= masked scores", blocked=~w.mask),
+    ]], f"masked scores = scores + M {size(q_len, k_len)}")
+    if cell is not None:
+        _outline(mask_fig, 1, 3, *cell)
+    steps.append(("mask", mask_fig))
+
+    steps.append(("softmax", matrix_heatmap(
+        w.weights, qt, kt, f"A = softmax(masked scores), row by row: each row sums to 1 {size(q_len, k_len)}",
+        signed=False, highlight=cell)))
+
+    steps.append(("weighted_sum", _grid([[
+        Panel(w.weights, qt, kt, f"A {size(q_len, k_len)}", "weights"),
+        Panel(w.v, kt, dh, f"V {size(k_len, d_head)}"),
+        Panel(w.head_output, qt, dh, f"= head {h} {size(q_len, d_head)}"),
+    ]], f"head {h} = A·V {size(q_len, d_head)}")))
+
+    heads = ", ".join(f"head {i + 1}" for i in range(w.n_heads)) if w.n_heads <= 4 else f"head 1, …, head {w.n_heads}"
+    concat = matrix_heatmap(w.all_heads, qt, dm, f"Concat({heads}) {size(q_len, d_model)}")
+    _mark_heads(concat, w, 1, 1)
+    steps.append(("concat", concat))
+
+    concat_panel = Panel(w.all_heads, qt, dm, f"Concat {size(q_len, d_model)}")
+    w_o = Panel(w.w_o, dm, dm, f"W_O {size(d_model, d_model)}")
+    b_o = Panel(w.b_o[None], ["b"], dm, "+ b_O")
+    result = Panel(w.output, qt, dm, f"= output {size(q_len, d_model)}")
+    # Side by side while three d_model-wide matrices fit the page with values in their cells, else stacked.
+    if d_model <= 12:
+        layout = [[concat_panel, w_o, result], [None, b_o, None]]
+    else:
+        layout = [[concat_panel], [w_o], [b_o], [result]]
+    output = _grid(layout, f"output = Concat·W_O + b_O {size(q_len, d_model)}")
+    _mark_heads(output, w, 1, 1)
+    steps.append(("output", output))
+
+    context = f"{KIND_TITLES[w.kind]} · layer {w.layer + 1} · head {h} of {w.n_heads}"
+    for _, fig in steps:
+        fig.update_layout(title_subtitle_text=context)
+    return steps
+
+
+def dot_product_figure(w: HeadWalkthrough, query: int, key: int) -> go.Figure:
+    """Where one score comes from: the products q_i·k_i as a running sum, then ÷ √d_head."""
+    q, k = w.q[query].astype(float), w.k[key].astype(float)  # (d_head,)
+    products = q * k  # (d_head,)
+    total = float(products.sum())
+    labels = [f"q{i + 1}·k{i + 1}" for i in range(len(products))] + ["Σ = q·k"]
+    if len(products) <= MAX_VALUE_COLS:  # the factors under each bar: a student can redo the sum by hand
+        labels[:-1] = [f"{label}<br>{number_text(a)} × {number_text(b)}"
+                       for label, a, b in zip(labels[:-1], q, k, strict=True)]
+    hover = [f"{number_text(a)} × {number_text(b)} = {number_text(p)}" for a, b, p in zip(q, k, products, strict=True)]
+    fig = go.Figure(go.Waterfall(
+        x=labels, y=[*products, 0.0], measure=["relative"] * len(products) + ["total"],
+        text=[number_text(p) for p in products] + [number_text(total)],
+        textposition="outside" if len(products) <= MAX_VALUE_COLS else "none",
+        hovertext=[*hover, f"sum = {number_text(total)}"], hoverinfo="text",
+        increasing=dict(marker_color="#d6604d"), decreasing=dict(marker_color="#4393c3"),
+        totals=dict(marker_color="#3b3b3b"), connector=dict(line=dict(color="#9e9e9e", width=1)),
+    ))
+    q_token, k_token = w.query_tokens[query], w.key_tokens[key]
+    title = (f"score({q_token} → {k_token}) = q·k / √d_head = {number_text(total)} / {w.scale:.2f} "
+             f"= {number_text(total / w.scale)}")
+    base_layout(fig, title, height=420)
+    note = "" if w.mask[query, key] else f" · blocked by the mask: becomes {number_text(w.mask_value)}, weight 0"
+    fig.update_layout(showlegend=False, title_subtitle_text=f"query {query + 1} ({q_token}), "
+                      f"key {key + 1} ({k_token}), head {w.head + 1}{note}", margin_t=90)
+    fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text="running sum")
+    return fig
+
+
+def _grid(cells: list[list[Panel | None]], title: str | None, show_values: bool | None = None,
+          colorbar: bool = False) -> go.Figure:
+    """Panels laid out as a grid, each subplot sized by its matrix; values in cells where they fit."""
+    n_rows, n_cols = len(cells), len(cells[0])
+    panels = [(r, c, p) for r, row in enumerate(cells, start=1) for c, p in enumerate(row, start=1) if p is not None]
+    row_sizes = [max(p.matrix.shape[0] for p in row if p is not None) for row in cells]
+    col_sizes = [max(row[c].matrix.shape[1] for row in cells if row[c] is not None) for c in range(n_cols)]
+    if show_values is None:
+        value_px = _cell_heights(cells, VALUE_ASPECT)
+        values = [p.matrix.shape[0] <= MAX_VALUE_ROWS and p.matrix.shape[1] <= MAX_VALUE_COLS and value_px[r - 1] >= 24
+                  for r, _, p in panels]
+    else:
+        values = [show_values] * len(panels)
+    # Cells wider than tall only where they hold a number; colour-only cells are square and take less room.
+    aspect = VALUE_ASPECT if any(values) else 1.0
+    row_cell_px = _cell_heights(cells, aspect)
+    row_px = [size * px for size, px in zip(row_sizes, row_cell_px, strict=True)]
+    # Room above each matrix for its top tick labels (upright when wider than a cell) and its title.
+    label_px = [max(_top_label_px(p.col_labels, row_cell_px[r - 1] / aspect) for p in row if p is not None)
+                for r, row in enumerate(cells, start=1)]
+    title_px = SUBPLOT_TITLE_PX if len(panels) > 1 else 0
+    gap_px = max(label_px[1:], default=0) + title_px + 16
+    plot_px = sum(row_px) + gap_px * (n_rows - 1)
+    fig = make_subplots(
+        rows=n_rows, cols=n_cols, row_heights=row_px, column_widths=col_sizes,
+        specs=[[{} if p is not None else None for p in row] for row in cells],
+        # A lone matrix is named by the figure title.
+        subplot_titles=[p.title for _, _, p in panels] if len(panels) > 1 else None,
+        horizontal_spacing=0.06 if n_cols > 1 else 0.0, vertical_spacing=gap_px / plot_px if n_rows > 1 else 0.0,
+    )
+    for (r, c, panel), show in zip(panels, values, strict=True):
+        px = row_cell_px[r - 1]
+        rows, cols = panel.matrix.shape
+        for trace in _panel_traces(panel, show, colorbar, font_size=16 if px >= 40 else 13):
+            fig.add_trace(trace, row=r, col=c)
+        fig.update_xaxes(_axis(panel.col_labels, cols, px / aspect), side="top", constrain="domain",
+                         constraintoward="left", row=r, col=c)
+        # A matrix keeps its shape however wide the page is.
+        fig.update_yaxes(_axis(panel.row_labels, rows, px, reverse=True), scaleratio=aspect,
+                         scaleanchor=fig.get_subplot(r, c).yaxis.anchor, constrain="domain", row=r, col=c)
+    top_px = HEADER_PX + label_px[0] + title_px
+    base_layout(fig, title, height=int(plot_px + top_px + 10))
+    # Subplot titles above the top tick labels, starting where their matrix starts (matrices hug the left).
+    if len(panels) > 1:
+        for annotation, (r, c, _) in zip(fig.layout.annotations, panels, strict=True):
+            annotation.update(x=fig.get_subplot(r, c).xaxis.domain[0], xanchor="left", yshift=label_px[r - 1],
+                              font_size=14)
+    fig.update_layout(margin_t=top_px, title=dict(yref="container", y=1.0, yanchor="top", pad_t=12))
+    return fig
+
+
+def _cell_heights(cells: list[list[Panel | None]], aspect: float) -> list[float]:
+    """Cell height in px for each grid row: as large as fits PAGE_PX wide and about 640 px tall,
+    but never so small that token labels collide, unless the page is too narrow for that."""
+    row_sizes = [max(p.matrix.shape[0] for p in row if p is not None) for row in cells]
+    n_cols = len(cells[0])
+    col_sizes = [max(row[c].matrix.shape[1] for row in cells if row[c] is not None) for c in range(n_cols)]
+    fits_width = aspect * (PAGE_PX - 70 * (n_cols - 1)) / sum(col_sizes)
+    base = min(48.0, 640 / sum(row_sizes), fits_width)
+    smallest = [MIN_TOKEN_PX if any(p and _is_tokens(p.row_labels) for p in row) else MIN_CELL_PX for row in cells]
+    return [max(base, min(low, fits_width)) for low in smallest]
+
+
+def _panel_traces(panel: Panel, show_values: bool, colorbar: bool, font_size: int) -> list[go.Heatmap]:
+    """The heatmap of a panel, plus a grey layer for blocked cells so they never set the colour range."""
+    matrix = panel.matrix.astype(float)  # (rows, cols)
+    rows, cols = matrix.shape
+    blocked = ~np.isfinite(matrix) if panel.blocked is None else panel.blocked | ~np.isfinite(matrix)
+    shown = np.where(blocked, np.nan, matrix)  # (rows, cols)
+    text = panel.text if panel.text is not None else np.vectorize(number_text, otypes=[str])(matrix)
+    hover = [[f"{panel.row_labels[i]} · {panel.col_labels[j]}: {text[i][j]}" for j in range(cols)]
+             for i in range(rows)]
+    if panel.style == "weights":
+        colours = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0)
+    elif panel.style == "mask":
+        colours = dict(colorscale=MASK_COLOURS, zmin=0.0, zmax=1.0)
+    else:
+        finite = np.abs(shown[np.isfinite(shown)])
+        limit = (float(finite.max()) if finite.size else 0.0) or 1.0
+        colours = dict(colorscale=DIVERGING, zmin=-limit, zmax=limit, zmid=0.0)
+    main = go.Heatmap(z=shown, **colours, hovertext=hover, hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
+                      # The colour bar only where cells carry no numbers.
+                      showscale=colorbar and not show_values and panel.style != "mask", colorbar=dict(thickness=12))
+    if show_values:
+        main.update(text=text, texttemplate="%{text}", textfont_size=font_size)
+    traces = [main]
+    if blocked.any():
+        traces.append(go.Heatmap(
+            z=np.where(blocked, 1.0, np.nan), colorscale=[[0.0, BLOCKED_GREY], [1.0, BLOCKED_GREY]], zmin=0.0, zmax=1.0,
+            showscale=False, hovertext=[[f"{h} (blocked by the mask)" for h in row] for row in hover],
+            hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
+            text=np.where(blocked, text, ""), texttemplate="%{text}" if show_values else "",
+            textfont=dict(size=font_size, color="#555555"),
+        ))
+    return traces
+
+
+def _axis(labels: Sequence[str], length: int, cell_px: float, reverse: bool = False) -> dict:
+    """Integer positions with labels as tick text, the font fitted to the cells; numbered axes keep every k-th tick."""
+    axis = token_axis(labels, length, reverse=reverse)
+    axis["tickfont"] = dict(size=min(14, max(9, int(cell_px))))
+    if not _is_tokens(labels) and cell_px < 18:
+        step = math.ceil(18 / cell_px)
+        axis.update(tickvals=axis["tickvals"][::step], ticktext=axis["ticktext"][::step])
+    return axis
+
+
+def _top_label_px(labels: Sequence[str], cell_width_px: float) -> float:
+    """Height of a top axis's tick labels; Plotly turns them upright when they are wider than a cell."""
+    font = min(14, max(9, int(cell_width_px)))
+    widest = max(len(str(label)) for label in labels) * font * 0.6
+    return font + 8 if widest <= cell_width_px else widest + 8
+
+
+def _is_tokens(labels: Sequence[str]) -> bool:
+    """Token labels cannot be thinned out; numbered dimensions (and positions) can."""
+    return not all(str(label).isdigit() for label in labels)
+
+
+def _outline(fig: go.Figure, row: int, col: int, i: int, j: int) -> None:
+    """Outline cell (i, j) of the subplot at (row, col)."""
+    fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
+                  line=dict(color=OUTLINE, width=3), row=row, col=col)
+
+
+def _outline_row(fig: go.Figure, row: int, col: int, i: int, width: int) -> None:
+    fig.add_shape(type="rect", x0=-0.5, x1=width - 0.5, y0=i - 0.5, y1=i + 0.5,
+                  line=dict(color=OUTLINE, width=3), row=row, col=col)
+
+
+def _outline_col(fig: go.Figure, row: int, col: int, j: int, height: int) -> None:
+    fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=-0.5, y1=height - 0.5,
+                  line=dict(color=OUTLINE, width=3), row=row, col=col)
+
+
+def _mark_heads(fig: go.Figure, w: HeadWalkthrough, row: int, col: int) -> None:
+    """Dashed lines between heads' columns and an outline around the chosen head's block."""
+    q_len = len(w.query_tokens)
+    for i in range(1, w.n_heads):
+        edge = i * w.d_head - 0.5
+        fig.add_shape(type="line", x0=edge, x1=edge, y0=-0.5, y1=q_len - 0.5,
+                      line=dict(color="#555555", width=2, dash="dash"), row=row, col=col)
+    start = w.head * w.d_head - 0.5
+    fig.add_shape(type="rect", x0=start, x1=start + w.d_head, y0=-0.5, y1=q_len - 0.5,
+                  line=dict(color=OUTLINE, width=3), row=row, col=col)
