@@ -1,0 +1,256 @@
+"""head_walkthrough: every step of one head recomputed, checked against the trace, and refused when it disagrees."""
+
+import copy
+import dataclasses
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from helpers import make_model, random_ids
+
+from transformer_viz import ModelConfig, Trace, Transformer
+from transformer_viz.figures.common import ATTENTION_KINDS
+from transformer_viz.walkthrough import KINDS, TraceMismatchError, head_walkthrough
+
+D_MODEL, N_HEADS, D_HEAD, LENGTH = 8, 2, 4, 4
+PREFIX = {"encoder_self": "encoder.layers.{}.self_attn", "decoder_self": "decoder.layers.{}.self_attn",
+          "cross": "decoder.layers.{}.cross_attn"}
+
+
+def tiny(norm_first: bool, **overrides):
+    """A d_model 8, 2-head model and a traced batch of 2 (item 0's source ends with a pad, item 1 differs)."""
+    model = make_model(d_model=D_MODEL, n_heads=N_HEADS, norm_first=norm_first, **overrides)
+    src = random_ids(2, LENGTH, 20, pad_tail=[1, 0])
+    tgt = random_ids(2, LENGTH, 22, pad_tail=[0, 2])
+    _, trace = model.run_with_trace(src, tgt)
+    return model, trace
+
+
+def cases():
+    return [(norm_first, kind, layer) for norm_first in (True, False) for kind in KINDS for layer in (0, 1)]
+
+
+@pytest.mark.parametrize("norm_first, kind, layer", cases())
+def test_every_field_has_its_shape(norm_first, kind, layer):
+    model, trace = tiny(norm_first)
+    w = head_walkthrough(model, trace, kind, layer, 1)
+    q_len = k_len = LENGTH
+    expected = {"x_query": (q_len, D_MODEL), "x_key": (k_len, D_MODEL),
+                "w_q": (D_MODEL, D_HEAD), "w_k": (D_MODEL, D_HEAD), "w_v": (D_MODEL, D_HEAD),
+                "b_q": (D_HEAD,), "b_k": (D_HEAD,), "b_v": (D_HEAD,),
+                "q": (q_len, D_HEAD), "k": (k_len, D_HEAD), "v": (k_len, D_HEAD),
+                "qk": (q_len, k_len), "scores": (q_len, k_len), "mask": (q_len, k_len),
+                "masked_scores": (q_len, k_len), "weights": (q_len, k_len), "head_output": (q_len, D_HEAD),
+                "all_heads": (q_len, D_MODEL), "w_o": (D_MODEL, D_MODEL), "b_o": (D_MODEL,),
+                "output": (q_len, D_MODEL)}
+    assert {f: getattr(w, f).shape for f in expected} == expected
+    assert w.mask.dtype == bool
+    assert (w.kind, w.layer, w.head, w.n_heads, w.norm_first) == (kind, layer, 1, N_HEADS, norm_first)
+    assert (w.d_model, w.d_head, w.scale) == (D_MODEL, D_HEAD, 2.0)
+    assert len(w.query_tokens) == q_len and len(w.key_tokens) == k_len
+
+
+@pytest.mark.parametrize("norm_first, kind, layer", cases())
+@pytest.mark.parametrize("head", range(N_HEADS))
+def test_recomputed_steps_equal_the_trace_for_batch_item_0(norm_first, kind, layer, head):
+    model, trace = tiny(norm_first)
+    w = head_walkthrough(model, trace, kind, layer, head)
+    prefix = PREFIX[kind].format(layer)
+    for leaf in ("q", "k", "v", "scores", "weights"):
+        np.testing.assert_allclose(getattr(w, leaf), trace[f"{prefix}.{leaf}"][0, head].numpy(), atol=1e-5)
+    np.testing.assert_array_equal(w.mask, trace[f"{prefix}.mask"][0, 0].numpy())
+    np.testing.assert_allclose(w.output, trace[f"{prefix}.out"][0].numpy(), atol=1e-5)
+    # Item 1 of the batch is a different sentence: the walkthrough must not have read it.
+    assert not np.allclose(w.output, trace[f"{prefix}.out"][1].numpy(), atol=1e-3)
+
+
+@pytest.mark.parametrize("norm_first, kind, layer", cases())
+def test_concatenated_heads_times_w_o_give_the_recorded_out(norm_first, kind, layer):
+    model, trace = tiny(norm_first)
+    walks = [head_walkthrough(model, trace, kind, layer, h) for h in range(N_HEADS)]
+    concat = np.concatenate([w.head_output for w in walks], axis=-1)  # (q_len, d_model)
+    np.testing.assert_allclose(walks[0].all_heads, concat, atol=1e-6)
+    np.testing.assert_allclose(concat @ walks[0].w_o + walks[0].b_o, trace[f"{PREFIX[kind].format(layer)}.out"][0],
+                               atol=1e-5)
+    np.testing.assert_allclose(walks[0].head_output, walks[0].weights @ walks[0].v, atol=1e-6)
+
+
+@pytest.mark.parametrize("norm_first, kind, layer", cases())
+def test_inputs_are_what_the_attention_module_reads(norm_first, kind, layer):
+    """Feeding x_query / x_key and the mask to the model's own attention module reproduces the recorded out."""
+    model, trace = tiny(norm_first)
+    w = head_walkthrough(model, trace, kind, layer, 0)
+    stack = model.encoder if kind == "encoder_self" else model.decoder
+    attn = getattr(stack.layers[layer], "cross_attn" if kind == "cross" else "self_attn")
+    with torch.no_grad():
+        out = attn(torch.tensor(w.x_query)[None], torch.tensor(w.x_key)[None], torch.tensor(w.mask)[None, None])
+    np.testing.assert_allclose(out[0].numpy(), trace[f"{PREFIX[kind].format(layer)}.out"][0].numpy(), atol=1e-5)
+    if kind == "cross":
+        np.testing.assert_array_equal(w.x_key, trace["encoder.out"][0].numpy())
+
+
+def test_input_sources_follow_pre_and_post_ln():
+    model, trace = tiny(True)
+    assert head_walkthrough(model, trace, "encoder_self", 0, 0).x_query_source == "norm1(src_embed.out)"
+    assert head_walkthrough(model, trace, "decoder_self", 1, 0).x_query_source == "norm1(decoder.layers.0.resid_post)"
+    cross = head_walkthrough(model, trace, "cross", 0, 0)
+    assert (cross.x_query_source, cross.x_key_source) == ("norm2(decoder.layers.0.resid_mid)", "encoder.out")
+    model, trace = tiny(False)
+    w = head_walkthrough(model, trace, "encoder_self", 1, 0)
+    assert w.x_query_source == "encoder.layers.0.resid_post"
+    np.testing.assert_array_equal(w.x_query, trace["encoder.layers.0.resid_post"][0].numpy())
+
+
+def perturb(model, path: str):
+    """A copy of the model with one parameter nudged."""
+    altered = copy.deepcopy(model)
+    with torch.no_grad():
+        altered.get_parameter(path).view(-1)[0] += 0.05
+    return altered
+
+
+@pytest.mark.parametrize("kind, path, leaf", [
+    ("encoder_self", "encoder.layers.0.self_attn.q_proj.weight", "q"),
+    ("encoder_self", "encoder.layers.0.self_attn.k_proj.bias", "k"),
+    ("decoder_self", "decoder.layers.1.self_attn.v_proj.weight", "v"),
+    ("cross", "decoder.layers.0.cross_attn.out_proj.weight", "out"),
+    ("cross", "decoder.layers.0.norm2.weight", "q"),
+])
+def test_a_trace_from_altered_weights_is_refused(kind, path, leaf):
+    model, _ = tiny(True)
+    src, tgt = random_ids(1, LENGTH, 20), random_ids(1, LENGTH, 22)
+    _, altered_trace = perturb(model, path).run_with_trace(src, tgt)
+    layer = int(path.split(".")[2])
+    with pytest.raises(TraceMismatchError, match=rf"^Recomputed {leaf} of"):
+        head_walkthrough(model, altered_trace, kind, layer, 0)
+    _, own_trace = model.run_with_trace(src, tgt)
+    head_walkthrough(model, own_trace, kind, layer, 0)  # the same input with the model's own weights passes
+
+
+@pytest.mark.parametrize("leaf", ["q", "k", "v", "scores", "weights", "out"])
+def test_a_tampered_trace_tensor_is_refused(leaf):
+    model, trace = tiny(False)
+    name = f"decoder.layers.1.cross_attn.{leaf}"
+    tensors = dict(trace.tensors)
+    tensors[name] = tensors[name].contiguous().clone()
+    tensors[name][0].view(-1)[-1] += 0.01  # the last head's last value: every head is checked
+    with pytest.raises(TraceMismatchError, match=rf"{leaf} of decoder layer 2"):
+        head_walkthrough(model, Trace(tensors, config=trace.config), "cross", 1, 0)
+
+
+def test_a_trace_from_another_configuration_is_refused():
+    _, trace = tiny(True)
+    other = make_model(d_model=D_MODEL, n_heads=4, norm_first=True)
+    with pytest.raises(TraceMismatchError, match="different configuration"):
+        head_walkthrough(other, trace, "encoder_self", 0, 0)
+
+
+@pytest.mark.parametrize("kind, layer, head, message", [
+    ("self", 0, 0, "Unknown attention kind"), ("encoder_self", 2, 0, "layer = 2"),
+    ("cross", -1, 0, "layer = -1"), ("decoder_self", 0, 2, "head = 2"),
+])
+def test_impossible_choices_raise_value_error(kind, layer, head, message):
+    model, trace = tiny(True)
+    with pytest.raises(ValueError, match=message):
+        head_walkthrough(model, trace, kind, layer, head)
+
+
+def test_the_model_is_left_untouched():
+    model, trace = tiny(True)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    model.train()
+    head_walkthrough(model, trace, "cross", 1, 1)
+    assert model.training and all(p.requires_grad for p in model.parameters())
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+def test_walkthrough_is_frozen_and_read_only():
+    model, trace = tiny(True)
+    w = head_walkthrough(model, trace, "encoder_self", 0, 0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        w.q = None
+    with pytest.raises(ValueError, match="read-only"):
+        w.weights[0, 0] = 1.0
+
+
+@pytest.mark.parametrize("mask_value", [-1e9, float("-inf")])
+def test_blocked_keys_and_a_fully_blocked_row(mask_value):
+    """A target starting with a pad: its first query may attend to nothing (all-zero row, no NaN)."""
+    model = make_model(d_model=D_MODEL, n_heads=N_HEADS, mask_value=mask_value)
+    src = torch.tensor([[3, 4, 5, 0]])
+    tgt = torch.tensor([[0, 6, 7, 8]])
+    _, trace = model.run_with_trace(src, tgt)
+    w = head_walkthrough(model, trace, "decoder_self", 0, 1)
+    assert not w.mask[0].any() and np.all(w.weights[0] == 0)
+    assert np.all(w.masked_scores[~w.mask] == mask_value)
+    np.testing.assert_array_equal(w.masked_scores[w.mask], w.scores[w.mask])
+    np.testing.assert_allclose(w.weights[1:].sum(axis=1), 1.0, atol=1e-6)
+    assert w.mask_value == mask_value
+    cross = head_walkthrough(model, trace, "cross", 0, 0)
+    assert not cross.mask[:, 3].any() and np.all(cross.weights[:, 3] == 0)
+
+
+def test_token_labels_follow_the_attention_kind():
+    model, trace = tiny(True)
+    trace = trace.with_tokens(["a", "b", "c", "<pad>"], ["<bos>", "x", "y", "z"])
+    cross = head_walkthrough(model, trace, "cross", 0, 0)
+    assert cross.query_tokens == ("<bos>", "x", "y", "z") and cross.key_tokens == ("a", "b", "c", "<pad>")
+    assert head_walkthrough(model, trace, "encoder_self", 0, 0).query_tokens == ("a", "b", "c", "<pad>")
+    model, bare = tiny(True)
+    assert head_walkthrough(model, bare, "decoder_self", 0, 0).key_tokens == ("0", "1", "2", "3")
+
+
+def test_kinds_agree_with_the_figures():
+    assert {k: (v[0], v[1], v[3], v[4]) for k, v in KINDS.items()} == ATTENTION_KINDS
+
+
+def hand_model() -> Transformer:
+    """d_model 2, one head, post-LN; W_Q = W_K = I, W_V = [[1, 2], [3, 4]], W_O = I, zero biases."""
+    config = ModelConfig(src_vocab_size=4, tgt_vocab_size=4, d_model=2, n_heads=1, n_encoder_layers=1,
+                         n_decoder_layers=1, d_ff=4, max_len=4, norm_first=False)
+    model = Transformer(config).eval()
+    attn = model.encoder.layers[0].self_attn
+    with torch.no_grad():
+        for proj, used in ((attn.q_proj, torch.eye(2)), (attn.k_proj, torch.eye(2)),
+                           (attn.v_proj, torch.tensor([[1.0, 2.0], [3.0, 4.0]])), (attn.out_proj, torch.eye(2))):
+            proj.weight.copy_(used.T)  # nn.Linear computes x·Wᵀ; W as used is x·W
+            proj.bias.zero_()
+    return model
+
+
+def hand_trace(config, weights_high: float) -> Trace:
+    """Two tokens X = I, worked out by hand: scores [[s, 0], [0, s]] with s = 1/√2, V = W_V."""
+    s = 1 / math.sqrt(2)
+    p = weights_high
+    weights = torch.tensor([[p, 1 - p], [1 - p, p]])
+    v = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    prefix = "encoder.layers.0.self_attn"
+    tensors = {"src_embed.out": torch.eye(2)[None], f"{prefix}.q": torch.eye(2)[None, None],
+               f"{prefix}.k": torch.eye(2)[None, None], f"{prefix}.v": v[None, None],
+               f"{prefix}.mask": torch.ones(1, 1, 2, 2, dtype=torch.bool),
+               f"{prefix}.scores": torch.tensor([[s, 0.0], [0.0, s]])[None, None],
+               f"{prefix}.weights": weights[None, None], f"{prefix}.out": (weights @ v)[None]}
+    return Trace(tensors, config=config)
+
+
+def test_two_token_case_worked_out_by_hand():
+    model = hand_model()
+    s = 1 / math.sqrt(2)
+    p = math.exp(s) / (math.exp(s) + 1)
+    w = head_walkthrough(model, hand_trace(model.config, p), "encoder_self", 0, 0)
+    np.testing.assert_allclose(w.qk, [[1.0, 0.0], [0.0, 1.0]], atol=1e-6)
+    np.testing.assert_allclose(w.scores, [[s, 0.0], [0.0, s]], atol=1e-6)
+    np.testing.assert_allclose(w.weights, [[p, 1 - p], [1 - p, p]], atol=1e-6)
+    np.testing.assert_allclose(w.output, [[p * 1 + (1 - p) * 3, p * 2 + (1 - p) * 4],
+                                          [(1 - p) * 1 + p * 3, (1 - p) * 2 + p * 4]], atol=1e-6)
+    with pytest.raises(TraceMismatchError, match="weights"):
+        head_walkthrough(model, hand_trace(model.config, 0.6), "encoder_self", 0, 0)
+
+
+def test_walkthrough_imports_no_plotly():
+    code = "import sys, transformer_viz.walkthrough; print('plotly' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
