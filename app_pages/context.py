@@ -1,0 +1,90 @@
+"""What every page starts with: the model and run for the current view, or a clear message why not."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import streamlit as st
+
+from transformer_viz.inference import TextRun
+from transformer_viz.tasks import TASKS
+
+from . import services
+from .state import View
+from .ui import current_view, tr
+
+SPECIAL_STYLE = {"<pad>": "pad", "<bos>": "bos", "<eos>": "eos", "<unk>": "unk"}
+CHIP_CSS = """<style>
+.tv-chips{display:flex;flex-wrap:wrap;gap:6px;margin:2px 0 10px 0;align-items:center}
+.tv-chips .lbl{font-size:0.85rem;color:#555;margin-right:4px}
+.tv-chip{display:inline-flex;flex-direction:column;align-items:center;padding:3px 9px;border-radius:8px;
+  background:#eef1f8;border:1px solid #c9d1e6;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:1.05rem}
+.tv-chip sub{font-size:0.7rem;color:#666;font-family:sans-serif}
+.tv-chip.pad{background:#e6e6e6;color:#777;border-style:dashed}
+.tv-chip.bos{background:#e3f4e8;border-color:#5fb37a}
+.tv-chip.eos{background:#fdebd9;border-color:#e08a3a}
+.tv-chip.unk{background:#fde2e2;border-color:#d9534f;color:#a12622;font-weight:600}
+</style>"""
+
+
+@dataclass(frozen=True)
+class PageContext:
+    view: View
+    resolved: services.Resolved
+    run: TextRun
+
+    @property
+    def trace(self):
+        return self.run.trace
+
+    @property
+    def model(self):
+        return self.resolved.model
+
+
+def token_chips(label: str, tokens) -> None:
+    """Tokens as chips with their positions; <pad>, <bos>, <eos>, <unk> each look different."""
+    chips = "".join(
+        f'<span class="tv-chip {SPECIAL_STYLE.get(token, "")}">{html.escape(token if token != " " else "␣")}'
+        f"<sub>{position}</sub></span>"
+        for position, token in enumerate(tokens)
+    )
+    st.html(f'{CHIP_CSS}<div class="tv-chips"><span class="lbl">{html.escape(label)}</span>{chips}</div>')
+
+
+def weights_banner(view: View, resolved: services.Resolved) -> None:
+    if resolved.weights == "random":
+        st.warning(tr("banner.random"), icon="🎲")
+        if resolved.note:
+            st.caption(tr("error.checkpoint", message=resolved.note))
+    elif resolved.weights == "trained":
+        st.info(tr("banner.trained", steps=st.session_state[services.TRAINED_KEY]["steps"]), icon="🏋️")
+    else:
+        metrics = services.shipped(view.task).metrics
+        exact = metrics.get("exact_match")
+        metric = f"{exact:.1%} exact match on held-out inputs" if isinstance(exact, float) else ""
+        st.caption(tr("banner.pretrained", task=TASKS[view.task].title, metric=metric))
+
+
+def page_context(show_tokens: bool = True) -> PageContext | None:
+    """Resolve the view's model and run its input; on a problem, say it in the page and return None."""
+    view = current_view()
+    resolved = services.resolve(view)
+    if resolved.error:
+        st.error(tr("error.config", message=resolved.error), icon="⚠️")
+        return None
+    weights_banner(view, resolved)
+    try:
+        run = services.run(view, resolved)
+    except ValueError as error:
+        st.error(tr("error.input", message=str(error)), icon="⚠️")
+        return None
+    if run.unknown:
+        st.warning(tr("warn.unknown", tokens=", ".join(dict.fromkeys(run.unknown))), icon="❓")
+    if show_tokens:
+        token_chips(tr("tokens.source"), run.trace.src_tokens)
+        token_chips(tr("tokens.target"), run.trace.tgt_tokens)
+        if run.output_text is not None:
+            token_chips(tr("tokens.output"), run.output_tokens)
+    return PageContext(view, resolved, run)

@@ -1,0 +1,49 @@
+"""Embeddings page: token embeddings, positional encodings, their sum, and the positional variants."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer_viz.figures.common import as_numpy
+from transformer_viz.figures.embeddings import (
+    embedding_pipeline,
+    position_similarity,
+    positional_curves,
+    positional_variants,
+)
+
+from .context import page_context
+from .ui import chart, tr
+
+
+def render() -> None:
+    st.title(tr("embeddings.title"))
+    ctx = page_context()
+    if ctx is None:
+        return
+    st.markdown(tr("embeddings.intro"))
+    side = st.radio(tr("embeddings.side"), ("src", "tgt"), horizontal=True, key="embeddings_side",
+                    format_func=lambda s: tr("tokens.source" if s == "src" else "tokens.target"))
+    st.subheader(tr("embeddings.pipeline"))
+    chart(embedding_pipeline(ctx.trace, side), key="embeddings_pipeline")
+
+    config = ctx.trace.config
+    encoding = as_numpy(ctx.trace[f"{side}_embed.position"])  # (seq_len, d_model)
+    tokens = ctx.trace.src_tokens if side == "src" else ctx.trace.tgt_tokens
+    curves, similarity = st.columns(2, gap="large")
+    with curves:
+        st.subheader(tr("embeddings.curves"))
+        default_dims = [d for d in (0, 1, config.d_model // 2, config.d_model - 1) if d < config.d_model]
+        dims = st.multiselect(tr("embeddings.dims"), range(config.d_model), default=sorted(set(default_dims)),
+                              key="embeddings_dims")
+        chart(positional_curves(encoding, dims, tokens), key="embeddings_curves")
+        st.caption(tr("embeddings.curves_help"))
+    with similarity:
+        st.subheader(tr("embeddings.similarity"))
+        chart(position_similarity(encoding, tokens), key="embeddings_similarity")
+        st.caption(tr("embeddings.similarity_help"))
+
+    st.subheader(tr("embeddings.variants"))
+    st.caption(tr("embeddings.variants_help"))
+    if config.d_model % 2 == 0:
+        chart(positional_variants(config.max_len, config.d_model), key="embeddings_variants")

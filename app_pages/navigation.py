@@ -1,0 +1,23 @@
+"""The pages of the app, in menu order, as st.Page objects (also for st.switch_page and st.page_link)."""
+
+from __future__ import annotations
+
+import importlib
+
+import streamlit as st
+
+from .ui import tr
+
+PAGES = {"overview": "🗺️", "embeddings": "🔢", "attention": "👀", "masks": "🎭", "head": "🔬",
+         "decoding": "✍️", "training": "🏋️"}
+
+
+def page(path: str) -> st.Page:
+    """The st.Page of app_pages/<path>.py; its URL is /<path>."""
+    module = importlib.import_module(f"app_pages.{path}")
+    return st.Page(module.render, title=tr(f"nav.{path}"), url_path=path, icon=PAGES[path],
+                   default=path == "overview")
+
+
+def all_pages() -> list[st.Page]:
+    return [page(path) for path in PAGES]

@@ -1,0 +1,115 @@
+"""Models and traces for the pages: cached, shared, never mutated. The only place pages get tensors from."""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, replace
+
+import streamlit as st
+import torch
+
+from transformer_viz import ModelConfig, Transformer
+from transformer_viz.inference import TextRun, run_text
+from transformer_viz.pretrained import load_pretrained
+from transformer_viz.tasks import TASKS, model_config_for
+
+from .state import View
+
+TRAINED_KEY = "_trained"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The model a view asks for, or why there is none."""
+
+    model: Transformer | None
+    model_id: str
+    weights: str  # what is really shown: "pretrained", "random" or "trained"
+    error: str | None = None
+    note: str | None = None
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def shipped(task_name: str):
+    """The pretrained model of a task, loaded once per server and shared by every session."""
+    loaded = load_pretrained(task_name)
+    gc.freeze()  # keep the long-lived model out of every later full collection
+    return loaded
+
+
+def pretrained_or_error(task_name: str):
+    try:
+        return shipped(task_name), None
+    except ValueError as error:
+        return None, str(error)
+
+
+def pretrained_config(task_name: str) -> ModelConfig | None:
+    loaded, _ = pretrained_or_error(task_name)
+    return None if loaded is None else loaded.model.config
+
+
+def pretrained_fits(view: View) -> bool:
+    """Whether the view's shape can use the task's shipped weights (the mask value may differ)."""
+    config = pretrained_config(view.task)
+    if config is None:
+        return False
+    try:
+        wanted = model_config_for(TASKS[view.task], **view.shape())
+    except ValueError:
+        return False
+    return replace(wanted, mask_value=config.mask_value) == config
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def random_model(config: ModelConfig, seed: int) -> Transformer:
+    torch.manual_seed(seed)
+    return Transformer(config).eval()
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def pretrained_with_config(task_name: str, config: ModelConfig) -> Transformer:
+    """The shipped weights in a model whose config differs only in its mask value."""
+    model = Transformer(config).eval()
+    model.load_state_dict(shipped(task_name).model.state_dict())
+    return model
+
+
+def trained_model() -> Transformer | None:
+    trained = st.session_state.get(TRAINED_KEY)
+    return None if trained is None else trained["model"]
+
+
+def resolve(view: View) -> Resolved:
+    """Pick the model for a view: pretrained when its shape fits, the session's trained one, or random."""
+    if view.task not in TASKS:
+        return Resolved(None, "", "random", error=f"unknown task {view.task!r}")
+    try:
+        config = model_config_for(TASKS[view.task], **view.shape())
+    except ValueError as error:
+        return Resolved(None, "", "random", error=str(error))
+
+    trained = st.session_state.get(TRAINED_KEY)
+    if view.weights == "trained" and trained is not None and trained["model"].config == config:
+        return Resolved(trained["model"], f"trained:{trained['id']}", "trained")
+    note = None
+    if view.weights == "pretrained":
+        loaded, problem = pretrained_or_error(view.task)
+        if loaded is not None and pretrained_fits(view):
+            if loaded.model.config == config:
+                return Resolved(loaded.model, f"pretrained:{view.task}", "pretrained")
+            return Resolved(pretrained_with_config(view.task, config), f"pretrained:{view.task}:{config}",
+                            "pretrained")
+        note = problem
+    return Resolved(random_model(config, view.seed), f"random:{config}:{view.seed}", "random", note=note)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _cached_run(model_id: str, _model: Transformer, task_name: str, src_text: str, tgt_text: str) -> TextRun:
+    # cache_resource, not cache_data: a run is immutable and unpickling big traces on every rerun is slow.
+    return run_text(_model, TASKS[task_name], src_text, tgt_text or None)
+
+
+def run(view: View, resolved: Resolved) -> TextRun:
+    """The trace (and greedy steps) of the view's input; raises ValueError for unreadable input."""
+    return _cached_run(resolved.model_id, resolved.model, view.task, view.src_text, view.tgt_text)

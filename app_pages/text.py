@@ -1,0 +1,219 @@
+"""Every user-visible sentence of the app, in one catalog per language.
+
+Pages call t("key", **values); a missing translation falls back to English, so a
+new language can be added here without touching any page.
+"""
+
+from __future__ import annotations
+
+ENGLISH = {
+    # App frame and sidebar
+    "app.title": "transformer_viz",
+    "app.tagline": "See what a Transformer does, layer by layer and head by head.",
+    "nav.overview": "Overview",
+    "nav.embeddings": "Embeddings and positions",
+    "nav.attention": "Attention",
+    "nav.masks": "Masks",
+    "nav.head": "Inside one head",
+    "nav.decoding": "Decoding",
+    "nav.training": "Training",
+    "side.language": "Language",
+    "side.model": "Model",
+    "side.task": "Task",
+    "side.weights": "Weights",
+    "weights.pretrained": "pretrained (ships with the app)",
+    "weights.random": "random (untrained)",
+    "weights.trained": "trained by you on the Training page",
+    "side.shape": "Shape and variants",
+    "side.d_model": "d_model (width of every token vector)",
+    "side.n_heads": "heads (only divisors of d_model)",
+    "side.n_encoder_layers": "encoder layers",
+    "side.n_decoder_layers": "decoder layers",
+    "side.d_ff": "d_ff (feed-forward width)",
+    "side.positional": "positional encoding",
+    "positional.sinusoidal": "sinusoidal (paper, interleaved sin/cos)",
+    "positional.sinusoidal_concat": "sinusoidal, [sin | cos] halves (TensorFlow)",
+    "positional.learned": "learned table (BERT)",
+    "positional.none": "none (attention sees a bag of tokens)",
+    "side.norm_first": "LayerNorm placement",
+    "norm.pre": "pre-LN: x + f(norm(x))",
+    "norm.post": "post-LN: norm(x + f(x)) (paper)",
+    "side.scale_embeddings": "scale token embeddings by √d_model",
+    "side.embed_norm": "LayerNorm on the embedding sum",
+    "side.mask_value": "fill value for blocked scores",
+    "side.seed": "seed for random weights",
+    "side.reset": "Back to the pretrained model",
+    "side.heads_fixed": "{heads} heads cannot split d_model = {d_model} evenly (each head gets d_model / heads "
+                        "dimensions): using {fitting} heads.",
+    "side.input": "Input",
+    "side.src_text": "Source text",
+    "side.tgt_text": "Target text for teacher forcing (leave empty to decode greedily)",
+    "side.examples": "Examples",
+    "side.link": "Link to this view",
+    "side.link_help": "Copy the address bar: it restores this model, input and selection.",
+    "banner.random": "Random weights — train it on the Training page or go back to a pretrained model.",
+    "banner.trained": "Weights you trained on the Training page ({steps} steps).",
+    "banner.pretrained": "Pretrained on the {task} task: {metric}.",
+    "banner.no_pretrained": "No pretrained weights ship for this task yet: showing random weights.",
+    "error.config": "This model cannot be built: {message}",
+    "error.input": "This input cannot be read: {message}",
+    "error.link": "Some settings in the link could not be read and were reset: {names}.",
+    "error.checkpoint": "The pretrained weights could not be loaded ({message}). Showing random weights instead.",
+    "warn.unknown": "Not in this model's vocabulary, shown as <unk>: {tokens}",
+    "tokens.source": "Source tokens",
+    "tokens.target": "Decoder input tokens",
+    "tokens.output": "Model output",
+    # Overview
+    "overview.title": "Overview: the whole model at a glance",
+    "overview.intro": (
+        "An encoder-decoder Transformer reads the source sentence with the **encoder** and writes the answer one "
+        "token at a time with the **decoder**. Every box below shows the live shape of the tensor it produces and "
+        "its number of parameters. Click a box to open the page that looks inside it."
+    ),
+    "overview.params": "Parameters",
+    "overview.open": "Open the page for this block",
+    "overview.total": "Total parameters",
+    # Embeddings
+    "embeddings.title": "Embeddings and positions",
+    "embeddings.intro": (
+        "Each token id selects one row of a learned table: its **token embedding**, a vector of d_model numbers. "
+        "Attention by itself cannot tell word order: swap two tokens and their outputs just swap. So a "
+        "**positional encoding** — one vector per position — is added to each token embedding. The sum is "
+        "what enters the first layer."
+    ),
+    "embeddings.side": "Show the",
+    "embeddings.pipeline": "Token embedding + position = input of layer 1",
+    "embeddings.positional": "The positional encoding",
+    "embeddings.curves": "A few dimensions over positions",
+    "embeddings.curves_help": (
+        "Each pair of dimensions is a sine and a cosine of the same frequency. Low dimensions turn fast, high "
+        "dimensions slowly, like the hands of a clock: together they give every position a unique pattern, and "
+        "a fixed offset k is the same rotation at every position."
+    ),
+    "embeddings.dims": "Dimensions to draw",
+    "embeddings.similarity": "How alike are two positions?",
+    "embeddings.similarity_help": (
+        "Cosine similarity of the positional vectors: near the diagonal positions look alike, far apart they "
+        "differ. That is what lets attention learn 'look one to the left'."
+    ),
+    "embeddings.variants": "The variants side by side",
+    "embeddings.variants_help": (
+        "The paper interleaves sin and cos; TensorFlow puts all sines first, then all cosines (same information, "
+        "other order). One tutorial doubles the exponent by mistake, so its frequencies are wrong: compare."
+    ),
+    # Attention
+    "attention.title": "Attention",
+    "attention.intro": (
+        "Each query token asks every key token how relevant it is: score = q·k / √d_k. A softmax turns each row "
+        "of scores into weights that sum to 1, and the output is the weighted sum of the values. Every head "
+        "does this with its own projections, so different heads can look for different things."
+    ),
+    "attention.kind": "Which attention",
+    "kind.encoder_self": "Encoder self-attention",
+    "kind.decoder_self": "Decoder masked self-attention",
+    "kind.cross": "Cross-attention (decoder → encoder)",
+    "kind.encoder_self.help": "Source tokens look at source tokens; only padding is hidden.",
+    "kind.decoder_self.help": "Target tokens look at earlier target tokens only: the future is masked.",
+    "kind.cross.help": "Each target position looks at the source sentence: this is where alignment appears.",
+    "attention.value": "Draw",
+    "value.weights": "weights (after softmax)",
+    "value.scores": "raw scores q·k/√d_k",
+    "value.masked_scores": "masked scores",
+    "attention.grid_help": (
+        "Rows are layers, columns are heads, one shared colour scale from 0 to 1. Hover a cell for the query, the "
+        "key, the weight and the raw score. Click a tile (or use the selectors) to open that head large."
+    ),
+    "attention.layer": "Layer",
+    "attention.head": "Head",
+    "attention.large": "Layer {layer}, head {head}",
+    "attention.lines": "Line view: who looks at whom",
+    "attention.query": "Query",
+    "attention.key": "Key",
+    "attention.all_queries": "all",
+    "attention.cell": "Click a cell to see how its weight is computed.",
+    "attention.cell_title": "Query “{query}” → key “{key}”",
+    "attention.entropy": "How focused is each head?",
+    "attention.entropy_help": (
+        "Entropy in bits: 0 means a head puts all its weight on one key; the dashed line is what spreading evenly "
+        "over all allowed keys would give."
+    ),
+    "cell.dot": "q·k",
+    "cell.scale": "÷ √d_k",
+    "cell.score": "score",
+    "cell.mask": "mask",
+    "cell.allowed": "may attend",
+    "cell.blocked": "blocked → {value}",
+    "cell.weight": "weight (softmax of the row)",
+    # Masks
+    "masks.title": "Masks",
+    "masks.intro": (
+        "A mask says which keys each query may use (here True = may attend). The **padding mask** hides the "
+        "<pad> tokens that fill short sentences up to the batch length. The **look-ahead mask** hides the future "
+        "in the decoder, so that training with the whole target at once cannot cheat. The decoder combines both."
+    ),
+    "masks.pad_hint": "Add padding to see it: the source is padded to",
+    "masks.steps": "What the mask does to one head",
+    "masks.steps_help": (
+        "Blocked scores are replaced by a large negative number ({value}). After the softmax, e^(that) is 0, so "
+        "blocked keys get exactly zero weight and the other weights still sum to 1."
+    ),
+    "masks.pad_to": "Pad the source to length",
+    # Inside one head
+    "head.title": "Inside one head",
+    "head.intro": (
+        "Scaled dot-product attention for one head, with the model's real numbers. Pick a small model "
+        "(e.g. d_model 8, 2 heads) to read every value."
+    ),
+    "head.small": "Use a small model (d_model 8, 2 heads, 1 layer)",
+    "head.step.x": "The input X: one row per token (after LayerNorm in a pre-LN model).",
+    "head.step.projections": "Three learned matrices turn X into queries, keys and values for this head.",
+    "head.step.qk": "Every query is compared with every key by a dot product.",
+    "head.step.scale": "Divide by √d_k so the scores do not grow with the head size and saturate the softmax.",
+    "head.step.mask": "Blocked positions are set to the mask value.",
+    "head.step.softmax": "Softmax turns each row into weights that sum to 1.",
+    "head.step.weighted_sum": "Each output row is the weighted sum of the value rows.",
+    "head.step.concat": "The outputs of all heads are put side by side…",
+    "head.step.output": "…and mixed by the output projection W_O.",
+    "head.dot": "Where one score comes from",
+    # Decoding
+    "decoding.title": "Decoding, one token at a time",
+    "decoding.intro": (
+        "At inference the decoder starts from <bos>, predicts the most likely next token, appends it, and runs "
+        "again, until it predicts <eos>. Move the slider to replay the steps."
+    ),
+    "decoding.step": "Step",
+    "decoding.chosen": "Step {step}: the decoder has read {prefix} and chooses “{token}”.",
+    "decoding.topk": "Next-token probabilities",
+    "decoding.self": "Decoder self-attention so far",
+    "decoding.cross": "Where each step looked in the source",
+    "decoding.teacher_forced": "A target text is set, so there is nothing to decode: clear it in the sidebar.",
+    # Training
+    "training.title": "Training",
+    "training.intro": (
+        "Train the current model on a toy task for a few seconds and watch the loss fall and the attention "
+        "take shape. Training uses teacher forcing: the decoder is given the correct previous tokens and "
+        "learns to predict the next one."
+    ),
+    "training.steps": "Training steps",
+    "training.lr": "Learning rate",
+    "training.batch": "Batch size",
+    "training.start": "Train",
+    "training.stop": "Stop",
+    "training.progress": "Step {step} / {total} · loss {loss:.3f} · accuracy {accuracy:.1%}",
+    "training.done": "Trained {steps} steps in {seconds:.1f} s. The other pages now show your trained model.",
+    "training.curve": "Loss and accuracy",
+    "training.animation": "One head's attention taking shape",
+    "training.eval": "Exact match on fresh inputs: {exact:.1%}",
+    "training.none": "Nothing trained yet in this session.",
+}
+
+CHINESE: dict[str, str] = {}
+
+CATALOGS = {"en": ENGLISH, "zh": CHINESE}
+LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
+
+
+def t(key: str, lang: str = "en", **values) -> str:
+    """The text for key in lang (English when missing), with {placeholders} filled in."""
+    text = CATALOGS.get(lang, ENGLISH).get(key) or ENGLISH[key]
+    return text.format(**values) if values else text

@@ -1,0 +1,111 @@
+"""The app in Streamlit's AppTest: every page for several configurations, controls, bad input."""
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGES = ("overview", "embeddings", "attention", "masks", "head", "decoding", "training")
+CONFIGS = {
+    "default": {},
+    "one_head": {"n_heads": 1},
+    "eight_heads": {"n_heads": 8},
+    "post_ln_no_positions": {"norm_first": False, "positional": "none"},
+}
+
+
+def page_script(page: str) -> None:
+    import importlib
+
+    from app_pages.sidebar import render_sidebar
+
+    render_sidebar()
+    importlib.import_module(f"app_pages.{page}").render()
+
+
+def run_page(page: str, **state) -> AppTest:
+    at = AppTest.from_function(page_script, args=(page,), default_timeout=120)
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def grid_tiles(at: AppTest) -> int:
+    """Markers of the click layer over the attention grid: one per (layer, head) tile."""
+    grid = chart_specs(at)[0]
+    overlay = [trace for trace in grid["data"] if trace["type"] == "scatter"]
+    return sum(len(trace["x"]) for trace in overlay)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders(page, config):
+    at = run_page(page, **CONFIGS[config])
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    if page != "training":
+        assert at.get("plotly_chart"), "the page drew no figure"
+
+
+def test_the_whole_app_starts_on_the_overview():
+    at = AppTest.from_file("app.py", default_timeout=120).run()
+    assert not at.exception and not at.error
+    assert any("Overview" in title.value for title in at.title)
+
+
+def test_changing_heads_changes_the_number_of_tiles():
+    at = run_page("attention")
+    assert grid_tiles(at) == 2 * 4  # pretrained default: 2 encoder layers x 4 heads
+    at.sidebar.selectbox(key="n_heads").set_value(8).run()
+    assert not at.exception
+    assert grid_tiles(at) == 2 * 8
+    assert any("Random weights" in w.value for w in at.warning)
+
+
+def test_clicking_through_kinds_and_values():
+    at = run_page("attention")
+    for kind in ("decoder_self", "cross"):
+        at.radio(key="w_kind").set_value(kind).run()
+        assert not at.exception
+    at.radio(key="w_value").set_value("masked_scores").run()
+    assert not at.exception and chart_specs(at)
+
+
+@pytest.mark.parametrize("state, message", [
+    ({"src_text": ""}, "empty"),
+    ({"src_text": "x" * 200}, "at most"),
+    ({"d_model": 63, "n_heads": 1}, "even"),
+    ({"tgt_text": "y" * 200}, "at most"),
+])
+def test_bad_input_shows_an_error_not_an_exception(state, message):
+    at = run_page("attention", **state)
+    assert not at.exception
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_unknown_characters_are_shown_as_unk_with_a_warning():
+    at = run_page("attention", src_text="héllo")
+    assert not at.exception and not at.error
+    assert any("<unk>" in w.value and "é" in w.value for w in at.warning)
+
+
+def test_a_link_with_heads_that_do_not_divide_d_model_is_fixed_with_a_message():
+    at = AppTest.from_function(page_script, args=("attention",), default_timeout=120)
+    at.query_params["n_heads"] = "5"
+    at.run()
+    assert not at.exception
+    assert any("cannot split" in w.value for w in at.sidebar.warning)
+    assert at.session_state["n_heads"] == 4
+
+
+def test_view_round_trips_through_the_link():
+    at = AppTest.from_function(page_script, args=("attention",), default_timeout=120)
+    at.query_params.update({"n_heads": "2", "kind": "cross", "layer": "1", "src_text": "abc"})
+    at.run()
+    assert not at.exception and not at.error
+    assert at.session_state["n_heads"] == 2 and at.session_state["kind"] == "cross"
+    assert at.query_params["src_text"] == ["abc"] or at.query_params["src_text"] == "abc"

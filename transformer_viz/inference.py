@@ -1,0 +1,60 @@
+"""From text to a trace: tokenize, run (teacher-forced or greedy), attach the display tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import Transformer
+from .recording import Trace
+from .tasks import Task, encode_source, encode_target
+
+
+@dataclass(frozen=True)
+class TextRun:
+    """One input through one model.
+
+    `trace` covers the whole decoder input (<bos> + answer). When no target text was
+    given the answer is decoded greedily, `steps` holds one trace per decoding step
+    and `output_text` the decoded text; when teacher-forced, `steps` is empty.
+    """
+
+    trace: Trace
+    output_text: str | None
+    output_tokens: tuple[str, ...]
+    steps: tuple[Trace, ...]
+    unknown: tuple[str, ...]
+
+    @property
+    def teacher_forced(self) -> bool:
+        return not self.steps
+
+
+def run_text(model: Transformer, task: Task, src_text: str, tgt_text: str | None = None,
+             max_new_tokens: int | None = None) -> TextRun:
+    """Run `src_text` (and `tgt_text`, if given, with teacher forcing) through `model` with a trace.
+
+    Raises ValueError with a readable sentence for empty or too long text; unknown
+    tokens become <unk> and are listed in `unknown`.
+    """
+    max_len = model.config.max_len
+    source = encode_source(task, src_text, max_len)
+    if tgt_text:
+        target = encode_target(task, tgt_text, max_len)
+        _, trace = model.run_with_trace(source.ids, target.ids)
+        return TextRun(trace.with_tokens(source.tokens, target.tokens), None, (), (),
+                       source.unknown + target.unknown)
+
+    vocab = task.tgt_vocab
+    tgt_ids, steps = model.generate(source.ids, max_new_tokens or max_len - 1, vocab.bos_id, vocab.eos_id)
+    tokens = vocab.decode(tgt_ids[0])  # <bos> + generated, possibly ending with <eos>
+    steps = tuple(step.with_tokens(source.tokens, tokens[: k + 1]) for k, step in enumerate(steps))
+    answer = tokens[1:-1] if tokens[-1] == vocab.EOS else tokens[1:]
+    # The last step's decoder input is <bos> + the whole answer: its trace is the teacher-forced pass.
+    return TextRun(steps[-1], task.join(answer), tuple(tokens[1:]), steps, source.unknown)
+
+
+def next_token_probabilities(trace: Trace) -> np.ndarray:
+    """Softmax of the last position's logits, batch item 0. -> (vocab,)"""
+    return trace["logits"][0, -1].softmax(dim=-1).numpy()
