@@ -87,3 +87,100 @@ def symmetric_limit(*arrays) -> float:
     """The largest |value| over the arrays, for a colour range centred on 0 (1.0 if all are zero)."""
     limit = max((float(np.abs(a).max()) for a in arrays if np.size(a)), default=0.0)
     return limit if limit > 0 else 1.0
+
+
+# Attention cells the mask blocks: a neutral grey that no colour scale above contains.
+BLOCKED_GREY = "#c8c8c8"
+MINUS = "−"
+
+
+def escape_text(text: str) -> str:
+    """Text Plotly shows literally: "<s>" or "<pad>" would otherwise be read as markup."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def token_texts(tokens: Sequence[str] | None, length: int) -> list[str]:
+    """`token_labels`, escaped for tick text, hover and annotations."""
+    return [escape_text(t) for t in token_labels(tokens, length)]
+
+
+def fill_text(value: float) -> str:
+    """A mask fill as a student reads it: -1e9 -> "−1e9", -1e4 -> "−1e4", -inf -> "−∞"."""
+    if np.isinf(value):
+        return f"{MINUS}∞" if value < 0 else "∞"
+    mantissa, exponent = f"{value:.3g}".partition("e")[::2]
+    return (mantissa + (f"e{int(exponent)}" if exponent else "")).replace("-", MINUS)
+
+
+def attention_layers(trace, kind: str) -> int:
+    """How many layers of this kind the trace holds (from the config, else from the recorded names)."""
+    if trace.config is not None:
+        return n_layers(trace, kind)
+    count = 0
+    while attention_name(kind, count, "weights") in trace:
+        count += 1
+    return count
+
+
+def attention_arrays(trace, kind: str, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(weights, scores, mask) of batch item 0 as float64 / bool numpy arrays.
+
+    weights and scores (heads, q_len, k_len); mask (q_len, k_len), True = may attend. A trace
+    without a recorded mask allows every key; one without scores gets NaN scores.
+    """
+    weights = as_numpy(trace[attention_name(kind, layer, "weights")])[0].astype(np.float64)  # (heads, q_len, k_len)
+    scores = trace.get(attention_name(kind, layer, "scores"))
+    scores = np.full_like(weights, np.nan) if scores is None else as_numpy(scores)[0].astype(np.float64)
+    mask = trace.get(attention_name(kind, layer, "mask"))
+    mask = np.ones(weights.shape[1:], bool) if mask is None else as_numpy(mask)[0, 0].astype(bool)  # (q_len, k_len)
+    return weights, scores, mask
+
+
+def mask_value(trace) -> float:
+    """The fill for blocked scores in the model that made this trace (-1e9 when unknown)."""
+    return float(getattr(trace.config, "mask_value", -1e9))
+
+
+# What an attention figure can colour: the weights, the raw scores QKᵀ/√d_k, or the scores after masking.
+ATTENTION_VALUES = ("weights", "scores", "masked_scores")
+KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
+               "cross": "Cross-attention (decoder → encoder)"}
+VALUE_TITLES = {"weights": "weight", "scores": "raw score", "masked_scores": "masked score"}
+
+
+def value_plane(value: str, weights: np.ndarray, scores: np.ndarray, mask: np.ndarray,
+                fill: float) -> tuple[np.ndarray, float, float, str]:
+    """(z, zmin, zmax, colour scale) for drawing `value`.
+
+    weights, scores (..., q_len, k_len); mask broadcastable to them, True = may attend.
+    Weights use a fixed 0-1 range; scores a range symmetric about 0 taken from the
+    allowed cells only, so a fill such as -1e9 never stretches the colours.
+    """
+    if value == "weights":
+        return weights, 0.0, 1.0, SEQUENTIAL
+    if value == "scores":
+        limit = symmetric_limit(scores[np.isfinite(scores)])
+        return scores, -limit, limit, DIVERGING
+    if value == "masked_scores":
+        allowed = np.broadcast_to(mask, scores.shape)
+        limit = symmetric_limit(scores[allowed & np.isfinite(scores)])
+        return np.where(allowed, scores, fill), -limit, limit, DIVERGING
+    raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
+
+
+def format_number(value: float, digits: int = 2) -> str:
+    """A cell value with a true minus sign; fills such as -1e9 or -inf via `fill_text`."""
+    if not np.isfinite(value) or abs(value) >= 1e4:
+        return fill_text(value)
+    text = f"{value:.{digits}f}"
+    return text.lstrip("-") if float(text) == 0 else text.replace("-", MINUS)
+
+
+def cell_label(query: int, query_text: str, key: int, key_text: str) -> str:
+    """Hover heading of one attention cell: query 2 “cat” → key 0 “the” (texts already escaped)."""
+    return f"query {query} “{query_text}” → key {key} “{key_text}”"
+
+
+def token_text_axis(tokens: Sequence[str] | None, length: int, reverse: bool = False) -> dict:
+    """`token_axis` with escaped tick text, so "<s>" or "<pad>" shows as written."""
+    return {**token_axis(tokens, length, reverse), "ticktext": token_texts(tokens, length)}

@@ -1,0 +1,417 @@
+"""Attention figures (paper section 3.2): all heads at once, one head large, a line view, head entropy.
+
+Every builder takes a Trace (batch item 0 is drawn) and returns a go.Figure. Keys are
+on x, queries on y with the first query at the top. Weights share one fixed 0-1
+colour range; scores a range symmetric about 0. Cells the mask blocks are drawn
+grey. A near-transparent scatter on top makes tiles and cells clickable in
+Streamlit, which reports selections of scatter points but not of heatmap cells.
+The mask figures live in `masks.py` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from itertools import pairwise
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+
+from .common import (
+    ATTENTION_KINDS,
+    BLOCKED_GREY,
+    HIGHLIGHT,
+    KIND_TITLES,
+    MUTED,
+    SEQUENTIAL,
+    VALUE_TITLES,
+    as_numpy,
+    attention_arrays,
+    attention_layers,
+    attention_name,
+    attention_tokens,
+    base_layout,
+    cell_label,
+    fill_text,
+    format_number,
+    mask_value,
+    token_text_axis,
+    token_texts,
+    value_plane,
+)
+from .masks import blocked_layer, check_choice, mask_figures, mask_heatmap, masking_steps
+
+__all__ = [
+    "attention_grid", "attention_heatmap", "attention_lines", "cell_breakdown", "cell_selection", "entropy_bits",
+    "grid_selection", "head_entropy", "mask_figures", "mask_heatmap", "masking_steps",
+]
+
+GRID_PX = 1100  # the width the grid is laid out for; Streamlit stretches it to its column
+HEAD_PX = 560  # the plot size one head is laid out for
+TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text
+MAX_VALUE_TOKENS = 14  # up to this many tokens per side, a single head writes its values in the cells
+CLICK_OPACITY = 0.01  # click targets: invisible (hover and clicks are found by distance, not by pixels)
+CLICK_COLOUR = "rgba(255, 255, 255, 0)"
+SIDES = {"src": "source", "tgt": "target"}
+
+
+def attention_grid(trace, kind: str, value: str = "weights", *, width: int | None = None) -> go.Figure:
+    """Every layer (rows) × head (columns) of one attention kind, drawn as ONE heatmap.
+
+    The tiles sit in one z matrix, (layers·(q_len+gap) - gap, heads·(k_len+gap) - gap),
+    with NaN gutters, because one heatmap redraws far faster than one per head. The axes
+    are categories named after layer/head and token, so the hover names the layer, head,
+    query and key without a string per cell. Trace 1 holds one click target per tile
+    with customdata [layer, head] (read it with `grid_selection`); its hover names the
+    tile, the cells around it show their own numbers. `width` is the pixel width to lay
+    out for (heights, tick labels and click targets follow from it).
+    """
+    check_choice(kind, value)
+    stacks = [attention_arrays(trace, kind, layer) for layer in range(attention_layers(trace, kind))]
+    weights = np.stack([w for w, _, _ in stacks])  # (layers, heads, q_len, k_len)
+    scores = np.stack([s for _, s, _ in stacks])  # (layers, heads, q_len, k_len)
+    mask = np.stack([m for _, _, m in stacks])  # (layers, q_len, k_len)
+    layers, heads, q_len, k_len = weights.shape
+    gap = max(1, round(0.08 * max(q_len, k_len)))
+    z, zmin, zmax, colorscale = value_plane(value, weights, scores, mask[:, None], mask_value(trace))
+    # The hover shows whichever of weight and raw score the colour does not.
+    other = {"weights": scores, "scores": weights, "masked_scores": np.stack([weights, scores], -1)}[value]
+    number = {"weights": "weight <b>%{z:.3f}</b><br>raw score %{customdata:.3f}",
+              "scores": "raw score <b>%{z:.3f}</b><br>weight %{customdata:.3f}",
+              "masked_scores": "masked score <b>%{z:.4~g}</b><br>raw score %{customdata[1]:.3f}<br>"
+                               "weight %{customdata[0]:.3f}"}[value]
+
+    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
+    y_names = _names("Layer", "query", layers, q_text, gap)
+    x_names = _names("Head", "key", heads, k_text, gap)
+
+    # Pixel geometry at the nominal width: square cells, a tile between 90 and 360 px high.
+    width = width or GRID_PX
+    left = 40 + 8 * max(map(len, q_text), default=1)
+    top, right = 96, 96
+    cell_w = (width - left - right) / len(x_names)
+    cell_h = float(np.clip(cell_w * q_len, 90, 360)) / q_len
+    show_x, show_y = cell_w >= TICK_PX, cell_h >= TICK_PX
+    left = left if show_y else 40
+    bottom = 16 + 7 * max(map(len, k_text), default=1) if show_x else 16
+    height = round(cell_h * len(y_names)) + top + bottom
+
+    fig = go.Figure(go.Heatmap(
+        z=_tile(z, gap), x=x_names, y=y_names, customdata=_tile(other, gap), zmin=zmin, zmax=zmax,
+        colorscale=colorscale, hoverongaps=False, name="attention",
+        colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14, len=min(1.0, 420 / height)),
+        hovertemplate=f"%{{y}}<br>%{{x}}<br>{number}<extra></extra>",
+    ))
+    centre_x = [x_names[h * (k_len + gap) + k_len // 2] for h in range(heads)]
+    centre_y = [y_names[layer * (q_len + gap) + q_len // 2] for layer in range(layers)]
+    fig.add_trace(go.Scatter(
+        x=centre_x * layers, y=np.repeat(centre_y, heads).tolist(), mode="markers", name="tiles",
+        marker=dict(symbol="square", size=0.7 * min(cell_w * k_len, cell_h * q_len), opacity=CLICK_OPACITY,
+                    color=CLICK_COLOUR),
+        customdata=[[layer, head] for layer in range(layers) for head in range(heads)],
+        hovertext=[f"<b>Layer {layer + 1} · Head {head + 1}</b><br>click to open this head"
+                   for layer in range(layers) for head in range(heads)],
+        hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
+    ))
+    if value != "scores" and not mask.all():
+        fig.add_shape(type="path", path=_blocked_path(mask, heads, gap), fillcolor=BLOCKED_GREY,
+                      line=dict(color=BLOCKED_GREY, width=1),  # also hides the anti-aliased seams at the edges
+                      layer="above")
+    for head in range(heads):
+        fig.add_annotation(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
+                           text=f"Head {head + 1}", showarrow=False, font_size=15)
+    for layer in range(layers):
+        fig.add_annotation(x=0, xref="paper", xanchor="right", xshift=-(left - 30 if show_y else 8),
+                           y=layer * (q_len + gap) + (q_len - 1) / 2, text=f"Layer {layer + 1}",
+                           textangle=-90, showarrow=False, font_size=15)
+
+    base_layout(fig, f"{KIND_TITLES[kind]} · {VALUE_TITLES[value]}s · {layers} × {heads} heads", height)
+    fig.update_layout(margin=dict(l=left, r=right, t=top, b=bottom), plot_bgcolor="#ffffff")
+    names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont_size=12, tickmode="array")
+    fig.update_xaxes(**names, tickvals=_tile_names(x_names, heads, k_len, gap) if show_x else [],
+                     ticktext=k_text * heads if show_x else [], automargin=True, range=[-0.5, len(x_names) - 0.5])
+    # Explicit ranges: autorange would pad the axes to fit the large click targets.
+    fig.update_yaxes(**names, tickvals=_tile_names(y_names, layers, q_len, gap) if show_y else [],
+                     ticktext=q_text * layers if show_y else [], range=[len(y_names) - 0.5, -0.5], automargin=False)
+    return fig
+
+
+def grid_selection(event) -> tuple[int, int] | None:
+    """(layer, head) of the tile clicked in `attention_grid`, from st.plotly_chart's selection; else None."""
+    return _selected_pair(event)
+
+
+def cell_selection(event) -> tuple[int, int] | None:
+    """(query, key) of the cell clicked in `attention_heatmap`, from st.plotly_chart's selection; else None."""
+    return _selected_pair(event)
+
+
+def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "weights",
+                      show_values: bool | None = None, *, highlight: tuple[int, int] | None = None) -> go.Figure:
+    """One head large: z (q_len, k_len) is `value`, blocked cells grey (trace 1 when present).
+
+    Values are written in the cells when `show_values` (default: at most 14 tokens a side).
+    The last trace holds one click target per cell with customdata [query, key] (read it
+    with `cell_selection`) and the hover: tokens, weight, raw score and the mask's verdict.
+    `highlight` = (query, key) outlines one cell.
+    """
+    check_choice(kind, value)
+    weights, scores, mask = attention_arrays(trace, kind, layer)
+    weight, score = weights[head], scores[head]  # (q_len, k_len)
+    fill = mask_value(trace)
+    z, zmin, zmax, colorscale = value_plane(value, weight, score, mask, fill)
+    q_len, k_len = weight.shape
+    show = max(q_len, k_len) <= MAX_VALUE_TOKENS if show_values is None else show_values
+    cell = float(np.clip(HEAD_PX / max(q_len, k_len), 14, 64))  # px per cell at the nominal size
+    font = int(np.clip(cell / 3.2, 10, 16))
+
+    fig = go.Figure(go.Heatmap(
+        z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
+        colorscale=colorscale, hoverinfo="skip", name=VALUE_TITLES[value],
+        text=[[format_number(v) for v in row] for row in z] if show else None,
+        texttemplate="%{text}" if show else None, textfont_size=font,
+        colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14),
+    ))
+    if value != "scores" and not mask.all():
+        fig.add_trace(blocked_layer(mask, "0" if value == "weights" else fill_text(fill), show, font))
+
+    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
+    query, key = np.divmod(np.arange(q_len * k_len), k_len)  # (q_len·k_len,) each, row by row
+    verdict = np.where(mask.ravel(), "may attend", f"blocked: score → {fill_text(fill)}, weight 0")
+    hover = [f"<b>{cell_label(i, q_text[i], j, k_text[j])}</b><br>weight {w:.3f}<br>raw score {s:.3f}<br>{v}"
+             for i, j, w, s, v in zip(query, key, weight.ravel(), score.ravel(), verdict, strict=True)]
+    fig.add_trace(go.Scatter(
+        x=key.tolist(), y=query.tolist(), mode="markers", name="cells", showlegend=False,
+        marker=dict(symbol="square", size=cell, opacity=CLICK_OPACITY, color=CLICK_COLOUR),
+        customdata=np.stack([query, key], 1).tolist(), hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
+    ))
+    if highlight is not None:
+        i, j = highlight
+        fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
+                      line=dict(color=HIGHLIGHT, width=4), layer="above")
+
+    _, _, q_side, k_side = ATTENTION_KINDS[kind]
+    title = f"{KIND_TITLES[kind]} · Layer {layer + 1} · Head {head + 1}"
+    base_layout(fig, title, height=round(cell * q_len) + 150)
+    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=120))
+    # Explicit ranges: autorange would pad the axes to fit the click targets.
+    fig.update_xaxes(**token_text_axis(k_tokens, k_len), side="top", tickfont_size=min(font + 2, 15),
+                     title=dict(text=f"key ({SIDES[k_side]})", standoff=6), range=[-0.5, k_len - 0.5])
+    fig.update_yaxes(**token_text_axis(q_tokens, q_len), tickfont_size=min(font + 2, 15),
+                     title=f"query ({SIDES[q_side]})", range=[q_len - 0.5, -0.5])
+    return fig
+
+
+def attention_lines(trace, kind: str, layer: int, head: int, query: int | None = None) -> go.Figure:
+    """BertViz-style line view: queries left, keys right, a line per pair as opaque as its weight.
+
+    Lines are grouped into five opacity bins (one trace each, None-separated segments);
+    with `query` given its lines are drawn strongly and the others faintly.
+    """
+    check_choice(kind, "weights")
+    weights, _, mask = attention_arrays(trace, kind, layer)
+    weight = weights[head]  # (q_len, k_len)
+    q_len, k_len = weight.shape
+    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
+    fig = go.Figure()
+
+    focus = np.ones(q_len, bool) if query is None else np.arange(q_len) == query  # (q_len,)
+    edges = (0.02, 0.1, 0.25, 0.5, 0.75, 1.01)
+    colour = sample_colorscale(SEQUENTIAL, [0.3])[0]
+    for low, high in pairwise(edges):
+        shown = focus[:, None] & (weight >= low) & (weight < high)  # (q_len, k_len)
+        fig.add_trace(_segments(shown, colour, opacity=min(1.0, (low + high) / 2 + 0.1), width=1 + 5 * low,
+                                name=f"weight {low:g}–{min(high, 1):g}"))
+    if query is not None:
+        fig.add_trace(_segments(~focus[:, None] & (weight >= 0.1), MUTED, opacity=0.25, width=1, name="other queries"))
+
+    live = mask.any(1)  # (q_len,) queries with at least one key to look at
+    top_keys = [" · ".join(f"{k_text[j]} {weight[i, j]:.2f}" for j in np.argsort(-weight[i])[:3] if weight[i, j] > 0)
+                for i in range(q_len)]
+    fig.add_trace(go.Scatter(
+        x=[0] * q_len, y=list(range(q_len)), mode="markers+text", text=q_text, textposition="middle left",
+        textfont=dict(size=15, color=[HIGHLIGHT if query == i else "#222222" if live[i] else MUTED
+                                      for i in range(q_len)]),
+        marker=dict(size=10, color=[HIGHLIGHT if query == i else colour for i in range(q_len)]),
+        customdata=[[i] for i in range(q_len)], showlegend=False, name="queries",
+        hovertext=[f"<b>query {i} “{q_text[i]}”</b><br>" + (f"looks at: {top_keys[i]}" if live[i] else
+                   "no key is allowed: this row is blocked") for i in range(q_len)],
+        hovertemplate="%{hovertext}<extra></extra>",
+    ))
+    key_hover = [f"<b>key {j} “{k_text[j]}”</b>" + ("" if query is None else
+                 f"<br>weight from query {query}: {weight[query, j]:.3f}") for j in range(k_len)]
+    key_labels = k_text if query is None else [
+        f"{text}  <b>{weight[query, j]:.2f}</b>" if weight[query, j] >= 0.01 else text for j, text in enumerate(k_text)]
+    fig.add_trace(go.Scatter(
+        x=[1] * k_len, y=list(range(k_len)), mode="markers+text", text=key_labels, textposition="middle right",
+        textfont=dict(size=15, color=["#222222" if mask[:, j].any() else MUTED for j in range(k_len)]),
+        marker=dict(size=10, color=colour), showlegend=False, name="keys",
+        hovertext=key_hover, hovertemplate="%{hovertext}<extra></extra>",
+    ))
+    _, _, q_side, k_side = ATTENTION_KINDS[kind]
+    for x, text in ((0, f"queries ({SIDES[q_side]})"), (1, f"keys ({SIDES[k_side]})")):
+        fig.add_annotation(x=x, y=1, yref="paper", yanchor="bottom", text=f"<b>{text}</b>", showarrow=False,
+                           font_size=14)
+    base_layout(fig, f"Layer {layer + 1} · Head {head + 1}" + ("" if query is None else f" · query {query}"),
+                height=int(np.clip(30 * max(q_len, k_len) + 110, 300, 1000)))
+    fig.update_layout(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=90))
+    hidden = dict(visible=False, fixedrange=True)
+    fig.update_xaxes(**hidden, range=[-0.9, 1.9])
+    fig.update_yaxes(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])
+    return fig
+
+
+def entropy_bits(weights: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean attention entropy in bits over the queries that have an allowed key.
+
+    weights (..., q_len, k_len), mask (q_len, k_len) True = may attend -> (...).
+    """
+    p = np.clip(weights, 0.0, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_query = -np.where(p > 0, p * np.log2(p), 0.0).sum(-1)  # (..., q_len)
+    live = mask.any(-1)  # (q_len,)
+    return per_query[..., live].mean(-1) if live.any() else np.zeros(per_query.shape[:-1])
+
+
+def head_entropy(trace, kind: str) -> go.Figure:
+    """Per-head entropy in bits (bars grouped by layer) with a dashed line at the uniform maximum.
+
+    A head that spreads its attention evenly over n keys has entropy log2(n); one that
+    looks at a single key has 0. The line is log2 of the mean number of allowed keys.
+    """
+    check_choice(kind, "weights")
+    stacks = [attention_arrays(trace, kind, layer) for layer in range(attention_layers(trace, kind))]
+    bits = np.stack([entropy_bits(w, m) for w, _, m in stacks])  # (layers, heads)
+    allowed = [m.sum(1)[m.any(1)] for _, _, m in stacks]  # allowed keys of each live query, per layer
+    uniform = float(np.log2(max(np.concatenate(allowed).mean(), 1.0))) if np.concatenate(allowed).size else 0.0
+    layers, heads = bits.shape
+    colours = sample_colorscale(SEQUENTIAL, list(np.linspace(0.0, 0.85, heads)))
+    x = [f"Layer {layer + 1}" for layer in range(layers)]
+    fig = go.Figure([go.Bar(
+        x=x, y=bits[:, head], name=f"Head {head + 1}", marker_color=colours[head], customdata=2 ** bits[:, head],
+        hovertemplate=(f"%{{x}} · Head {head + 1}<br><b>%{{y:.2f}} bits</b>: as spread out as uniform attention "
+                       f"over %{{customdata:.1f}} keys<br>uniform over all allowed keys: {uniform:.2f} bits"
+                       "<extra></extra>"),
+    ) for head in range(heads)])
+    fig.add_hline(y=uniform, line=dict(dash="dash", color="#444444", width=2),
+                  annotation=dict(text=f"uniform attention: {uniform:.2f} bits", font_size=13),
+                  annotation_position="top right")
+    base_layout(fig, f"{KIND_TITLES[kind]} · entropy per head (bits)", height=340)
+    fig.update_layout(barmode="group", bargap=0.25, legend=dict(orientation="h", y=-0.15),
+                      yaxis=dict(title="entropy (bits)", rangemode="tozero", range=[0, max(uniform, bits.max()) * 1.15
+                                                                                     + 0.05]))
+    return fig
+
+
+def cell_breakdown(trace, kind: str, layer: int, head: int, query: int, key: int) -> dict:
+    """The numbers behind one cell, recomputed with numpy from the recorded q, k, scores, mask and weights.
+
+    q and k are this head's vectors (d_head,); `score` = q·k/√d_head equals `recorded_score`;
+    `row_softmax` is the softmax of the masked row (blocked keys exactly 0, as in the model)
+    and its entry at `key` equals the recorded `weight`.
+    """
+    check_choice(kind, "weights")
+    weights, scores, mask = attention_arrays(trace, kind, layer)
+    q = as_numpy(trace[attention_name(kind, layer, "q")])[0, head, query].astype(np.float64)  # (d_head,)
+    k = as_numpy(trace[attention_name(kind, layer, "k")])[0, head, key].astype(np.float64)  # (d_head,)
+    d_head = q.shape[0]
+    dot = float(q @ k)
+    fill = mask_value(trace)
+    row_allowed = mask[query]  # (k_len,)
+    row_masked = np.where(row_allowed, scores[head, query], fill)  # (k_len,)
+    row_softmax = np.zeros_like(row_masked)
+    if row_allowed.any():
+        exp = np.exp(row_masked[row_allowed] - row_masked[row_allowed].max())
+        row_softmax[row_allowed] = exp / exp.sum()
+    q_tokens, k_tokens = attention_tokens(trace, kind)
+    return {
+        "kind": kind, "layer": layer, "head": head, "query": query, "key": key,
+        "query_token": _token(q_tokens, query), "key_token": _token(k_tokens, key),
+        "q": q.tolist(), "k": k.tolist(), "dot": dot, "d_head": d_head, "sqrt_d_head": float(np.sqrt(d_head)),
+        "score": dot / float(np.sqrt(d_head)), "recorded_score": float(scores[head, query, key]),
+        "allowed": bool(row_allowed[key]), "mask_value": fill, "masked_score": float(row_masked[key]),
+        "row_masked_scores": row_masked.tolist(), "row_softmax": row_softmax.tolist(),
+        "weight": float(weights[head, query, key]),
+    }
+
+
+def _names(outer: str, inner: str, count: int, texts: list[str], gap: int) -> list[str]:
+    """Category names of the grid's rows or columns: "Layer 2 · query 3 “the”", gutters "gap 1.0"."""
+    names = [f"{outer} {block + 1} · {inner} {i} “{texts[i]}”" if i < len(texts) else f"gap {block}.{i}"
+             for block in range(count) for i in range(len(texts) + gap)]
+    return names[:-gap]
+
+
+def _tile_names(names: list[str], count: int, length: int, gap: int) -> list[str]:
+    """The category names that belong to tiles (not gutters), in order."""
+    return [names[block * (length + gap) + i] for block in range(count) for i in range(length)]
+
+
+def _tile(values: np.ndarray, gap: int) -> np.ndarray:
+    """(layers, heads, q_len, k_len, *extra) -> (rows, cols, *extra) float32, NaN gutters `gap` cells wide."""
+    layers, heads, q_len, k_len, *extra = values.shape
+    padded = np.full((layers, heads, q_len + gap, k_len + gap, *extra), np.nan, np.float32)
+    padded[:, :, :q_len, :k_len] = values
+    rows = padded.swapaxes(1, 2).reshape(layers * (q_len + gap), heads * (k_len + gap), *extra)
+    return rows[:-gap, :-gap]
+
+
+def _rectangles(blocked: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Blocked cells (q_len, k_len) as (top, bottom, left, right) half-open rectangles.
+
+    Runs within a row, merged with the same run in the rows below (a padding column is one rectangle).
+    """
+    rectangles, open_runs = [], {}
+    for row, cells in enumerate([*blocked, np.zeros(blocked.shape[1], bool)]):
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], cells.astype(np.int8), [0]])))
+        runs = set(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+        for run in [r for r in open_runs if r not in runs]:
+            rectangles.append((open_runs.pop(run), row, *run))
+        for run in runs:
+            open_runs.setdefault(run, row)
+    return rectangles
+
+
+def _blocked_path(mask: np.ndarray, heads: int, gap: int) -> str:
+    """One SVG path covering every blocked cell of the grid. mask (layers, q_len, k_len), True = may attend."""
+    layers, q_len, k_len = mask.shape
+    parts = []
+    for layer in range(layers):
+        for top, bottom, left, right in _rectangles(~mask[layer]):
+            y0, y1 = layer * (q_len + gap) + top - 0.5, layer * (q_len + gap) + bottom - 0.5
+            for head in range(heads):
+                x0, x1 = head * (k_len + gap) + left - 0.5, head * (k_len + gap) + right - 0.5
+                parts.append(f"M{x0:g},{y0:g}H{x1:g}V{y1:g}H{x0:g}Z")
+    return "".join(parts)
+
+
+def _segments(shown: np.ndarray, colour: str, opacity: float, width: float, name: str) -> go.Scatter:
+    """One line trace from query i (x=0) to key j (x=1) for every True (i, j) of shown (q_len, k_len)."""
+    xs, ys = [], []
+    for i, j in zip(*np.nonzero(shown), strict=True):
+        xs += [0, 1, None]
+        ys += [int(i), int(j), None]
+    return go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=colour, width=width), opacity=opacity,
+                      hoverinfo="skip", name=name, showlegend=False)
+
+
+def _selected_pair(event) -> tuple[int, int] | None:
+    """The first clicked point's customdata [a, b] as ints, from a Streamlit plotly selection event."""
+    selection = event.get("selection") if isinstance(event, Mapping) else None
+    points = selection.get("points") if isinstance(selection, Mapping) else None
+    for point in points or ():
+        data = point.get("customdata") if isinstance(point, Mapping) else None
+        if isinstance(data, Mapping):  # a typed array that went through JSON: {"0": a, "1": b}
+            data = [data.get("0"), data.get("1")]
+        if isinstance(data, list | tuple) and len(data) >= 2 and all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in data[:2]):
+            return int(data[0]), int(data[1])
+    return None
+
+
+def _token(tokens, position: int) -> str:
+    return str(tokens[position]) if tokens is not None and position < len(tokens) else str(position)
+

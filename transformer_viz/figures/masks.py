@@ -1,0 +1,176 @@
+"""Mask figures (paper section 3.2.3): padding and look-ahead masks, and what masking does to one head.
+
+Masks are boolean (q_len, k_len) arrays with True = "this query may attend to this
+key" (the model's convention). A blocked score is replaced by the config's
+`mask_value` (e.g. -1e9) before the softmax, which turns it into a weight of 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .common import (
+    ATTENTION_KINDS,
+    ATTENTION_VALUES,
+    BLOCKED_GREY,
+    DIVERGING,
+    KIND_TITLES,
+    MASK_COLOURS,
+    SEQUENTIAL,
+    as_numpy,
+    attention_arrays,
+    attention_name,
+    attention_tokens,
+    base_layout,
+    cell_label,
+    fill_text,
+    format_number,
+    mask_value,
+    symmetric_limit,
+    token_text_axis,
+    token_texts,
+)
+
+MAX_STEP_TOKENS = 10  # up to this many tokens a side, the three masking panels write their values
+BLOCKED_TEXT = "#3b3b3b"
+
+
+def check_choice(kind: str, value: str = "weights") -> None:
+    """Raise ValueError naming the choices for an unknown attention kind or value."""
+    if kind not in ATTENTION_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(ATTENTION_KINDS)}, got {kind!r}.")
+    if value not in ATTENTION_VALUES:
+        raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
+
+
+def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, **position) -> go.Heatmap:
+    """A grey heatmap over the blocked cells of mask (q_len, k_len) (True = may attend), optionally labelled."""
+    blocked = ~mask
+    return go.Heatmap(
+        z=np.where(blocked, 1.0, np.nan).astype(np.float32), colorscale=[[0, BLOCKED_GREY], [1, BLOCKED_GREY]],
+        showscale=False, hoverinfo="skip", name="blocked",
+        text=np.where(blocked, text, "").tolist() if show_text else None,
+        texttemplate="%{text}" if show_text else None, textfont=dict(size=font_size, color=BLOCKED_TEXT), **position,
+    )
+
+
+def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[str] | None,
+                 title: str) -> go.Figure:
+    """A boolean mask (q_len, k_len), True = may attend, in MASK_COLOURS with a "may attend" / "blocked" legend."""
+    mask = np.asarray(as_numpy(mask), bool)
+    q_len, k_len = mask.shape
+    q_text, k_text = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
+    blocked_colour, allowed_colour = MASK_COLOURS[0][1], MASK_COLOURS[-1][1]
+    hover = [[f"{cell_label(i, q_text[i], j, k_text[j])}<br><b>{'may attend' if mask[i, j] else 'blocked'}</b>"
+              for j in range(k_len)] for i in range(q_len)]
+    gap = 1 if max(q_len, k_len) <= 24 else 0
+    fig = go.Figure(go.Heatmap(
+        z=mask.astype(np.int8), x=np.arange(k_len), y=np.arange(q_len), zmin=0, zmax=1, showscale=False,
+        colorscale=[[0.0, blocked_colour], [0.5, blocked_colour], [0.5, allowed_colour], [1.0, allowed_colour]],
+        xgap=gap, ygap=gap, hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", name=title,
+    ))
+    for label, colour in (("may attend", allowed_colour), ("blocked", blocked_colour)):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, hoverinfo="skip",
+                                 marker=dict(symbol="square", size=14, color=colour)))
+    cell = float(np.clip(300 / max(q_len, k_len), 10, 36))
+    base_layout(fig, title, height=round(cell * q_len) + 210)
+    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=140, b=40),
+                      legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font_size=14))
+    tick = dict(tickfont_size=12, fixedrange=True)
+    fig.update_xaxes(**token_text_axis(key_tokens, k_len), side="top", **tick)
+    fig.update_yaxes(**token_text_axis(query_tokens, q_len, reverse=True), **tick)
+    return fig
+
+
+def mask_figures(trace) -> dict[str, go.Figure]:
+    """The four masks of this run, read from the recorded masks of layer 1.
+
+    "source_padding" (src_len, src_len) as the encoder applies it; "target_padding" (tgt_len, tgt_len);
+    "look_ahead" (tgt_len, tgt_len), the lower triangle; "decoder_self", the decoder's
+    look-ahead AND target padding.
+    """
+    src, tgt = trace.src_tokens, trace.tgt_tokens
+    source = as_numpy(trace[attention_name("encoder_self", 0, "mask")])[0, 0].astype(bool)  # (src_len, src_len)
+    combined = as_numpy(trace[attention_name("decoder_self", 0, "mask")])[0, 0].astype(bool)  # (tgt_len, tgt_len)
+    # The last query may look at every earlier position, so its row is exactly the target padding.
+    target = np.broadcast_to(combined[-1], combined.shape)  # (tgt_len, tgt_len)
+    look_ahead = np.tril(np.ones_like(combined))  # (tgt_len, tgt_len)
+    figures = {
+        "source_padding": mask_heatmap(source, src, src, "Source padding"),
+        "target_padding": mask_heatmap(target, tgt, tgt, "Target padding"),
+        "look_ahead": mask_heatmap(look_ahead, tgt, tgt, "Look-ahead"),
+        "decoder_self": mask_heatmap(combined, tgt, tgt, "Look-ahead AND padding"),
+    }
+    subtitles = {"source_padding": "no query looks at a source &lt;pad&gt;",
+                 "target_padding": "no query looks at a target &lt;pad&gt;",
+                 "look_ahead": "query i sees keys 0…i, never the future",
+                 "decoder_self": "what decoder self-attention applies"}
+    for key, fig in figures.items():
+        fig.update_layout(title_subtitle=dict(text=subtitles[key], font_size=13))
+    return figures
+
+
+def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
+    """Three panels for one head: raw scores -> masked scores (blocked = the fill) -> softmax weights.
+
+    Panels 1 and 2 share one colour range symmetric about 0 from the raw scores, so a cell
+    keeps its colour until the mask greys it; panel 3 uses the fixed 0-1 weight range.
+    """
+    check_choice(kind)
+    weights, scores, mask = attention_arrays(trace, kind, layer)
+    weight, score = weights[head], scores[head]  # (q_len, k_len)
+    q_len, k_len = weight.shape
+    fill = mask_value(trace)
+    masked = np.where(mask, score, fill)  # (q_len, k_len)
+    limit = symmetric_limit(score[np.isfinite(score)])
+    show = max(q_len, k_len) <= MAX_STEP_TOKENS
+    cell = float(np.clip(300 / max(q_len, k_len), 10, 44))
+    font = int(np.clip(cell / 3.0, 10, 15))
+    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
+    labels = [[cell_label(i, q_text[i], j, k_text[j]) for j in range(k_len)] for i in range(q_len)]
+
+    def hover(describe) -> list[list[str]]:
+        return [[f"<b>{labels[i][j]}</b><br>{describe(i, j)}" for j in range(k_len)] for i in range(q_len)]
+
+    spacing = 0.09
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=spacing, subplot_titles=[
+        "① raw scores q·k / √d_k", f"② masked: blocked → {fill_text(fill)}", "③ softmax → weights"])
+    panels = (
+        (score, -limit, limit, DIVERGING, hover(lambda i, j: f"raw score {score[i, j]:.3f}" + (
+            "" if mask[i, j] else f"<br>the mask blocks this key: it becomes {fill_text(fill)}"))),
+        (masked, -limit, limit, DIVERGING, hover(lambda i, j: f"masked score {score[i, j]:.3f} (may attend)"
+                                                  if mask[i, j] else f"masked score {fill_text(fill)} (blocked)")),
+        (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: f"weight {weight[i, j]:.3f}" + (
+            "" if mask[i, j] else f"<br>blocked: e^({fill_text(fill)}) ≈ 0"))),
+    )
+    width = (1 - 2 * spacing) / 3
+    for col, (z, zmin, zmax, colorscale, text) in enumerate(panels, start=1):
+        colorbar = dict(thickness=12, len=0.9, x=col * width + (col - 1) * spacing + 0.005, xanchor="left",
+                        title=dict(text="score" if col == 2 else "weight", side="right"))
+        fig.add_trace(go.Heatmap(
+            z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
+            colorscale=colorscale, showscale=col > 1, colorbar=colorbar, hoverongaps=True,
+            text=[[format_number(v, 2 if col == 3 else 1) for v in row] for row in z] if show else None,
+            texttemplate="%{text}" if show else None, textfont_size=font,
+            hovertext=text, hovertemplate="%{hovertext}<extra></extra>",
+        ), row=1, col=col)
+        if col > 1 and not mask.all():
+            fig.add_trace(blocked_layer(mask, fill_text(fill) if col == 2 else "0", show, font), row=1, col=col)
+
+    title = f"{KIND_TITLES[kind]} · Layer {layer + 1} · Head {head + 1}: from scores to weights"
+    base_layout(fig, title, height=round(cell * q_len) + 190)
+    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
+    fig.update_annotations(font_size=15)
+    fig.add_annotation(x=width + spacing / 2, y=0.5, xref="paper", yref="paper", text="→", showarrow=False,
+                       font=dict(size=34, color="#777777"))
+    fig.update_xaxes(**token_text_axis(k_tokens, k_len), tickfont_size=12, fixedrange=True)
+    fig.update_yaxes(**token_text_axis(q_tokens, q_len, reverse=True), tickfont_size=12,
+                     fixedrange=True)
+    fig.update_yaxes(showticklabels=False, col=2)
+    fig.update_yaxes(showticklabels=False, col=3)
+    return fig
