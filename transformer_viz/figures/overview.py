@@ -27,10 +27,10 @@ STYLES = {
     "softmax": ("#d5f5e3", "#1e8449"), "probs": ("#ffffff", "#1e8449"), "frame": ("#f6f7f9", "#adb5bd"),
 }
 INK = "#1f2933"
-GAP, ROW, THIN = 0.17, 0.6, 0.36  # vertical gap, sublayer height, norm / add height (data units)
-WIDTH, SIDE = 4.4, 1.6  # column width, room beside a column for N× and the positional encoding
+GAP, ROW, THIN = 0.17, 0.64, 0.36  # vertical gap, sublayer height, norm / add height (data units)
+WIDTH, SIDE = 4.2, 1.3  # column width, room beside a column for N× and the positional encoding
 ENC_X0 = SIDE
-DEC_X0 = ENC_X0 + WIDTH + 2.0
+DEC_X0 = ENC_X0 + WIDTH + 1.6
 UNIT_PX, MAX_HEIGHT = 72, 720  # pixels per data unit at 1280 px wide; never taller than a projector
 
 
@@ -93,12 +93,12 @@ def layer_rows(config, counts, shapes, stack: str) -> tuple[list[Row], list[tupl
     return rows, residuals
 
 
-def column_rows(config, counts, shapes, side: str) -> tuple[list[Row], int]:
-    """Rows before a layer stack, bottom to top, and the index where the layer frame starts."""
+def column_rows(config, counts, shapes, side: str) -> list[Row]:
+    """Rows before a layer stack, bottom to top: tokens, embedding, + positions, optional LayerNorm."""
     embed = f"{side}_embed"
     scale = f" × √{config.d_model}" if config.scale_embeddings else ""
-    rows = [Row(f"{side}.tokens", "tokens", "Source tokens" if side == "src" else "Target tokens (shifted right)",
-                shapes.get(f"{side}_tokens", ""), 0.46, page="embeddings",
+    rows = [Row(f"{side}.tokens", "tokens", "Source tokens" if side == "src" else "Target tokens",
+                shapes.get(f"{side}_tokens", "") + ("" if side == "src" else " shifted right"), 0.46, page="embeddings",
                 hover="Token ids, one per position." if side == "src" else
                 "The decoder reads &lt;bos&gt; + the answer so far and predicts the next token at every position."),
             Row(f"{side}.embed", "embed", f"Token embedding{scale}",
@@ -110,7 +110,7 @@ def column_rows(config, counts, shapes, side: str) -> tuple[list[Row], int]:
     if config.embed_norm:
         rows.append(Row(f"{side}.embed_norm", "norm", "LayerNorm", params(counts, f"{embed}.norm"), THIN,
                         page="embeddings", hover="LayerNorm on the embedding sum (BERT style, seed 000)."))
-    return rows, len(rows)
+    return rows
 
 
 class Canvas:
@@ -162,8 +162,8 @@ class Canvas:
             return
         self.rect(row.key, x0, y0, x1, y1, row.style)
         text_x1 = x1 - (head_strip(row.heads) if row.heads else 0.0)
-        label = f"<b>{row.label}</b>" + (f"<br><span style='font-size:12px'>{row.detail}</span>"
-                                          if row.detail and row.height >= ROW else f"  {row.detail}")
+        detail = f"<span style='font-size:{12 if row.height >= ROW else 11}px'>{row.detail}</span>"
+        label = f"<b>{row.label}</b>" + (("<br>" if row.height >= ROW else "  ") + detail if row.detail else "")
         self.text((x0 + text_x1) / 2, cy, label, size=14 if row.height >= ROW else 13)
         self.target(x0, text_x1, cy, row.page, hover)
         if row.heads:
@@ -204,7 +204,7 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     x0 = ENC_X0 if side == "src" else DEC_X0
     x1, cx = x0 + WIDTH, x0 + WIDTH / 2
     outside = -1 if side == "src" else 1  # N×, positional encoding and residual lines go on the outer side
-    before, _ = column_rows(config, counts, shapes, side)
+    before = column_rows(config, counts, shapes, side)
     layer, residuals = layer_rows(config, counts, shapes, stack)
     y, centres, spots = 0.15, {}, {}
     previous_top = None
@@ -221,14 +221,14 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
             previous_top = y + row.height
             y = previous_top + GAP
     frame_y1 = y + 0.03
-    fx0, fx1 = x0 - 0.4, x1 + 0.4
+    fx0, fx1 = x0 - 0.32, x1 + 0.32
     canvas.rect(f"{stack}.frame", fx0, frame_y0, fx1, frame_y1, "frame", radius=0.18, dash="dot")
     canvas.shapes.insert(0, canvas.shapes.pop())  # the frame behind its blocks
     n_layers = config.n_encoder_layers if side == "src" else config.n_decoder_layers
     layer_params = params(counts, f"{stack}.layers.0").replace(" params", "")
-    side_x = fx0 - 0.12 if side == "src" else fx1 + 0.12
+    side_x = fx0 - 0.06 if side == "src" else fx1 + 0.06
     canvas.text(side_x, (frame_y0 + frame_y1) / 2, f"<b style='font-size:26px'>{n_layers}×</b><br>{stack}<br>layer"
-                + (f"<br><span style='font-size:11px'>{layer_params}<br>params each</span>" if layer_params else ""),
+                + (f"<br><span style='font-size:11px'>{layer_params}<br>params<br>each</span>" if layer_params else ""),
                 anchor="right" if side == "src" else "left", size=13)
     # Residual connections: from the branch point below a sublayer round to its add.
     for start, end in residuals:
@@ -240,7 +240,7 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
         canvas.arrow(lane, y_add, edge, y_add, colour="#7a7a7a")
     # Positional encoding beside the ⊕ of the embeddings.
     add_y = centres[f"{side}.add_position"]
-    gx = cx + outside * (WIDTH / 2 + 0.85)
+    gx = cx + outside * (WIDTH / 2 + 0.72)
     positional_glyph(canvas, side, gx, add_y, config, counts)
     canvas.arrow(gx - outside * 0.3, add_y, cx + outside * THIN / 2, add_y)
     top = y - GAP
@@ -271,7 +271,7 @@ def positional_glyph(canvas: Canvas, side: str, gx: float, gy: float, config, co
                                           fillcolor="#e6a09a" if (i + j) % 2 else "#f5d0cc", line=dict(width=0)))
     else:
         canvas.path([(gx - 0.7 * r, gy - 0.7 * r), (gx + 0.7 * r, gy + 0.7 * r)], colour="#b00020", width=2.5)
-    names = {"sinusoidal": "sinusoidal<br>(paper)", "sinusoidal_concat": "sinusoidal<br>[sin | cos] (TF)",
+    names = {"sinusoidal": "sinusoidal<br>(paper)", "sinusoidal_concat": "sin | cos<br>halves (TF)",
              "learned": f"learned table<br>{params(counts, f'{side}_embed.positional')}",
              "none": "<span style='color:#b00020'>none:<br>no order!</span>"}
     canvas.text(gx, gy - r - 0.05, f"Positional<br>encoding<br>{names[kind]}", size=11, yanchor="top")
@@ -288,7 +288,7 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
     enc = stack_column(canvas, config, counts, shapes, "src")
     dec = stack_column(canvas, config, counts, shapes, "tgt")
     # Memory: the encoder's output becomes the keys and values of every cross-attention.
-    lane_x = ENC_X0 + WIDTH + 1.0
+    lane_x = ENC_X0 + WIDTH + 0.8
     route_y = enc["top"] + 0.4
     canvas.path([(enc["cx"], enc["top"]), (enc["cx"], route_y), (lane_x, route_y), (lane_x, dec["cross"])],
                 colour="#d35400", width=2.2)
@@ -302,15 +302,15 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
     canvas.block(Row("output_proj", "linear", "Linear → vocabulary", join(shapes.get("logits", ""),
                      params(counts, "output_proj")), page="decoding",
                      hover="One score (logit) per vocabulary token, at every target position."), DEC_X0, y0, x1)
-    canvas.arrow(x1, y0 + ROW / 2, x1 + 0.5, y0 + ROW / 2)
+    canvas.arrow(x1, y0 + ROW / 2, x1 + 0.45, y0 + ROW / 2)
     canvas.block(Row("softmax", "softmax", "Softmax", page="decoding",
-                     hover="Turns each position's logits into probabilities that sum to 1."), x1 + 0.5, y0, x1 + 2.5)
+                     hover="Turns each position's logits into probabilities that sum to 1."), x1 + 0.45, y0, x1 + 2.45)
     probs_y0 = y0 - ROW - 0.4
-    canvas.arrow(x1 + 1.5, y0, x1 + 1.5, probs_y0 + ROW)
+    canvas.arrow(x1 + 1.45, y0, x1 + 1.45, probs_y0 + ROW)
     canvas.block(Row("probabilities", "probs", "Probabilities", f"next token {shapes.get('probabilities', '')}",
                      page="decoding", hover="The last position's distribution picks the next token."),
-                 x1 + 0.5, probs_y0, x1 + 2.5)
-    width_units, height_units = x1 + 2.6, y0 + ROW + 0.1
+                 x1 + 0.45, probs_y0, x1 + 2.45)
+    width_units, height_units = x1 + 2.5, y0 + ROW + 0.1
     norm_text = ("<b>pre-LN</b>: x + sublayer(LayerNorm(x)),<br>and a final LayerNorm per stack" if config.norm_first
                  else "<b>post-LN</b> (the paper): LayerNorm(x + sublayer(x))")
     canvas.text(0.05, height_units - 0.05, f"<b style='font-size:20px'>Encoder–decoder Transformer</b><br>"
