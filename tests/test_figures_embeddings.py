@@ -128,7 +128,8 @@ def test_embedding_pipeline_shows_layernorm_and_scaling_when_enabled():
     np.testing.assert_allclose(np.asarray(fig.data[3].z), trace["tgt_embed.out"][0].numpy())
     titles = [annotation.text for annotation in fig.layout.annotations]
     assert "LayerNorm" in titles[3] and "√16" in titles[0]
-    assert list(fig.layout.yaxis.ticktext) == TGT
+    assert list(fig.layout.yaxis.ticktext) == ["&lt;bos&gt;", "le", "chat"]  # escaped, or Plotly drops "<bos>"
+    assert fig.data[0].customdata[0, 0] == "“&lt;bos&gt;”"
 
 
 def test_embedding_pipeline_rejects_unknown_side():

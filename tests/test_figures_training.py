@@ -71,8 +71,8 @@ def test_topk_bars_sorts_and_highlights_the_argmax():
 
 def test_topk_bars_adds_a_chosen_token_outside_the_top_k():
     probabilities = torch.tensor([0.05, 0.4, 0.1, 0.3, 0.15])
-    fig = topk_bars(probabilities, ["a", "b", "c", "d", "e"], k=2, chosen=0)
-    assert list(fig.layout.yaxis.ticktext) == ["b", "d", "a"]
+    fig = topk_bars(probabilities, ["<eos>", "b", "c", "d", "e"], k=2, chosen=0)
+    assert list(fig.layout.yaxis.ticktext) == ["b", "d", "&lt;eos&gt;"]
     assert list(fig.data[0].marker.color).index(HIGHLIGHT) == 2
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..recording import name
-from .common import HIGHLIGHT, MUTED, SEQUENTIAL, as_numpy, base_layout, token_axis, token_labels
+from .common import HIGHLIGHT, MUTED, SEQUENTIAL, as_numpy, base_layout, escape_text, token_axis, token_texts
 
 
 def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: int | None = None) -> go.Figure:
@@ -22,7 +22,7 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
     chosen = order[0] if chosen is None else int(chosen)
     if chosen not in order:
         order.append(chosen)
-    labels = [str(vocab_tokens[i]) if i < len(vocab_tokens) else f"id {i}" for i in order]
+    labels = [escape_text(vocab_tokens[i]) if i < len(vocab_tokens) else f"id {i}" for i in order]
     values = probabilities[order]  # (bars,)
     fig = go.Figure(go.Bar(
         x=values, y=np.arange(len(order)), orientation="h", customdata=np.array([labels, order], dtype=object).T,
@@ -56,9 +56,9 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     n_steps, src_len = matrix.shape
     if produced is None:
         produced = [f"id {int(as_numpy(trace['logits'])[0, -1].argmax())}" for trace in step_traces]
-    produced = token_labels(produced, n_steps)
+    produced = token_texts(produced, n_steps)
     row_labels = [f"{k + 1} → {token}" for k, token in enumerate(produced)]
-    sources = token_labels(step_traces[0].src_tokens, src_len)
+    sources = token_texts(step_traces[0].src_tokens, src_len)
     cells = np.array([[f"step {k + 1} produced “{produced[k]}”<br>"
                        f"source “{sources[j]}” (position {j})" for j in range(src_len)] for k in range(n_steps)],
                      dtype=object)
@@ -71,6 +71,6 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     which = f"mean of {n_heads} heads" if head is None else f"head {head + 1}"
     base_layout(fig, f"Where each new token looked in the source (decoder layer {layer + 1}, cross-attention, "
                      f"{which})", height=max(300, 120 + 36 * n_steps))
-    fig.update_xaxes(token_axis(step_traces[0].src_tokens, src_len), title_text="source token")
+    fig.update_xaxes(token_axis(sources, src_len), title_text="source token")
     fig.update_yaxes(token_axis(row_labels, n_steps, reverse=True), title_text="step → token produced")
     return fig

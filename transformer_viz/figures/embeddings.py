@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..model.embeddings import sinusoidal_concat_encoding, sinusoidal_encoding
-from .common import DIVERGING, LINE_COLOURS, as_numpy, base_layout, symmetric_limit, token_axis, token_labels
+from .common import DIVERGING, LINE_COLOURS, as_numpy, base_layout, symmetric_limit, token_axis, token_texts
 
 MATRIX_HOVER = "%{customdata}<br>position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"
 POSITIONAL_TITLES = {
@@ -29,7 +29,7 @@ def matrix_heatmap(matrix: np.ndarray, tokens: Sequence[str] | None, zmax: float
                    name: str = "") -> go.Heatmap:
     """One (positions, d_model) matrix as a heatmap trace with token / position / dimension / value hover."""
     positions, dims = matrix.shape
-    labels = token_labels(tokens, positions)
+    labels = token_texts(tokens, positions)
     hover_tokens = np.repeat(np.array([f"“{t}”" for t in labels], dtype=object)[:, None], dims, axis=1)
     return go.Heatmap(
         z=matrix, x=np.arange(dims), y=np.arange(positions), customdata=hover_tokens, name=name,
@@ -48,7 +48,7 @@ def embedding_heatmap(matrix, tokens: Sequence[str] | None, title: str, zmax: fl
     fig = go.Figure(matrix_heatmap(matrix, tokens, limit))
     base_layout(fig, title, height=max(260, 60 + 28 * matrix.shape[0]))
     fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False)
-    fig.update_yaxes(token_axis(tokens, matrix.shape[0], reverse=True), title_text="position")
+    fig.update_yaxes(token_axis(token_texts(tokens, len(matrix)), len(matrix), reverse=True), title_text="position")
     return fig
 
 
@@ -69,7 +69,7 @@ def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | Non
     """
     encoding = as_numpy(encoding)  # (positions, d_model)
     positions = np.arange(encoding.shape[0])
-    labels = token_labels(tokens, len(positions))
+    labels = token_texts(tokens, len(positions))
     fig = go.Figure()
     for index, dim in enumerate(dims):
         column = encoding[:, dim]  # (positions,)
@@ -82,7 +82,7 @@ def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | Non
             hovertemplate=f"{label}<br>“%{{customdata}}” position %{{x}}<br>value %{{y:.3f}}<extra></extra>",
         ))
     base_layout(fig, "Positional encoding: each dimension is a wave over the positions", height=420)
-    axis = token_axis(tokens, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
+    axis = token_axis(labels, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
     fig.update_xaxes(axis, title_text="position")
     fig.update_yaxes(title_text="value", range=[-1.15, 1.15] if np.abs(encoding).max() <= 1 else None,
                      zeroline=True, zerolinecolor="#888")
@@ -101,7 +101,7 @@ def position_similarity(encoding, tokens: Sequence[str] | None = None) -> go.Fig
     unit = np.divide(encoding, norms, out=np.zeros_like(encoding), where=norms > 0)
     similarity = unit @ unit.T  # (positions, positions)
     length = len(similarity)
-    labels = token_labels(tokens, length)
+    labels = token_texts(tokens, length)
     pairs = np.array([[f"“{labels[i]}” (position {i}) · “{labels[j]}” (position {j})" for j in range(length)]
                       for i in range(length)], dtype=object)
     fig = go.Figure(go.Heatmap(
@@ -110,8 +110,8 @@ def position_similarity(encoding, tokens: Sequence[str] | None = None) -> go.Fig
         hovertemplate="%{customdata}<br>cosine similarity %{z:.3f}<extra></extra>",
     ))
     base_layout(fig, "How alike are two positions? (cosine similarity of their encodings)", height=520)
-    fig.update_xaxes(token_axis(tokens, length), title_text="position")
-    fig.update_yaxes(token_axis(tokens, length, reverse=True), title_text="position")
+    fig.update_xaxes(token_axis(labels, length), title_text="position")
+    fig.update_yaxes(token_axis(labels, length, reverse=True), title_text="position")
     return fig
 
 
@@ -194,6 +194,6 @@ def embedding_pipeline(trace, side: str) -> go.Figure:
     base_layout(fig, f"{'Source' if side == 'src' else 'Target'}: what enters {stack} layer 1 "
                      f"(one colour range: ±{limit:.2f})", height=max(300, 110 + 30 * len(token)))
     fig.update_layout(margin=dict(t=80))
-    fig.update_yaxes(token_axis(tokens, len(token), reverse=True))
+    fig.update_yaxes(token_axis(token_texts(tokens, len(token)), len(token), reverse=True))
     fig.update_yaxes(title_text="position", row=1, col=1)
     return fig

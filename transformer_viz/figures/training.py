@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .common import LINE_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis, token_labels
+from .common import LINE_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis, token_texts
 
 
 def loss_curve(history: Sequence[tuple[int, float, float]]) -> go.Figure:
@@ -37,7 +37,7 @@ def loss_curve(history: Sequence[tuple[int, float, float]]) -> go.Figure:
 
 
 def attention_heatmap_trace(weights: np.ndarray, query_labels: list[str], key_labels: list[str]) -> go.Heatmap:
-    """One (q_len, k_len) weight matrix on integer positions, colours fixed to [0, 1]."""
+    """One (q_len, k_len) weight matrix on integer positions, colours fixed to [0, 1]; labels already escaped."""
     q_len, k_len = weights.shape
     pairs = np.array([[f"query “{query_labels[i]}” ({i}) → key “{key_labels[j]}” ({j})" for j in range(k_len)]
                       for i in range(q_len)], dtype=object)
@@ -61,7 +61,7 @@ def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_token
         return fig
     matrices = [(step, as_numpy(weights)) for step, weights in snapshots]  # (q_len, k_len) each
     q_len, k_len = matrices[0][1].shape
-    queries, keys = token_labels(query_tokens, q_len), token_labels(key_tokens, k_len)
+    queries, keys = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
     frames = [go.Frame(name=str(step), data=[attention_heatmap_trace(w, queries, keys)], traces=[0],
                        layout=dict(title_text=f"{title} — step {step}")) for step, w in matrices]
     fig = go.Figure(data=frames[0].data, frames=frames)
@@ -80,6 +80,6 @@ def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_token
                                   args=[[str(step)], dict(pause, frame=dict(duration=0, redraw=True))])
                              for step, _ in matrices])],
     )
-    fig.update_xaxes(token_axis(key_tokens, k_len), title_text="key")
-    fig.update_yaxes(token_axis(query_tokens, q_len, reverse=True), title_text="query")
+    fig.update_xaxes(token_axis(keys, k_len), title_text="key")
+    fig.update_yaxes(token_axis(queries, q_len, reverse=True), title_text="query")
     return fig
