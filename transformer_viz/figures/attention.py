@@ -226,7 +226,7 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
         fig.add_trace(_segments(shown, colour, opacity=min(1.0, (low + high) / 2 + 0.1), width=1 + 5 * low,
                                 name=f"weight {low:g}–{min(high, 1):g}"))
     if query is not None:
-        fig.add_trace(_segments(~focus[:, None] & (weight >= 0.1), MUTED, opacity=0.25, width=1, name="other queries"))
+        fig.add_trace(_segments(~focus[:, None] & (weight >= 0.1), MUTED, opacity=0.1, width=1, name="other queries"))
 
     live = mask.any(1)  # (q_len,) queries with at least one key to look at
     top_keys = [" · ".join(f"{k_text[j]} {weight[i, j]:.2f}" for j in np.argsort(-weight[i])[:3] if weight[i, j] > 0)
