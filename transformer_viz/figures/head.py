@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from ..walkthrough import HeadWalkthrough
 from .common import DIVERGING, MASK_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis
@@ -42,6 +41,7 @@ class Panel:
     style: str = "signed"
     blocked: np.ndarray | None = None  # (rows, cols) bool, True = masked out: drawn grey, outside the colours
     text: np.ndarray | None = None  # (rows, cols) str, replaces the formatted values
+    marks: tuple[dict, ...] = ()  # outlines and lines in cell coordinates (x = column, y = row)
 
 
 def number_text(value: float) -> str:
@@ -71,11 +71,9 @@ def matrix_heatmap(matrix, row_labels, col_labels, title: str, signed: bool = Tr
     `highlight` (row, col) is outlined.
     """
     panel = Panel(as_numpy(matrix), row_labels, col_labels, title, "signed" if signed else "weights",
-                  None if blocked is None else as_numpy(blocked).astype(bool))
-    fig = _grid([[panel]], title, show_values=show_values, colorbar=True)
-    if highlight is not None:
-        _outline(fig, 1, 1, *highlight)
-    return fig
+                  None if blocked is None else as_numpy(blocked).astype(bool),
+                  marks=() if highlight is None else (_box(*highlight),))
+    return _grid([[panel]], title, show_values=show_values, colorbar=True)
 
 
 def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None) -> list[tuple[str, go.Figure]]:
@@ -90,11 +88,16 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
     def size(rows: int, cols: int) -> str:
         return f"({rows} × {cols})"
 
-    steps: list[tuple[str, go.Figure]] = []
+    context = f"{KIND_TITLES[w.kind]} · layer {w.layer + 1} · head {h} of {w.n_heads}"
+    box = () if cell is None else (_box(*cell),)
+
+    def figure(cells: list[list[Panel | None]], title: str) -> go.Figure:
+        return _grid(cells, title, subtitle=context)
+
     x_panels = [[Panel(w.x_query, qt, dm, f"X = {w.x_query_source} {size(q_len, d_model)}")]]
     if memory:
         x_panels.append([Panel(w.x_key, kt, dm, f"M = {w.x_key_source} {size(k_len, d_model)}")])
-    steps.append(("x", _grid(x_panels, "X: what enters the projections" + (" (M: the memory)" if memory else ""))))
+    steps = [("x", figure(x_panels, "X: what enters the projections" + (" (M: the memory)" if memory else "")))]
 
     projections = [
         [Panel(w.w_q, dm, dh, f"W_Q {size(d_model, d_head)}"), Panel(w.w_k, dm, dh, f"W_K {size(d_model, d_head)}"),
@@ -105,62 +108,50 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
          Panel(w.k, kt, dh, f"K = {xk}·W_K + b_K {size(k_len, d_head)}"),
          Panel(w.v, kt, dh, f"V = {xk}·W_V + b_V {size(k_len, d_head)}")],
     ]
-    steps.append(("projections", _grid(projections, f"Head {h}: Q = X·W_Q + b_Q,  K = {xk}·W_K + b_K,  "
-                                                    f"V = {xk}·W_V + b_V")))
+    steps.append(("projections", figure(projections, f"Head {h}: Q = X·W_Q + b_Q,  K = {xk}·W_K + b_K,  "
+                                                     f"V = {xk}·W_V + b_V")))
 
-    qk = _grid([[Panel(w.q, qt, dh, f"Q {size(q_len, d_head)}"), Panel(w.k.T, dh, kt, f"Kᵀ {size(d_head, k_len)}"),
-                 Panel(w.qk, qt, kt, f"QKᵀ {size(q_len, k_len)}")]], f"QKᵀ = Q·Kᵀ {size(q_len, k_len)}")
-    if cell is not None:
-        _outline_row(qk, 1, 1, cell[0], d_head)
-        _outline_col(qk, 1, 2, cell[1], d_head)
-        _outline(qk, 1, 3, *cell)
-    steps.append(("qk", qk))
+    # The chosen cell of QKᵀ is row `query` of Q times column `key` of Kᵀ.
+    q_row = () if cell is None else (_box(cell[0], 0, cell[0], d_head - 1),)
+    kt_col = () if cell is None else (_box(0, cell[1], d_head - 1, cell[1]),)
+    steps.append(("qk", figure([[
+        Panel(w.q, qt, dh, f"Q {size(q_len, d_head)}", marks=q_row),
+        Panel(w.k.T, dh, kt, f"Kᵀ {size(d_head, k_len)}", marks=kt_col),
+        Panel(w.qk, qt, kt, f"QKᵀ {size(q_len, k_len)}", marks=box),
+    ]], f"QKᵀ = Q·Kᵀ {size(q_len, k_len)}")))
 
-    steps.append(("scale", matrix_heatmap(
-        w.scores, qt, kt, f"scores = QKᵀ / √d_head = QKᵀ / {w.scale:.2f} {size(q_len, k_len)}", highlight=cell)))
+    steps.append(("scale", figure([[Panel(w.scores, qt, kt, "", marks=box)]],
+                                  f"scores = QKᵀ / √d_head = QKᵀ / {w.scale:.2f} {size(q_len, k_len)}")))
 
     additive = np.where(w.mask, 0.0, w.mask_value)  # (q_len, k_len)
-    mask_fig = _grid([[
+    steps.append(("mask", figure([[
         Panel(w.scores, qt, kt, "scores"),
         Panel(w.mask.astype(float), qt, kt, f"+ M (0 = may attend, {mask_text} = blocked)", "mask",
               text=np.vectorize(number_text)(additive)),
-        Panel(w.masked_scores, qt, kt, "= masked scores", blocked=~w.mask),
-    ]], f"masked scores = scores + M {size(q_len, k_len)}")
-    if cell is not None:
-        _outline(mask_fig, 1, 3, *cell)
-    steps.append(("mask", mask_fig))
+        Panel(w.masked_scores, qt, kt, "= masked scores", blocked=~w.mask, marks=box),
+    ]], f"masked scores = scores + M {size(q_len, k_len)}")))
 
-    steps.append(("softmax", matrix_heatmap(
-        w.weights, qt, kt, f"A = softmax(masked scores), row by row: each row sums to 1 {size(q_len, k_len)}",
-        signed=False, highlight=cell)))
+    steps.append(("softmax", figure([[Panel(w.weights, qt, kt, "", "weights", marks=box)]],
+                                    f"A = softmax(masked scores), row by row: each row sums to 1 "
+                                    f"{size(q_len, k_len)}")))
 
-    steps.append(("weighted_sum", _grid([[
+    steps.append(("weighted_sum", figure([[
         Panel(w.weights, qt, kt, f"A {size(q_len, k_len)}", "weights"),
         Panel(w.v, kt, dh, f"V {size(k_len, d_head)}"),
         Panel(w.head_output, qt, dh, f"= head {h} {size(q_len, d_head)}"),
     ]], f"head {h} = A·V {size(q_len, d_head)}")))
 
     heads = ", ".join(f"head {i + 1}" for i in range(w.n_heads)) if w.n_heads <= 4 else f"head 1, …, head {w.n_heads}"
-    concat = matrix_heatmap(w.all_heads, qt, dm, f"Concat({heads}) {size(q_len, d_model)}")
-    _mark_heads(concat, w, 1, 1)
-    steps.append(("concat", concat))
+    steps.append(("concat", figure([[Panel(w.all_heads, qt, dm, "", marks=_head_marks(w))]],
+                                   f"Concat({heads}) {size(q_len, d_model)}")))
 
-    concat_panel = Panel(w.all_heads, qt, dm, f"Concat {size(q_len, d_model)}")
+    concat = Panel(w.all_heads, qt, dm, f"Concat {size(q_len, d_model)}", marks=_head_marks(w))
     w_o = Panel(w.w_o, dm, dm, f"W_O {size(d_model, d_model)}")
     b_o = Panel(w.b_o[None], ["b"], dm, "+ b_O")
     result = Panel(w.output, qt, dm, f"= output {size(q_len, d_model)}")
     # Side by side while three d_model-wide matrices fit the page with values in their cells, else stacked.
-    if d_model <= 12:
-        layout = [[concat_panel, w_o, result], [None, b_o, None]]
-    else:
-        layout = [[concat_panel], [w_o], [b_o], [result]]
-    output = _grid(layout, f"output = Concat·W_O + b_O {size(q_len, d_model)}")
-    _mark_heads(output, w, 1, 1)
-    steps.append(("output", output))
-
-    context = f"{KIND_TITLES[w.kind]} · layer {w.layer + 1} · head {h} of {w.n_heads}"
-    for _, fig in steps:
-        fig.update_layout(title_subtitle_text=context)
+    layout = [[concat, w_o, result], [None, b_o, None]] if d_model <= 12 else [[concat], [w_o], [b_o], [result]]
+    steps.append(("output", figure(layout, f"output = Concat·W_O + b_O {size(q_len, d_model)}")))
     return steps
 
 
@@ -193,54 +184,59 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int) -> go.Figure:
     return fig
 
 
-def _grid(cells: list[list[Panel | None]], title: str | None, show_values: bool | None = None,
-          colorbar: bool = False) -> go.Figure:
-    """Panels laid out as a grid, each subplot sized by its matrix; values in cells where they fit."""
+def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = None,
+          show_values: bool | None = None, colorbar: bool = False) -> go.Figure:
+    """Panels laid out as a grid, each subplot sized by its matrix; values in cells where they fit.
+
+    The layout is written out as one dict: building a figure by many small updates is several times slower.
+    """
     n_rows, n_cols = len(cells), len(cells[0])
-    panels = [(r, c, p) for r, row in enumerate(cells, start=1) for c, p in enumerate(row, start=1) if p is not None]
+    panels = [(r, c, p) for r, row in enumerate(cells) for c, p in enumerate(row) if p is not None]
     row_sizes = [max(p.matrix.shape[0] for p in row if p is not None) for row in cells]
     col_sizes = [max(row[c].matrix.shape[1] for row in cells if row[c] is not None) for c in range(n_cols)]
     if show_values is None:
         value_px = _cell_heights(cells, VALUE_ASPECT)
-        values = [p.matrix.shape[0] <= MAX_VALUE_ROWS and p.matrix.shape[1] <= MAX_VALUE_COLS and value_px[r - 1] >= 24
+        values = [p.matrix.shape[0] <= MAX_VALUE_ROWS and p.matrix.shape[1] <= MAX_VALUE_COLS and value_px[r] >= 24
                   for r, _, p in panels]
     else:
         values = [show_values] * len(panels)
     # Cells wider than tall only where they hold a number; colour-only cells are square and take less room.
     aspect = VALUE_ASPECT if any(values) else 1.0
-    row_cell_px = _cell_heights(cells, aspect)
-    row_px = [size * px for size, px in zip(row_sizes, row_cell_px, strict=True)]
+    cell_px = _cell_heights(cells, aspect)
+    row_px = [size * px for size, px in zip(row_sizes, cell_px, strict=True)]
     # Room above each matrix for its top tick labels (upright when wider than a cell) and its title.
-    label_px = [max(_top_label_px(p.col_labels, row_cell_px[r - 1] / aspect) for p in row if p is not None)
-                for r, row in enumerate(cells, start=1)]
+    label_px = [max(_top_label_px(p.col_labels, cell_px[r] / aspect) for p in row if p is not None)
+                for r, row in enumerate(cells)]
     title_px = SUBPLOT_TITLE_PX if len(panels) > 1 else 0
     gap_px = max(label_px[1:], default=0) + title_px + 16
     plot_px = sum(row_px) + gap_px * (n_rows - 1)
-    fig = make_subplots(
-        rows=n_rows, cols=n_cols, row_heights=row_px, column_widths=col_sizes,
-        specs=[[{} if p is not None else None for p in row] for row in cells],
-        # A lone matrix is named by the figure title.
-        subplot_titles=[p.title for _, _, p in panels] if len(panels) > 1 else None,
-        horizontal_spacing=0.06 if n_cols > 1 else 0.0, vertical_spacing=gap_px / plot_px if n_rows > 1 else 0.0,
-    )
-    for (r, c, panel), show in zip(panels, values, strict=True):
-        px = row_cell_px[r - 1]
+    tops = [1 - (sum(row_px[:r]) + gap_px * r) / plot_px for r in range(n_rows)]
+    spacing = 0.06
+    widths = [(1 - spacing * (n_cols - 1)) * size / sum(col_sizes) for size in col_sizes]
+    lefts = [sum(widths[:c]) + spacing * c for c in range(n_cols)]
+
+    traces, annotations, shapes, layout = [], [], [], {}
+    for n, ((r, c, panel), show) in enumerate(zip(panels, values, strict=True), start=1):
+        suffix = "" if n == 1 else str(n)
+        x, y = f"x{suffix}", f"y{suffix}"
         rows, cols = panel.matrix.shape
-        for trace in _panel_traces(panel, show, colorbar, font_size=16 if px >= 40 else 13):
-            fig.add_trace(trace, row=r, col=c)
-        fig.update_xaxes(_axis(panel.col_labels, cols, px / aspect), side="top", constrain="domain",
-                         constraintoward="left", row=r, col=c)
-        # A matrix keeps its shape however wide the page is.
-        fig.update_yaxes(_axis(panel.row_labels, rows, px, reverse=True), scaleratio=aspect,
-                         scaleanchor=fig.get_subplot(r, c).yaxis.anchor, constrain="domain", row=r, col=c)
+        traces += _panel_traces(panel, show, colorbar, 16 if cell_px[r] >= 40 else 13, dict(xaxis=x, yaxis=y))
+        layout[f"xaxis{suffix}"] = dict(_axis(panel.col_labels, cols, cell_px[r] / aspect), anchor=y, side="top",
+                                        domain=[lefts[c], lefts[c] + widths[c]], constrain="domain",
+                                        constraintoward="left")
+        # scaleanchor keeps the matrix's shape however wide the page is; it then hugs the top left of its slot.
+        layout[f"yaxis{suffix}"] = dict(_axis(panel.row_labels, rows, cell_px[r], reverse=True), anchor=x,
+                                        domain=[max(0.0, tops[r] - row_px[r] / plot_px), tops[r]], scaleanchor=x,
+                                        scaleratio=aspect, constrain="domain", constraintoward="top")
+        shapes += [dict(mark, xref=x, yref=y) for mark in panel.marks]
+        if title_px:
+            annotations.append(dict(text=panel.title, x=lefts[c], y=tops[r], xref="paper", yref="paper",
+                                    xanchor="left", yanchor="bottom", yshift=label_px[r], showarrow=False,
+                                    font=dict(size=14)))
     top_px = HEADER_PX + label_px[0] + title_px
-    base_layout(fig, title, height=int(plot_px + top_px + 10))
-    # Subplot titles above the top tick labels, starting where their matrix starts (matrices hug the left).
-    if len(panels) > 1:
-        for annotation, (r, c, _) in zip(fig.layout.annotations, panels, strict=True):
-            annotation.update(x=fig.get_subplot(r, c).xaxis.domain[0], xanchor="left", yshift=label_px[r - 1],
-                              font_size=14)
-    fig.update_layout(margin_t=top_px, title=dict(yref="container", y=1.0, yanchor="top", pad_t=12))
+    fig = base_layout(go.Figure(traces, layout), title, height=int(plot_px + top_px + 10))
+    fig.update_layout(annotations=annotations, shapes=shapes, margin_t=top_px,
+                      title=dict(yref="container", y=1.0, yanchor="top", pad_t=12, subtitle_text=subtitle))
     return fig
 
 
@@ -256,7 +252,7 @@ def _cell_heights(cells: list[list[Panel | None]], aspect: float) -> list[float]
     return [max(base, min(low, fits_width)) for low in smallest]
 
 
-def _panel_traces(panel: Panel, show_values: bool, colorbar: bool, font_size: int) -> list[go.Heatmap]:
+def _panel_traces(panel: Panel, show_values: bool, colorbar: bool, font_size: int, axes: dict) -> list[go.Heatmap]:
     """The heatmap of a panel, plus a grey layer for blocked cells so they never set the colour range."""
     matrix = panel.matrix.astype(float)  # (rows, cols)
     rows, cols = matrix.shape
@@ -273,15 +269,15 @@ def _panel_traces(panel: Panel, show_values: bool, colorbar: bool, font_size: in
         finite = np.abs(shown[np.isfinite(shown)])
         limit = (float(finite.max()) if finite.size else 0.0) or 1.0
         colours = dict(colorscale=DIVERGING, zmin=-limit, zmax=limit, zmid=0.0)
-    main = go.Heatmap(z=shown, **colours, hovertext=hover, hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
+    main = go.Heatmap(z=shown, **colours, **axes, hovertext=hover, hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
                       # The colour bar only where cells carry no numbers.
-                      showscale=colorbar and not show_values and panel.style != "mask", colorbar=dict(thickness=12))
-    if show_values:
-        main.update(text=text, texttemplate="%{text}", textfont_size=font_size)
+                      showscale=colorbar and not show_values and panel.style != "mask", colorbar=dict(thickness=12),
+                      **(dict(text=text, texttemplate="%{text}", textfont_size=font_size) if show_values else {}))
     traces = [main]
     if blocked.any():
         traces.append(go.Heatmap(
             z=np.where(blocked, 1.0, np.nan), colorscale=[[0.0, BLOCKED_GREY], [1.0, BLOCKED_GREY]], zmin=0.0, zmax=1.0,
+            **axes,
             showscale=False, hovertext=[[f"{h} (blocked by the mask)" for h in row] for row in hover],
             hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
             text=np.where(blocked, text, ""), texttemplate="%{text}" if show_values else "",
@@ -312,29 +308,15 @@ def _is_tokens(labels: Sequence[str]) -> bool:
     return not all(str(label).isdigit() for label in labels)
 
 
-def _outline(fig: go.Figure, row: int, col: int, i: int, j: int) -> None:
-    """Outline cell (i, j) of the subplot at (row, col)."""
-    fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
-                  line=dict(color=OUTLINE, width=3), row=row, col=col)
+def _box(i0: int, j0: int, i1: int | None = None, j1: int | None = None) -> dict:
+    """An outline around cells (i0..i1, j0..j1), rows i and columns j; one cell when i1, j1 are not given."""
+    i1, j1 = i0 if i1 is None else i1, j0 if j1 is None else j1
+    return dict(type="rect", x0=j0 - 0.5, x1=j1 + 0.5, y0=i0 - 0.5, y1=i1 + 0.5, line=dict(color=OUTLINE, width=3))
 
 
-def _outline_row(fig: go.Figure, row: int, col: int, i: int, width: int) -> None:
-    fig.add_shape(type="rect", x0=-0.5, x1=width - 0.5, y0=i - 0.5, y1=i + 0.5,
-                  line=dict(color=OUTLINE, width=3), row=row, col=col)
-
-
-def _outline_col(fig: go.Figure, row: int, col: int, j: int, height: int) -> None:
-    fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=-0.5, y1=height - 0.5,
-                  line=dict(color=OUTLINE, width=3), row=row, col=col)
-
-
-def _mark_heads(fig: go.Figure, w: HeadWalkthrough, row: int, col: int) -> None:
-    """Dashed lines between heads' columns and an outline around the chosen head's block."""
-    q_len = len(w.query_tokens)
-    for i in range(1, w.n_heads):
-        edge = i * w.d_head - 0.5
-        fig.add_shape(type="line", x0=edge, x1=edge, y0=-0.5, y1=q_len - 0.5,
-                      line=dict(color="#555555", width=2, dash="dash"), row=row, col=col)
-    start = w.head * w.d_head - 0.5
-    fig.add_shape(type="rect", x0=start, x1=start + w.d_head, y0=-0.5, y1=q_len - 0.5,
-                  line=dict(color=OUTLINE, width=3), row=row, col=col)
+def _head_marks(w: HeadWalkthrough) -> tuple[dict, ...]:
+    """Dashed lines between the heads' columns of the concatenation, and an outline around the chosen head."""
+    last_row = len(w.query_tokens) - 1
+    lines = tuple(dict(type="line", x0=i * w.d_head - 0.5, x1=i * w.d_head - 0.5, y0=-0.5, y1=last_row + 0.5,
+                       line=dict(color="#555555", width=2, dash="dash")) for i in range(1, w.n_heads))
+    return (*lines, _box(0, w.head * w.d_head, last_row, (w.head + 1) * w.d_head - 1))
