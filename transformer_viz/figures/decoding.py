@@ -32,8 +32,7 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
         textfont=dict(size=15, color=[HIGHLIGHT if i == chosen else "#333333" for i in order]),
         hovertemplate="token “%{customdata[0]}” (id %{customdata[1]})<br>probability %{x:.2%}<extra></extra>",
     ))
-    base_layout(fig, f"Next-token probabilities (top {min(k, len(probabilities))} of {len(probabilities)})",
-                height=110 + 44 * len(order))
+    base_layout(fig, f"Top {min(k, len(probabilities))} of {len(probabilities)} tokens", height=110 + 44 * len(order))
     fig.update_layout(margin=dict(r=60), bargap=0.25)
     fig.update_xaxes(range=[0, 1], tickformat=".0%", title_text="probability")
     fig.update_yaxes(token_axis(labels, len(order), reverse=True), tickfont=dict(size=16))
@@ -69,8 +68,7 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     ))
     n_heads = step_traces[0][key].shape[1]
     which = f"mean of {n_heads} heads" if head is None else f"head {head + 1}"
-    base_layout(fig, f"Where each new token looked in the source (decoder layer {layer + 1}, cross-attention, "
-                     f"{which})", height=max(300, 120 + 36 * n_steps))
+    base_layout(fig, f"Cross-attention, layer {layer + 1} · {which}", height=max(300, 120 + 36 * n_steps))
     fig.update_xaxes(token_axis(sources, src_len), title_text="source token")
     fig.update_yaxes(token_axis(row_labels, n_steps, reverse=True), title_text="step → token produced")
     return fig

@@ -17,12 +17,8 @@ from ..model.embeddings import sinusoidal_concat_encoding, sinusoidal_encoding
 from .common import DIVERGING, LINE_COLOURS, as_numpy, base_layout, symmetric_limit, token_axis, token_texts
 
 MATRIX_HOVER = "%{customdata}<br>position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"
-POSITIONAL_TITLES = {
-    "sinusoidal": "sinusoidal (paper)",
-    "sinusoidal_concat": "sinusoidal, [sin | cos] halves",
-    "learned": "learned",
-    "none": "none (zeros)",
-}
+POSITIONAL_TITLES = {"sinusoidal": "sinusoidal", "sinusoidal_concat": "[sin | cos]", "learned": "learned",
+                     "none": "none: zeros"}
 
 
 def matrix_heatmap(matrix: np.ndarray, tokens: Sequence[str] | None, zmax: float, showscale: bool = True,
@@ -81,13 +77,13 @@ def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | Non
             marker=dict(color=colour, size=8), customdata=labels,
             hovertemplate=f"{label}<br>“%{{customdata}}” position %{{x}}<br>value %{{y:.3f}}<extra></extra>",
         ))
-    base_layout(fig, "Positional encoding: each dimension is a wave over the positions", height=420)
+    base_layout(fig, "Waves over the positions", height=440)
     axis = token_axis(labels, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
     fig.update_xaxes(axis, title_text="position")
     fig.update_yaxes(title_text="value", range=[-1.15, 1.15] if np.abs(encoding).max() <= 1 else None,
                      zeroline=True, zerolinecolor="#888")
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
-                      hovermode="closest")
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0),
+                      hovermode="closest", margin=dict(b=20))
     return fig
 
 
@@ -109,7 +105,7 @@ def position_similarity(encoding, tokens: Sequence[str] | None = None) -> go.Fig
         colorscale=DIVERGING, zmin=-1.0, zmax=1.0, zmid=0.0, colorbar=dict(thickness=14, title="cosine"),
         hovertemplate="%{customdata}<br>cosine similarity %{z:.3f}<extra></extra>",
     ))
-    base_layout(fig, "How alike are two positions? (cosine similarity of their encodings)", height=520)
+    base_layout(fig, "Cosine similarity of two positions", height=520)
     fig.update_xaxes(token_axis(labels, length), title_text="position")
     fig.update_yaxes(token_axis(labels, length, reverse=True), title_text="position")
     return fig
@@ -143,14 +139,12 @@ def positional_variants(max_len: int, d_model: int, learned: bool = True) -> go.
     bug (labelled as a bug), and optionally a learned table at its random initialisation.
     """
     variants = [
-        ("<b>Paper</b>: interleaved<br>even dims sin, odd dims cos", as_numpy(sinusoidal_encoding(max_len, d_model))),
-        ("<b>TensorFlow</b>: halves<br>[sin | cos]", as_numpy(sinusoidal_concat_encoding(max_len, d_model))),
-        ("<b>BUG</b> (seed 002): exponent doubled<br>right half barely changes",
-         seed002_buggy_encoding(max_len, d_model)),
+        ("<b>Paper</b><br>sin, cos interleaved", as_numpy(sinusoidal_encoding(max_len, d_model))),
+        ("<b>TensorFlow</b><br>[sin | cos] halves", as_numpy(sinusoidal_concat_encoding(max_len, d_model))),
+        ("<b>BUG</b> (seed 002)<br>exponent doubled", seed002_buggy_encoding(max_len, d_model)),
     ]
     if learned:
-        variants.append(("<b>Learned</b> table<br>random init, before training",
-                         learned_init_encoding(max_len, d_model)))
+        variants.append(("<b>Learned</b><br>random init", learned_init_encoding(max_len, d_model)))
     fig = make_subplots(rows=1, cols=len(variants), shared_yaxes=True, horizontal_spacing=0.025,
                         subplot_titles=[title for title, _ in variants])
     for col, (title, matrix) in enumerate(variants, start=1):
@@ -158,9 +152,9 @@ def positional_variants(max_len: int, d_model: int, learned: bool = True) -> go.
         fig.add_trace(trace, row=1, col=col)
         fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False, row=1, col=col)
     fig.layout.annotations[2].font.color = "#b00020"  # the bug's title in red
-    base_layout(fig, f"Positional encodings for {max_len} positions × d_model {d_model} (same colours: −1 to 1)",
-                height=560)
-    fig.update_layout(margin=dict(t=110))
+    base_layout(fig, f"{max_len} positions × {d_model} dimensions, colours −1 to 1", height=560)
+    fig.update_layout(margin=dict(t=100))
+    fig.update_annotations(font_size=14)
     fig.update_yaxes(autorange="reversed", showgrid=False, zeroline=False)
     fig.update_yaxes(title_text="position", row=1, col=1)
     return fig
@@ -181,9 +175,9 @@ def embedding_pipeline(trace, side: str) -> go.Figure:
     tokens = trace.src_tokens if side == "src" else trace.tgt_tokens
     scaled = f" × √{config.d_model}" if config is not None and config.scale_embeddings else ""
     variant = POSITIONAL_TITLES.get(config.positional, config.positional) if config is not None else ""
-    panels = [(f"Token embedding{scaled}", token), (f"+ position: {variant}", position), ("= sum", summed)]
+    panels = [(f"token{scaled}", token), (f"+ position ({variant})", position), ("= sum", summed)]
     if config is not None and config.embed_norm:
-        panels.append(("→ LayerNorm(sum)", as_numpy(trace[f"{side}_embed.out"])[0]))
+        panels.append(("→ LayerNorm", as_numpy(trace[f"{side}_embed.out"])[0]))
     limit = symmetric_limit(*(matrix for _, matrix in panels))
     fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.03,
                         subplot_titles=[title for title, _ in panels])

@@ -31,7 +31,7 @@ GAP, ROW, THIN = 0.17, 0.64, 0.36  # vertical gap, sublayer height, norm / add h
 WIDTH, SIDE = 4.2, 1.3  # column width, room beside a column for N× and the positional encoding
 ENC_X0 = SIDE
 DEC_X0 = ENC_X0 + WIDTH + 1.6
-UNIT_PX, MAX_HEIGHT = 72, 720  # pixels per data unit at 1280 px wide; never taller than a projector
+UNIT_PX, MAX_HEIGHT = 62, 720  # pixels per data unit in a ~860 px wide column; never taller than a projector
 
 
 @dataclass
