@@ -77,6 +77,7 @@ def n_layers(trace, kind: str) -> int:
     stack = ATTENTION_KINDS[kind][0]
     return trace.config.n_encoder_layers if stack == "encoder" else trace.config.n_decoder_layers
 
+
 # Lines and bars: the Okabe-Ito palette (colour-blind safe), set explicitly on every trace.
 LINE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 HIGHLIGHT = "#D55E00"  # the chosen token, the current step

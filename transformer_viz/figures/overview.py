@@ -50,10 +50,12 @@ class Row:
 
 
 def params(counts: Mapping[str, int], key: str) -> str:
+    """"16,640 params" for a block of parameter_counts; "" when it has none."""
     return f"{counts[key]:,} params" if key in counts else ""
 
 
 def join(*parts: str) -> str:
+    """The non-empty parts, separated by " · "."""
     return " · ".join(p for p in parts if p)
 
 
@@ -82,7 +84,7 @@ def layer_rows(config, counts, shapes, stack: str) -> tuple[list[Row], list[tupl
         layer_shape = shapes.get(f"{stack}.layer", "")
         start = len(rows)
         if config.norm_first:
-            rows += [Row(norm_key, "norm", "LayerNorm", join(norm_params), THIN,
+            rows += [Row(norm_key, "norm", "LayerNorm", norm_params, THIN,
                          hover="Normalise each token vector before the sublayer (pre-LN)."),
                      sub, Row(f"{stack}.add{index}", "norm", "+", "", THIN, add=True,
                               hover=f"Residual add: x + sublayer(LayerNorm(x)) {layer_shape}")]
