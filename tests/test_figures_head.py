@@ -127,7 +127,8 @@ def test_projection_panels_show_the_weights_and_results():
     assert {"W_Q (8 × 4)", "b_Q", "Q = X·W_Q + b_Q (4 × 4)", "V = X·W_V + b_V (4 × 4)"} <= set(subplot_titles(fig))
     cross = dict(walkthrough_figures(walk("cross")))
     assert "K = M·W_K + b_K (4 × 4)" in subplot_titles(cross["projections"])
-    assert subplot_titles(cross["x"])[1] == "M = encoder.out (4 × 8)"
+    assert subplot_titles(cross["x"]) == ["X = norm2(decoder.layers.0.resid_mid) (4 × 8)", "M = encoder.out (4 × 8)"]
+    assert dict(walkthrough_figures(w))["x"].layout.title.text.startswith("X = norm1(src_embed.out) (4 × 8)")
 
 
 def test_score_steps_carry_the_walkthrough_numbers():

@@ -92,12 +92,15 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
     box = () if cell is None else (_box(*cell),)
 
     def figure(cells: list[list[Panel | None]], title: str) -> go.Figure:
-        return _grid(cells, title, subtitle=context)
+        return _grid(cells, title, subtitle=context, colorbar=len(cells) * len(cells[0]) == 1)
 
-    x_panels = [[Panel(w.x_query, qt, dm, f"X = {w.x_query_source} {size(q_len, d_model)}")]]
+    x_title = f"X = {w.x_query_source} {size(q_len, d_model)}"
     if memory:
-        x_panels.append([Panel(w.x_key, kt, dm, f"M = {w.x_key_source} {size(k_len, d_model)}")])
-    steps = [("x", figure(x_panels, "X: what enters the projections" + (" (M: the memory)" if memory else "")))]
+        x_panels = [[Panel(w.x_query, qt, dm, x_title)],
+                    [Panel(w.x_key, kt, dm, f"M = {w.x_key_source} {size(k_len, d_model)}")]]
+        steps = [("x", figure(x_panels, "What enters the projections: X for queries, memory M for keys and values"))]
+    else:
+        steps = [("x", figure([[Panel(w.x_query, qt, dm, "")]], f"{x_title}: what enters the projections"))]
 
     projections = [
         [Panel(w.w_q, dm, dh, f"W_Q {size(d_model, d_head)}"), Panel(w.w_k, dm, dh, f"W_K {size(d_model, d_head)}"),
@@ -188,6 +191,8 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
           show_values: bool | None = None, colorbar: bool = False) -> go.Figure:
     """Panels laid out as a grid, each subplot sized by its matrix; values in cells where they fit.
 
+    `colorbar` (a single panel only): a colour bar when the cells carry no numbers.
+
     The layout is written out as one dict: building a figure by many small updates is several times slower.
     """
     n_rows, n_cols = len(cells), len(cells[0])
@@ -213,6 +218,8 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
     tops = [1 - (sum(row_px[:r]) + gap_px * r) / plot_px for r in range(n_rows)]
     spacing = 0.06
     widths = [(1 - spacing * (n_cols - 1)) * size / sum(col_sizes) for size in col_sizes]
+    if colorbar:  # a lone matrix: its colour bar right beside it, not at the far edge of a wide page
+        widths = [min(1.0, col_sizes[0] * cell_px[0] / aspect / PAGE_PX)]
     lefts = [sum(widths[:c]) + spacing * c for c in range(n_cols)]
 
     traces, annotations, shapes, layout = [], [], [], {}
@@ -220,7 +227,8 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
         suffix = "" if n == 1 else str(n)
         x, y = f"x{suffix}", f"y{suffix}"
         rows, cols = panel.matrix.shape
-        traces += _panel_traces(panel, show, colorbar, 16 if cell_px[r] >= 40 else 13, dict(xaxis=x, yaxis=y))
+        bar_x = widths[0] + 0.01 if colorbar and not show else None
+        traces += _panel_traces(panel, bar_x, 16 if cell_px[r] >= 40 else 13, dict(xaxis=x, yaxis=y), show)
         layout[f"xaxis{suffix}"] = dict(_axis(panel.col_labels, cols, cell_px[r] / aspect), anchor=y, side="top",
                                         domain=[lefts[c], lefts[c] + widths[c]], constrain="domain",
                                         constraintoward="left")
@@ -252,8 +260,10 @@ def _cell_heights(cells: list[list[Panel | None]], aspect: float) -> list[float]
     return [max(base, min(low, fits_width)) for low in smallest]
 
 
-def _panel_traces(panel: Panel, show_values: bool, colorbar: bool, font_size: int, axes: dict) -> list[go.Heatmap]:
-    """The heatmap of a panel, plus a grey layer for blocked cells so they never set the colour range."""
+def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: dict,
+                  show_values: bool) -> list[go.Heatmap]:
+    """The heatmap of a panel (with a colour bar at colorbar_x, if given), plus a grey layer for blocked
+    cells so they never set the colour range."""
     matrix = panel.matrix.astype(float)  # (rows, cols)
     rows, cols = matrix.shape
     blocked = ~np.isfinite(matrix) if panel.blocked is None else panel.blocked | ~np.isfinite(matrix)
@@ -270,8 +280,8 @@ def _panel_traces(panel: Panel, show_values: bool, colorbar: bool, font_size: in
         limit = (float(finite.max()) if finite.size else 0.0) or 1.0
         colours = dict(colorscale=DIVERGING, zmin=-limit, zmax=limit, zmid=0.0)
     main = go.Heatmap(z=shown, **colours, **axes, hovertext=hover, hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
-                      # The colour bar only where cells carry no numbers.
-                      showscale=colorbar and not show_values and panel.style != "mask", colorbar=dict(thickness=12),
+                      showscale=colorbar_x is not None and panel.style != "mask",
+                      colorbar=dict(thickness=12, x=colorbar_x, xanchor="left"),
                       **(dict(text=text, texttemplate="%{text}", textfont_size=font_size) if show_values else {}))
     traces = [main]
     if blocked.any():
