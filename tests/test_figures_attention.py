@@ -172,6 +172,13 @@ def test_grid_greys_exactly_the_blocked_cells_including_rows_with_no_allowed_key
     assert not attention_grid(hand_trace(weights, mask), "encoder_self", "scores").layout.shapes
 
 
+def test_grid_outlines_the_highlighted_tile_and_titles_its_size():
+    fig = attention_grid(real_trace(2, 4), "encoder_self", highlight=(1, 2))
+    (outline,) = fig.layout.shapes[1:]  # after the grey of the padded keys
+    assert (outline.x0, outline.x1, outline.y0, outline.y1) == (17.5, 25.5, 8.5, 16.5)  # 8 tokens, gutters of 1
+    assert fig.layout.title.text == "Encoder self-attention · weights · 2 layers × 4 heads"
+
+
 def test_grid_selection_reads_layer_and_head_and_tolerates_empty_events():
     event = {"selection": {"points": [{"curve_number": 1, "point_number": 6, "point_index": 6,
                                        "x": "Head 3 · key 4 “the”", "y": "Layer 2 · query 4 “the”",

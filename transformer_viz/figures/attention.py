@@ -55,7 +55,8 @@ CLICK_COLOUR = "rgba(255, 255, 255, 0)"
 SIDES = {"src": "source", "tgt": "target"}
 
 
-def attention_grid(trace, kind: str, value: str = "weights", *, width: int | None = None) -> go.Figure:
+def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple[int, int] | None = None,
+                   width: int | None = None) -> go.Figure:
     """Every layer (rows) × head (columns) of one attention kind, drawn as ONE heatmap.
 
     The tiles sit in one z matrix, (layers·(q_len+gap) - gap, heads·(k_len+gap) - gap),
@@ -63,8 +64,8 @@ def attention_grid(trace, kind: str, value: str = "weights", *, width: int | Non
     are categories named after layer/head and token, so the hover names the layer, head,
     query and key without a string per cell. Trace 1 holds one click target per tile
     with customdata [layer, head] (read it with `grid_selection`); its hover names the
-    tile, the cells around it show their own numbers. `width` is the pixel width to lay
-    out for (heights, tick labels and click targets follow from it).
+    tile, the cells around it show their own numbers. `highlight` = (layer, head) outlines
+    one tile; `width` is the pixel width to lay out for (heights, ticks and targets follow).
     """
     check_choice(kind, value)
     stacks = [attention_arrays(trace, kind, layer) for layer in range(attention_layers(trace, kind))]
@@ -118,6 +119,10 @@ def attention_grid(trace, kind: str, value: str = "weights", *, width: int | Non
         fig.add_shape(type="path", path=_blocked_path(mask, heads, gap), fillcolor=BLOCKED_GREY,
                       line=dict(color=BLOCKED_GREY, width=1),  # also hides the anti-aliased seams at the edges
                       layer="above")
+    if highlight is not None:
+        top_row, left_col = highlight[0] * (q_len + gap), highlight[1] * (k_len + gap)
+        fig.add_shape(type="rect", x0=left_col - 0.5, x1=left_col + k_len - 0.5, y0=top_row - 0.5,
+                      y1=top_row + q_len - 0.5, line=dict(color=HIGHLIGHT, width=3), layer="above")
     for head in range(heads):
         fig.add_annotation(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
                            text=f"Head {head + 1}", showarrow=False, font_size=15)
@@ -126,7 +131,8 @@ def attention_grid(trace, kind: str, value: str = "weights", *, width: int | Non
                            y=layer * (q_len + gap) + (q_len - 1) / 2, text=f"Layer {layer + 1}",
                            textangle=-90, showarrow=False, font_size=15)
 
-    base_layout(fig, f"{KIND_TITLES[kind]} · {VALUE_TITLES[value]}s · {layers} × {heads} heads", height)
+    size = f"{layers} layer{'s' * (layers > 1)} × {heads} head{'s' * (heads > 1)}"
+    base_layout(fig, f"{KIND_TITLES[kind]} · {VALUE_TITLES[value]}s · {size}", height)
     fig.update_layout(margin=dict(l=left, r=right, t=top, b=bottom), plot_bgcolor="#ffffff")
     names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont_size=12, tickmode="array")
     fig.update_xaxes(**names, tickvals=_tile_names(x_names, heads, k_len, gap) if show_x else [],
@@ -223,7 +229,7 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     colour = sample_colorscale(SEQUENTIAL, [0.3])[0]
     for low, high in pairwise(edges):
         shown = focus[:, None] & (weight >= low) & (weight < high)  # (q_len, k_len)
-        fig.add_trace(_segments(shown, colour, opacity=min(1.0, (low + high) / 2 + 0.1), width=1 + 5 * low,
+        fig.add_trace(_segments(shown, colour, opacity=min(1.0, (low + high) / 2 + 0.2), width=1 + 5 * low,
                                 name=f"weight {low:g}–{min(high, 1):g}"))
     if query is not None:
         fig.add_trace(_segments(~focus[:, None] & (weight >= 0.1), MUTED, opacity=0.1, width=1, name="other queries"))
