@@ -5,6 +5,8 @@ import streamlit as st
 from app_pages.navigation import all_pages
 from app_pages.sidebar import render_sidebar
 
-st.set_page_config(page_title="transformer_viz", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="transformer_viz", page_icon=":material/visibility:", layout="wide")
+# Room for the figures on a 1280x720 projector: a smaller title and less padding above it.
+st.html("<style>.block-container{padding-top:2.2rem} h1{font-size:2rem !important;padding-top:0}</style>")
 render_sidebar()
 st.navigation(all_pages()).run()

@@ -16,11 +16,11 @@ from .ui import current_view, tr
 
 SPECIAL_STYLE = {"<pad>": "pad", "<bos>": "bos", "<eos>": "eos", "<unk>": "unk"}
 CHIP_CSS = """<style>
-.tv-chips{display:flex;flex-wrap:wrap;gap:6px;margin:2px 0 10px 0;align-items:center}
-.tv-chips .lbl{font-size:0.85rem;color:#555;margin-right:4px}
-.tv-chip{display:inline-flex;flex-direction:column;align-items:center;padding:3px 9px;border-radius:8px;
-  background:#eef1f8;border:1px solid #c9d1e6;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:1.05rem}
-.tv-chip sub{font-size:0.7rem;color:#666;font-family:sans-serif}
+.tv-chips{display:flex;flex-wrap:wrap;gap:4px;margin:0 0 4px 0;align-items:center}
+.tv-chips .lbl{font-size:0.85rem;color:#555;margin-right:4px;min-width:6.5rem}
+.tv-chip{display:inline-flex;align-items:baseline;gap:3px;padding:1px 7px;border-radius:7px;
+  background:#eef1f8;border:1px solid #c9d1e6;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:1rem}
+.tv-chip sub{font-size:0.65rem;color:#777;font-family:sans-serif}
 .tv-chip.pad{background:#e6e6e6;color:#777;border-style:dashed}
 .tv-chip.bos{background:#e3f4e8;border-color:#5fb37a}
 .tv-chip.eos{background:#fdebd9;border-color:#e08a3a}
@@ -55,11 +55,11 @@ def token_chips(label: str, tokens) -> None:
 
 def weights_banner(view: View, resolved: services.Resolved) -> None:
     if resolved.weights == "random":
-        st.warning(tr("banner.random"), icon="🎲")
+        st.warning(tr("banner.random"), icon=":material/casino:")
         if resolved.note:
             st.caption(tr("error.checkpoint", message=resolved.note))
     elif resolved.weights == "trained":
-        st.info(tr("banner.trained", steps=st.session_state[services.TRAINED_KEY]["steps"]), icon="🏋️")
+        st.info(tr("banner.trained", steps=st.session_state[services.TRAINED_KEY]["steps"]), icon=":material/fitness_center:")
     else:
         metrics = services.shipped(view.task).metrics
         exact = metrics.get("exact_match")
@@ -72,19 +72,23 @@ def page_context(show_tokens: bool = True) -> PageContext | None:
     view = current_view()
     resolved = services.resolve(view)
     if resolved.error:
-        st.error(tr("error.config", message=resolved.error), icon="⚠️")
+        st.error(tr("error.config", message=resolved.error), icon=":material/error:")
         return None
     weights_banner(view, resolved)
     try:
         run = services.run(view, resolved)
     except ValueError as error:
-        st.error(tr("error.input", message=str(error)), icon="⚠️")
+        st.error(tr("error.input", message=str(error)), icon=":material/error:")
         return None
     if run.unknown:
-        st.warning(tr("warn.unknown", tokens=", ".join(dict.fromkeys(run.unknown))), icon="❓")
+        st.warning(tr("warn.unknown", tokens=", ".join(dict.fromkeys(run.unknown))), icon=":material/help:")
     if show_tokens:
-        token_chips(tr("tokens.source"), run.trace.src_tokens)
-        token_chips(tr("tokens.target"), run.trace.tgt_tokens)
-        if run.output_text is not None:
-            token_chips(tr("tokens.output"), run.output_tokens)
+        source, target = st.columns(2)
+        with source:
+            token_chips(tr("tokens.source"), run.trace.src_tokens)
+        with target:
+            if run.teacher_forced:
+                token_chips(tr("tokens.target"), run.trace.tgt_tokens)
+            else:
+                token_chips(tr("tokens.output"), run.output_tokens)
     return PageContext(view, resolved, run)

@@ -45,4 +45,5 @@ def render() -> None:
         chart(attention_heatmap(trace, "decoder_self", layer, head), key="decoding_self")
     with right:
         st.markdown(f"**{tr('decoding.cross')}**")
-        chart(cross_attention_by_step(steps[: step + 1], layer, head), key="decoding_cross")
+        chart(cross_attention_by_step(steps[: step + 1], layer, head, produced=ctx.run.output_tokens[: step + 1]),
+              key="decoding_cross")

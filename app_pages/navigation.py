@@ -8,8 +8,9 @@ import streamlit as st
 
 from .ui import tr
 
-PAGES = {"overview": "🗺️", "embeddings": "🔢", "attention": "👀", "masks": "🎭", "head": "🔬",
-         "decoding": "✍️", "training": "🏋️"}
+PAGES = {"overview": ":material/account_tree:", "embeddings": ":material/grid_on:",
+         "attention": ":material/visibility:", "masks": ":material/blur_on:", "head": ":material/calculate:",
+         "decoding": ":material/edit_note:", "training": ":material/fitness_center:"}
 
 
 def page(path: str) -> st.Page:

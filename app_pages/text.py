@@ -6,6 +6,8 @@ new language can be added here without touching any page.
 
 from __future__ import annotations
 
+from .text_zh import CHINESE
+
 ENGLISH = {
     # App frame and sidebar
     "app.title": "transformer_viz",
@@ -206,8 +208,6 @@ ENGLISH = {
     "training.eval": "Exact match on fresh inputs: {exact:.1%}",
     "training.none": "Nothing trained yet in this session.",
 }
-
-CHINESE: dict[str, str] = {}
 
 CATALOGS = {"en": ENGLISH, "zh": CHINESE}
 LANGUAGE_NAMES = {"en": "English", "zh": "中文"}

@@ -25,7 +25,7 @@ def render() -> None:
     view = current_view()
     resolved = services.resolve(view)
     if resolved.error:
-        st.error(tr("error.config", message=resolved.error), icon="⚠️")
+        st.error(tr("error.config", message=resolved.error), icon=":material/error:")
         return
     weights_banner(view, resolved)
     task = TASKS[view.task]

@@ -38,3 +38,16 @@ def test_missing_translation_falls_back_to_english_and_fills_placeholders():
     assert t("attention.large", "xx", layer=2, head=3) == "Layer 2, head 3"
     for catalog in CATALOGS.values():
         assert set(catalog) <= set(ENGLISH)
+
+
+def test_the_chinese_catalog_is_complete_with_the_same_placeholders():
+    from string import Formatter
+
+    from app_pages.text import CHINESE
+
+    assert sorted(set(ENGLISH) - set(CHINESE)) == []
+
+    def fields(text):
+        return {name for _, name, _, _ in Formatter().parse(text) if name}
+
+    assert {k: fields(v) for k, v in CHINESE.items()} == {k: fields(ENGLISH[k]) for k in CHINESE}

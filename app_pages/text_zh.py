@@ -1,0 +1,180 @@
+"""中文文案：与 text.ENGLISH 同键。缺少的键自动回退到英文。"""
+
+CHINESE = {
+    "app.title": "transformer_viz",
+    "app.tagline": "逐层、逐头地看清 Transformer 在做什么。",
+    "nav.overview": "总览",
+    "nav.embeddings": "词嵌入与位置编码",
+    "nav.attention": "注意力",
+    "nav.masks": "掩码",
+    "nav.head": "单个注意力头内部",
+    "nav.decoding": "解码",
+    "nav.training": "训练",
+    "side.language": "语言",
+    "side.model": "模型",
+    "side.task": "任务",
+    "side.weights": "权重",
+    "weights.pretrained": "预训练（随应用提供）",
+    "weights.random": "随机（未训练）",
+    "weights.trained": "你在训练页训练的",
+    "side.shape": "结构与变体",
+    "side.d_model": "d_model（每个词向量的维度）",
+    "side.n_heads": "注意力头数（只列出 d_model 的约数）",
+    "side.n_encoder_layers": "编码器层数",
+    "side.n_decoder_layers": "解码器层数",
+    "side.d_ff": "d_ff（前馈网络宽度）",
+    "side.positional": "位置编码",
+    "positional.sinusoidal": "正弦（论文，sin/cos 交错）",
+    "positional.sinusoidal_concat": "正弦，[sin | cos] 两半拼接（TensorFlow）",
+    "positional.learned": "可学习的位置表（BERT）",
+    "positional.none": "无（注意力只看到一袋词）",
+    "side.norm_first": "LayerNorm 的位置",
+    "norm.pre": "Pre-LN：x + f(norm(x))",
+    "norm.post": "Post-LN：norm(x + f(x))（论文）",
+    "side.scale_embeddings": "词嵌入乘以 √d_model",
+    "side.embed_norm": "对嵌入之和做 LayerNorm",
+    "side.mask_value": "被遮挡分数的填充值",
+    "side.seed": "随机权重的种子",
+    "side.reset": "回到预训练模型",
+    "side.heads_fixed": "{heads} 个头无法均分 d_model = {d_model}（每个头分到 d_model / 头数 维）：改用 {fitting} 个头。",
+    "side.input": "输入",
+    "side.src_text": "源文本",
+    "side.tgt_text": "用于教师强制的目标文本（留空则贪心解码）",
+    "side.examples": "示例",
+    "side.link": "本视图的链接",
+    "side.link_help": "复制地址栏：它会恢复当前的模型、输入和选择。",
+    "banner.random": "随机权重——去训练页训练它，或回到预训练模型。",
+    "banner.trained": "你在训练页训练的权重（{steps} 步）。",
+    "banner.pretrained": "在「{task}」任务上预训练：{metric}。",
+    "banner.no_pretrained": "这个任务还没有预训练权重：显示随机权重。",
+    "error.config": "无法构建这个模型：{message}",
+    "error.input": "无法读取这个输入：{message}",
+    "error.link": "链接中的部分设置无法读取，已重置：{names}。",
+    "error.checkpoint": "预训练权重加载失败（{message}），改为显示随机权重。",
+    "warn.unknown": "不在模型词表中，显示为 <unk>：{tokens}",
+    "tokens.source": "源序列词元",
+    "tokens.target": "解码器输入词元",
+    "tokens.output": "模型输出",
+    "overview.title": "总览：整个模型一目了然",
+    "overview.intro": (
+        "编码器-解码器 Transformer 用**编码器**读入源句子，再用**解码器**一次写出一个词元。下图每个方块都标出"
+        "它产生的张量的实时形状和参数量。点击方块，打开查看其内部的页面。"
+    ),
+    "overview.params": "参数",
+    "overview.open": "打开对应的页面",
+    "overview.total": "参数总数",
+    "embeddings.title": "词嵌入与位置编码",
+    "embeddings.intro": (
+        "每个词元 id 选中一张可学习表格中的一行：它的**词嵌入**，一个 d_model 维的向量。注意力本身分不清词序："
+        "交换两个词元，它们的输出也只是跟着交换。因此要给每个词嵌入加上一个**位置编码**——每个位置一个向量。"
+        "两者之和就是第一层的输入。"
+    ),
+    "embeddings.side": "显示",
+    "embeddings.pipeline": "词嵌入 + 位置编码 = 第一层的输入",
+    "embeddings.positional": "位置编码",
+    "embeddings.curves": "几个维度随位置的变化",
+    "embeddings.curves_help": (
+        "每两个维度是同一频率的一个正弦和一个余弦。低维转得快，高维转得慢，就像钟表的指针：合在一起，每个位置都有"
+        "独一无二的图案，而固定的偏移 k 在任何位置都是同一个旋转。"
+    ),
+    "embeddings.dims": "要画的维度",
+    "embeddings.similarity": "两个位置有多像？",
+    "embeddings.similarity_help": (
+        "位置向量的余弦相似度：靠近对角线的位置彼此相似，相距越远差别越大。正因如此，注意力才能学会“看左边一个”。"
+    ),
+    "embeddings.variants": "各种变体并排比较",
+    "embeddings.variants_help": (
+        "论文把 sin 和 cos 交错排列；TensorFlow 先放所有 sin，再放所有 cos（信息相同，顺序不同）。有一篇教程把指数"
+        "错乘了 2，频率全错了：对比看看。"
+    ),
+    "attention.title": "注意力",
+    "attention.intro": (
+        "每个查询（query）词元问每个键（key）词元：你和我有多相关？分数 = q·k / √d_k。softmax 把每一行分数变成"
+        "和为 1 的权重，输出就是值（value）的加权和。每个头都用自己的投影做这件事，所以不同的头可以关注不同的东西。"
+    ),
+    "attention.kind": "哪一种注意力",
+    "kind.encoder_self": "编码器自注意力",
+    "kind.decoder_self": "解码器掩码自注意力",
+    "kind.cross": "交叉注意力（解码器 → 编码器）",
+    "kind.encoder_self.help": "源词元看源词元；只遮住填充。",
+    "kind.decoder_self.help": "目标词元只能看更早的目标词元：未来被遮住。",
+    "kind.cross.help": "每个目标位置看向源句子：对齐关系就出现在这里。",
+    "attention.value": "绘制",
+    "value.weights": "权重（softmax 之后）",
+    "value.scores": "原始分数 q·k/√d_k",
+    "value.masked_scores": "掩码后的分数",
+    "attention.grid_help": (
+        "行是层，列是头，共用一个 0 到 1 的色标。鼠标悬停可看到查询、键、权重和原始分数。点击一个小图（或用下方的"
+        "选择框）放大查看该头。"
+    ),
+    "attention.layer": "层",
+    "attention.head": "头",
+    "attention.large": "第 {layer} 层，第 {head} 个头",
+    "attention.lines": "连线视图：谁在看谁",
+    "attention.query": "查询",
+    "attention.key": "键",
+    "attention.all_queries": "全部",
+    "attention.cell": "点击一个格子，看它的权重是怎么算出来的。",
+    "attention.cell_title": "查询“{query}” → 键“{key}”",
+    "attention.entropy": "每个头有多专注？",
+    "attention.entropy_help": "以比特为单位的熵：0 表示一个头把全部权重放在一个键上；虚线是平均分给所有允许的键时的值。",
+    "cell.dot": "q·k",
+    "cell.scale": "÷ √d_k",
+    "cell.score": "分数",
+    "cell.mask": "掩码",
+    "cell.allowed": "可以关注",
+    "cell.blocked": "被遮挡 → {value}",
+    "cell.weight": "权重（该行的 softmax）",
+    "masks.title": "掩码",
+    "masks.intro": (
+        "掩码规定每个查询可以使用哪些键（这里 True = 可以关注）。**填充掩码**遮住把短句补齐到批长度的 <pad>。"
+        "**前瞻掩码**在解码器中遮住未来，使得一次性用整个目标训练时无法作弊。解码器把两者结合起来。"
+    ),
+    "masks.pad_hint": "加上填充才能看到它：源序列被填充到",
+    "masks.steps": "掩码对一个头做了什么",
+    "masks.steps_help": (
+        "被遮挡的分数被替换成一个很大的负数（{value}）。softmax 之后 e 的这个次方就是 0，所以被遮挡的键权重恰好为 0，"
+        "其余权重之和仍为 1。"
+    ),
+    "masks.pad_to": "把源序列填充到长度",
+    "head.title": "单个注意力头内部",
+    "head.intro": "用模型的真实数值，一步步演示一个头的缩放点积注意力。选一个小模型（如 d_model 8、2 个头）就能读出每个数。",
+    "head.small": "使用小模型（d_model 8、2 个头、1 层）",
+    "head.step.x": "输入 X：每个词元一行（Pre-LN 模型中是 LayerNorm 之后）。",
+    "head.step.projections": "三个可学习的矩阵把 X 变成这个头的查询、键和值。",
+    "head.step.qk": "每个查询与每个键做点积。",
+    "head.step.scale": "除以 √d_k，使分数不随头的维度增大而变大，避免 softmax 饱和。",
+    "head.step.mask": "被遮挡的位置被设为掩码值。",
+    "head.step.softmax": "softmax 把每一行变成和为 1 的权重。",
+    "head.step.weighted_sum": "每一行输出是各值向量的加权和。",
+    "head.step.concat": "所有头的输出并排拼接……",
+    "head.step.output": "……再由输出投影 W_O 混合。",
+    "head.dot": "一个分数从何而来",
+    "decoding.title": "解码：一次一个词元",
+    "decoding.intro": (
+        "推理时解码器从 <bos> 开始，预测最可能的下一个词元，把它接上，再运行一次，直到预测出 <eos>。"
+        "拖动滑块回放每一步。"
+    ),
+    "decoding.step": "步",
+    "decoding.chosen": "第 {step} 步：解码器读到 {prefix}，选择“{token}”。",
+    "decoding.topk": "下一个词元的概率",
+    "decoding.self": "到目前为止的解码器自注意力",
+    "decoding.cross": "每一步在源句中看向哪里",
+    "decoding.teacher_forced": "已设置目标文本，因此无需解码：在侧边栏中清空它。",
+    "training.title": "训练",
+    "training.intro": (
+        "在一个玩具任务上训练当前模型几秒钟，看着损失下降、注意力逐渐成形。训练使用教师强制：解码器拿到正确的前文，"
+        "学习预测下一个词元。"
+    ),
+    "training.steps": "训练步数",
+    "training.lr": "学习率",
+    "training.batch": "批大小",
+    "training.start": "训练",
+    "training.stop": "停止",
+    "training.progress": "第 {step} / {total} 步 · 损失 {loss:.3f} · 准确率 {accuracy:.1%}",
+    "training.done": "用 {seconds:.1f} 秒训练了 {steps} 步。其他页面现在显示你训练的模型。",
+    "training.curve": "损失与准确率",
+    "training.animation": "一个头的注意力逐渐成形",
+    "training.eval": "在新输入上的完全匹配率：{exact:.1%}",
+    "training.none": "本次会话还没有训练过。",
+}
