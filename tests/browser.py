@@ -1,33 +1,59 @@
-"""Helpers for the real-browser tests and bench: run `streamlit run` on 127.0.0.1, drive Chromium."""
+"""Helpers for the real-browser tests and bench: run `streamlit run` on 127.0.0.1, drive Chromium.
+
+Reruns are awaited the way Streamlit's own e2e suite does (`[data-testid=stApp]` with
+`data-test-script-state=notRunning`), plus a guard that suite gets from a fixed initial
+sleep: right after an input the app is still `notRunning` (the rerun has not started), so
+`rerun_after` also waits until a run has *finished* since the action. An init script
+counts finished runs (attribute changes away from `running`, seen by a MutationObserver)
+in `window.__tvRuns`.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ROOT = Path(__file__).resolve().parent.parent
-IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
+APP = "[data-testid=stApp]"
+IDLE = f"{APP}[data-test-script-state=notRunning]"
+CONNECTED = f"{APP}[data-test-connection-state=CONNECTED]"
+EXCEPTION = "[data-testid=stException]"
+IS_IDLE = f"() => document.querySelector('{IDLE}') !== null"
+
+# Runs in every document before the app's own scripts: counts finished script runs and keeps
+# the time stamp of the last pointer/key input (the bench measures from it).
+RUN_COUNTER = """(() => {
+  window.__tvRuns = 0;
+  window.__tvInputAt = null;
+  const seen = records => {
+    for (const r of records) if (r.oldValue === 'running') window.__tvRuns += 1;
+  };
+  new MutationObserver(seen).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                                                 attributeFilter: ['data-test-script-state']});
+  for (const type of ['pointerdown', 'keydown'])
+    window.addEventListener(type, e => { window.__tvInputAt = e.timeStamp; }, {capture: true});
+})();"""
 
 
 def browser_missing_reason() -> str | None:
     """Why a browser test cannot run here, or None."""
-    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
-        return "Chromium is not installed (apt-get install -y chromium chromium-driver)"
+    if not Path(CHROMIUM).exists():
+        return f"Chromium is not installed at {CHROMIUM} (apt-get install -y chromium chromium-driver)"
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "the playwright Python package is not installed"
+        return "the playwright Python package is not installed (pip install playwright; never `playwright install`)"
     return None
 
 
@@ -38,49 +64,133 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(script: str = "app.py", extra_args: tuple[str, ...] = ()):
-    """Start `streamlit run script` on 127.0.0.1 and yield its URL; stop it by its pid."""
+def streamlit_server(script: str = "app.py", extra_args: tuple[str, ...] = (), startup_timeout: float = 60):
+    """Start `streamlit run script` on 127.0.0.1 on a free port and yield its URL; stop it by its pid."""
     port = free_port()
+    log = open(os.devnull, "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", script, "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--server.headless", "true", *extra_args],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+         "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+         *extra_args],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + startup_timeout
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
                     if response.status == 200:
                         break
             except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("streamlit did not start") from None
-                time.sleep(0.3)
+                pass
+            if process.poll() is not None:
+                raise RuntimeError(f"streamlit run {script} exited with code {process.returncode}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit run {script} did not answer on {url} in {startup_timeout:.0f} s")
+            time.sleep(0.3)
         yield url
     finally:
+        _stop(process)
+        log.close()
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """SIGTERM the server's process group (it was started in its own session), SIGKILL if it lingers."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
 
 
 @contextlib.contextmanager
-def chromium_page(width: int = 1280, height: int = 720):
+def chromium(headless: bool = True):
+    """The system Chromium driven by Playwright (never a downloaded browser)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=headless)
         try:
-            yield browser.new_page(viewport={"width": width, "height": height})
+            yield browser
         finally:
             browser.close()
 
 
-def wait_for_rerun(page, timeout: float = 60_000) -> None:
-    """Wait until Streamlit has started and finished a script run (as Streamlit's own e2e tests do)."""
-    page.wait_for_selector(IDLE, timeout=timeout)
-    page.wait_for_timeout(150)  # let the frontend apply the last deltas
-    page.wait_for_selector(IDLE, timeout=timeout)
+def new_page(browser, width: int = 1280, height: int = 720):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.add_init_script(RUN_COUNTER)
+    return page
+
+
+@contextlib.contextmanager
+def chromium_page(width: int = 1280, height: int = 720):
+    with chromium() as browser:
+        yield new_page(browser, width, height)
+
+
+def open_app(page, url: str, timeout: float = 90_000) -> None:
+    """Load a page of the app and wait for its first run to finish (and a chart to be drawn)."""
+    page.goto(url)
+    page.wait_for_selector(CONNECTED, state="attached", timeout=timeout)
+    page.wait_for_function(f"() => window.__tvRuns > 0 && ({IS_IDLE})()", timeout=timeout)
+    page.wait_for_selector(".js-plotly-plot", timeout=timeout)
+    wait_for_idle(page, timeout)
+
+
+def wait_for_idle(page, timeout: float = 60_000, settle_ms: int = 100) -> None:
+    """Wait for `notRunning`, give the frontend a moment to apply the last deltas, and check again."""
+    page.wait_for_selector(IDLE, state="attached", timeout=timeout)
+    page.wait_for_timeout(settle_ms)
+    page.wait_for_selector(IDLE, state="attached", timeout=timeout)
+
+
+def finished_runs(page) -> int:
+    return page.evaluate("() => window.__tvRuns")
+
+
+def rerun_after(page, action: Callable[[], object], until: str | None = None, timeout: float = 60_000) -> None:
+    """Do `action` (an input that reruns the script) and wait until that rerun has finished.
+
+    `until` is an optional JavaScript expression that must also hold (e.g. the new figure is drawn).
+    """
+    before = finished_runs(page)
+    action()
+    condition = f"window.__tvRuns > {before} && ({IS_IDLE})()"
+    if until:
+        condition += f" && ({until})"
+    page.wait_for_function(f"() => {condition}", timeout=timeout, polling="raf")
+    wait_for_idle(page, timeout)
+
+
+# Kept for older callers: waits for the app to be idle (does not know whether a rerun started).
+wait_for_rerun = wait_for_idle
+
+
+def choose_option(page, selectbox, option: str, timeout: float = 10_000) -> None:
+    """Pick `option` in a Streamlit selectbox (a react-aria combobox in Streamlit >= 1.5x).
+
+    The first click on the input only focuses it; ArrowDown opens the list reliably.
+    """
+    combo = selectbox.get_by_role("combobox")
+    listbox = page.get_by_role("listbox")
+    for _attempt in range(3):
+        combo.click()
+        if combo.get_attribute("aria-expanded") != "true":
+            combo.press("ArrowDown")
+        try:
+            listbox.first.wait_for(state="visible", timeout=timeout / 3)
+            break
+        except Exception:  # the list did not open: try again
+            page.keyboard.press("Escape")
+    listbox.get_by_role("option", name=option, exact=True).click(timeout=timeout)
+
+
+def exceptions(page) -> list[str]:
+    """Texts of the exception boxes on the page (Streamlit shows uncaught errors in them)."""
+    return page.locator(EXCEPTION).all_inner_texts()

@@ -1,18 +1,35 @@
 """The app in a real Chromium: it loads, a control change redraws the grid, a click opens a head."""
 
+import time
 from pathlib import Path
 
 import pytest
-from browser import browser_missing_reason, chromium_page, streamlit_server, wait_for_rerun
+from browser import (
+    browser_missing_reason,
+    choose_option,
+    chromium_page,
+    exceptions,
+    open_app,
+    rerun_after,
+    streamlit_server,
+)
 
 missing = browser_missing_reason()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts"
 
-TILE_COUNT = """() => {
-  const grid = document.querySelector('.js-plotly-plot');
-  return grid.data.filter(t => t.type === 'scatter').reduce((n, t) => n + t.x.length, 0);
-}"""
+# The grid is the first Plotly chart of the Attention page; its click layer (the scatter trace
+# named "tiles") has one marker per (layer, head) tile at the tile's centre.
+GRID = "document.querySelector('.js-plotly-plot')"
+TILES = f"""() => {{
+  const data = {GRID}.data;
+  const tiles = data.find(t => t.name === 'tiles') || data.find(t => t.type === 'scatter');
+  return {{count: tiles.x.length, layers: new Set(tiles.y).size, heads: new Set(tiles.x).size}};
+}}"""
+
+
+def tile_count_is(count: int) -> str:
+    return f"({TILES})().count === {count}"
 
 
 @pytest.fixture(scope="module")
@@ -22,25 +39,35 @@ def app_url():
 
 
 def test_attention_page_in_chromium(app_url):
+    started = time.monotonic()
     with chromium_page() as page:
-        page.goto(f"{app_url}/attention")
-        page.wait_for_selector(".js-plotly-plot", timeout=90_000)
-        wait_for_rerun(page)
-        assert page.locator("[data-testid=stException]").count() == 0
-        assert page.evaluate(TILE_COUNT) == 2 * 4
+        open_app(page, f"{app_url}/attention")
+        assert exceptions(page) == []
+        tiles = page.evaluate(TILES)
+        layers = tiles["layers"]  # read from the page: the default model's shape may change
+        assert tiles["heads"] == 4, tiles
+        assert tiles["count"] == layers * 4, tiles
 
         # Change the heads control in the sidebar: open the expander, pick 8 heads.
-        page.get_by_text("Shape and variants").click()
-        page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").filter(has_text="heads").click()
-        page.get_by_role("option", name="8", exact=True).click()
-        wait_for_rerun(page)
-        page.wait_for_function(f"({TILE_COUNT})() === 16", timeout=60_000)
-        assert page.locator("[data-testid=stException]").count() == 0
+        sidebar = page.get_by_test_id("stSidebar")
+        sidebar.get_by_text("Shape and variants").click()
+        heads = sidebar.get_by_test_id("stSelectbox").filter(
+            has=page.get_by_test_id("stWidgetLabel").filter(has_text="heads"))
+        rerun_after(page, lambda: choose_option(page, heads, "8"), until=tile_count_is(layers * 8))
+        assert exceptions(page) == []
+        tiles = page.evaluate(TILES)
+        assert tiles == {"count": layers * 8, "layers": layers, "heads": 8}, tiles
 
-        # Click the tile of layer 2, head 5: the large view follows.
-        marker = page.locator(".js-plotly-plot").first.locator(".scatterlayer .point").nth(1 * 8 + 4)
-        marker.click(force=True)
-        wait_for_rerun(page)
-        page.get_by_text("Layer 2, head 5").first.wait_for(timeout=60_000)
+        # Click the tile of the last layer, head 5: the large view follows (a full rerun).
+        layer, head = layers - 1, 4
+        box = page.locator(".js-plotly-plot").first.locator(".scatterlayer .point").nth(layer * 8 + head).bounding_box()
+        assert box is not None
+        title = page.get_by_role("heading", name=f"Layer {layer + 1}, head {head + 1}", exact=True)
+        rerun_after(page, lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2))
+        title.wait_for(timeout=30_000)
+        assert exceptions(page) == []
         SCREENSHOTS.mkdir(exist_ok=True)
+        title.scroll_into_view_if_needed()
         page.screenshot(path=str(SCREENSHOTS / "attention.png"), full_page=False)
+        page.locator(".js-plotly-plot").first.screenshot(path=str(SCREENSHOTS / "attention_grid.png"))
+    assert time.monotonic() - started < 60
