@@ -9,6 +9,7 @@ from helpers import make_model, random_ids
 from transformer_viz.figures.head import (
     BLOCKED_GREY,
     STEP_KEYS,
+    STEP_LABELS,
     dot_product_figure,
     matrix_heatmap,
     number_text,
@@ -112,7 +113,7 @@ def test_highlight_outlines_one_cell():
 
 def test_steps_come_in_order_with_1_based_context():
     steps = walkthrough_figures(walk(layer=1, head=1))
-    assert [key for key, _ in steps] == list(STEP_KEYS)
+    assert [key for key, _ in steps] == list(STEP_KEYS) == list(STEP_LABELS)
     for _, fig in steps:
         assert fig.layout.title.text
         assert fig.layout.title.subtitle.text == "Encoder self-attention · layer 2 · head 2 of 2"

@@ -3,6 +3,7 @@
 import copy
 import dataclasses
 import math
+import pickle
 import subprocess
 import sys
 
@@ -167,13 +168,16 @@ def test_the_model_is_left_untouched():
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
 
 
-def test_walkthrough_is_frozen_and_read_only():
+def test_walkthrough_is_frozen_read_only_and_pickles():
     model, trace = tiny(True)
     w = head_walkthrough(model, trace, "encoder_self", 0, 0)
     with pytest.raises(dataclasses.FrozenInstanceError):
         w.q = None
     with pytest.raises(ValueError, match="read-only"):
         w.weights[0, 0] = 1.0
+    copy_ = pickle.loads(pickle.dumps(w))  # so a page can keep it in st.cache_data
+    np.testing.assert_array_equal(copy_.masked_scores, w.masked_scores)
+    assert copy_.query_tokens == w.query_tokens
 
 
 @pytest.mark.parametrize("mask_value", [-1e9, float("-inf")])

@@ -17,7 +17,10 @@ import plotly.graph_objects as go
 from ..walkthrough import HeadWalkthrough
 from .common import DIVERGING, MASK_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis
 
-STEP_KEYS = ("x", "projections", "qk", "scale", "mask", "softmax", "weighted_sum", "concat", "output")
+# Step key -> a short label for a tab or a slider, in the order of the computation.
+STEP_LABELS = {"x": "X", "projections": "Q, K, V", "qk": "QKᵀ", "scale": "÷ √d_k", "mask": "+ mask",
+               "softmax": "softmax", "weighted_sum": "× V", "concat": "concat heads", "output": "× W_O"}
+STEP_KEYS = tuple(STEP_LABELS)
 KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
                "cross": "Encoder–decoder (cross) attention"}
 MAX_VALUE_ROWS, MAX_VALUE_COLS = 12, 16  # larger matrices show colours only (values on hover)
