@@ -2,6 +2,13 @@
 
 from .config import POSITIONAL_ENCODINGS, ModelConfig
 from .model import Transformer
+from .pretrained import Pretrained, available_pretrained, load_pretrained, save_pretrained
 from .recording import LEAVES, HookPoint, Trace, name, recording
+from .tasks import TASKS, Task, encode_source, encode_target, get_task, model_config_for
+from .training import AttentionSnapshot, StepInfo, TrainResult, evaluate
+from .vocab import Vocab
 
 __all__ = ["LEAVES", "POSITIONAL_ENCODINGS", "HookPoint", "ModelConfig", "Trace", "Transformer", "name", "recording"]
+__all__ += ["TASKS", "AttentionSnapshot", "Pretrained", "StepInfo", "Task", "TrainResult", "Vocab",
+            "available_pretrained", "encode_source", "encode_target", "evaluate", "get_task", "load_pretrained",
+            "model_config_for", "save_pretrained"]
