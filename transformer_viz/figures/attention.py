@@ -46,7 +46,7 @@ __all__ = [
     "grid_selection", "head_entropy", "mask_figures", "mask_heatmap", "masking_steps",
 ]
 
-GRID_PX = 1100  # the width the grid is laid out for; Streamlit stretches it to its column
+GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
 HEAD_PX = 560  # the plot size one head is laid out for
 TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text
 MAX_VALUE_TOKENS = 14  # up to this many tokens per side, a single head writes its values in the cells
@@ -258,14 +258,14 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
         hovertext=key_hover, hovertemplate="%{hovertext}<extra></extra>",
     ))
     _, _, q_side, k_side = ATTENTION_KINDS[kind]
-    for x, text in ((0, f"queries ({SIDES[q_side]})"), (1, f"keys ({SIDES[k_side]})")):
-        fig.add_annotation(x=x, y=1, yref="paper", yanchor="bottom", text=f"<b>{text}</b>", showarrow=False,
-                           font_size=14)
+    for x, anchor, text in ((0, "right", f"queries<br>({SIDES[q_side]})"), (1, "left", f"keys<br>({SIDES[k_side]})")):
+        fig.add_annotation(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{text}</b>",
+                           showarrow=False, font_size=14)
     base_layout(fig, f"Layer {layer + 1} · Head {head + 1}" + ("" if query is None else f" · query {query}"),
-                height=int(np.clip(30 * max(q_len, k_len) + 110, 300, 1000)))
-    fig.update_layout(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=90))
+                height=int(np.clip(30 * max(q_len, k_len) + 130, 300, 1000)))
+    fig.update_layout(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=110))
     hidden = dict(visible=False, fixedrange=True)
-    fig.update_xaxes(**hidden, range=[-0.9, 1.9])
+    fig.update_xaxes(**hidden, range=[-0.65, 1.65])
     fig.update_yaxes(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])
     return fig
 

@@ -77,8 +77,8 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, hoverinfo="skip",
                                  marker=dict(symbol="square", size=14, color=colour)))
     cell = float(np.clip(300 / max(q_len, k_len), 10, 36))
-    base_layout(fig, title, height=round(cell * q_len) + 210)
-    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=140, b=40),
+    base_layout(fig, title, height=round(cell * q_len) + 230)
+    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=160, b=40), title_font_size=17,
                       legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font_size=14))
     tick = dict(tickfont_size=12, fixedrange=True)
     fig.update_xaxes(**token_text_axis(key_tokens, k_len), side="top", **tick)
@@ -103,12 +103,13 @@ def mask_figures(trace) -> dict[str, go.Figure]:
         "source_padding": mask_heatmap(source, src, src, "Source padding"),
         "target_padding": mask_heatmap(target, tgt, tgt, "Target padding"),
         "look_ahead": mask_heatmap(look_ahead, tgt, tgt, "Look-ahead"),
-        "decoder_self": mask_heatmap(combined, tgt, tgt, "Look-ahead AND padding"),
+        "decoder_self": mask_heatmap(combined, tgt, tgt, "Decoder self-attention"),
     }
-    subtitles = {"source_padding": "no query looks at a source &lt;pad&gt;",
-                 "target_padding": "no query looks at a target &lt;pad&gt;",
-                 "look_ahead": "query i sees keys 0…i, never the future",
-                 "decoder_self": "what decoder self-attention applies"}
+    # Short lines: the app shows the four side by side in narrow columns.
+    subtitles = {"source_padding": "no query looks at<br>a source &lt;pad&gt;",
+                 "target_padding": "no query looks at<br>a target &lt;pad&gt;",
+                 "look_ahead": "query i sees keys 0…i,<br>never the future",
+                 "decoder_self": "look-ahead AND<br>target padding"}
     for key, fig in figures.items():
         fig.update_layout(title_subtitle=dict(text=subtitles[key], font_size=13))
     return figures
