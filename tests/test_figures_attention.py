@@ -21,6 +21,7 @@ from transformer_viz.figures.attention import (
     mask_figures,
     mask_heatmap,
     masking_steps,
+    query_selection,
 )
 from transformer_viz.figures.common import MASK_COLOURS, fill_text, format_number
 
@@ -277,6 +278,11 @@ def test_lines_for_one_query_draw_only_its_lines_strongly():
     (faint,) = [t for t in fig.data if t.name == "other queries"]
     assert faint.opacity < min(t.opacity for t in strong)
     assert 2 not in {q for q, _ in segments(faint)}
+    (queries,) = [t for t in fig.data if t.name == "queries"]
+    assert [c[0] for c in queries.customdata] == list(range(8))
+    assert queries.textfont.color[2] != queries.textfont.color[1]  # the chosen query stands out
+    assert query_selection({"selection": {"points": [{"curve_number": 6, "customdata": [5]}]}}) == 5
+    assert query_selection({"selection": {"points": [{"curve_number": 7, "x": 1, "y": 3}]}}) is None
 
 
 # head_entropy ---------------------------------------------------------------------------------------------------

@@ -39,11 +39,11 @@ from .common import (
     token_texts,
     value_plane,
 )
-from .masks import blocked_layer, check_choice, mask_figures, mask_heatmap, masking_steps
+from .masks import blocked_layer, blocked_path, check_choice, mask_figures, mask_heatmap, masking_steps
 
 __all__ = [
     "attention_grid", "attention_heatmap", "attention_lines", "cell_breakdown", "cell_selection", "entropy_bits",
-    "grid_selection", "head_entropy", "mask_figures", "mask_heatmap", "masking_steps",
+    "grid_selection", "head_entropy", "mask_figures", "mask_heatmap", "masking_steps", "query_selection",
 ]
 
 GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
@@ -116,7 +116,7 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
         hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
     ))
     if value != "scores" and not mask.all():
-        fig.add_shape(type="path", path=_blocked_path(mask, heads, gap), fillcolor=BLOCKED_GREY,
+        fig.add_shape(type="path", path=blocked_path(mask, heads, gap), fillcolor=BLOCKED_GREY,
                       line=dict(color=BLOCKED_GREY, width=1),  # also hides the anti-aliased seams at the edges
                       layer="above")
     if highlight is not None:
@@ -151,6 +151,12 @@ def grid_selection(event) -> tuple[int, int] | None:
 def cell_selection(event) -> tuple[int, int] | None:
     """(query, key) of the cell clicked in `attention_heatmap`, from st.plotly_chart's selection; else None."""
     return _selected_pair(event)
+
+
+def query_selection(event) -> int | None:
+    """The query token clicked in `attention_lines` (its left column), from st.plotly_chart's selection; else None."""
+    pair = _selected_pair(event, size=1)
+    return None if pair is None else pair[0]
 
 
 def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "weights",
@@ -242,7 +248,7 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
         textfont=dict(size=15, color=[HIGHLIGHT if query == i else "#222222" if live[i] else MUTED
                                       for i in range(q_len)]),
         marker=dict(size=10, color=[HIGHLIGHT if query == i else colour for i in range(q_len)]),
-        customdata=[[i] for i in range(q_len)], showlegend=False, name="queries",
+        customdata=[[i] for i in range(q_len)], showlegend=False, name="queries",  # see query_selection
         hovertext=[f"<b>query {i} “{q_text[i]}”</b><br>" + (f"looks at: {top_keys[i]}" if live[i] else
                    "no key is allowed: this row is blocked") for i in range(q_len)],
         hovertemplate="%{hovertext}<extra></extra>",
@@ -365,35 +371,6 @@ def _tile(values: np.ndarray, gap: int) -> np.ndarray:
     return rows[:-gap, :-gap]
 
 
-def _rectangles(blocked: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """Blocked cells (q_len, k_len) as (top, bottom, left, right) half-open rectangles.
-
-    Runs within a row, merged with the same run in the rows below (a padding column is one rectangle).
-    """
-    rectangles, open_runs = [], {}
-    for row, cells in enumerate([*blocked, np.zeros(blocked.shape[1], bool)]):
-        edges = np.flatnonzero(np.diff(np.concatenate([[0], cells.astype(np.int8), [0]])))
-        runs = set(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
-        for run in [r for r in open_runs if r not in runs]:
-            rectangles.append((open_runs.pop(run), row, *run))
-        for run in runs:
-            open_runs.setdefault(run, row)
-    return rectangles
-
-
-def _blocked_path(mask: np.ndarray, heads: int, gap: int) -> str:
-    """One SVG path covering every blocked cell of the grid. mask (layers, q_len, k_len), True = may attend."""
-    layers, q_len, k_len = mask.shape
-    parts = []
-    for layer in range(layers):
-        for top, bottom, left, right in _rectangles(~mask[layer]):
-            y0, y1 = layer * (q_len + gap) + top - 0.5, layer * (q_len + gap) + bottom - 0.5
-            for head in range(heads):
-                x0, x1 = head * (k_len + gap) + left - 0.5, head * (k_len + gap) + right - 0.5
-                parts.append(f"M{x0:g},{y0:g}H{x1:g}V{y1:g}H{x0:g}Z")
-    return "".join(parts)
-
-
 def _segments(shown: np.ndarray, colour: str, opacity: float, width: float, name: str) -> go.Scatter:
     """One line trace from query i (x=0) to key j (x=1) for every True (i, j) of shown (q_len, k_len)."""
     xs, ys = [], []
@@ -404,17 +381,17 @@ def _segments(shown: np.ndarray, colour: str, opacity: float, width: float, name
                       hoverinfo="skip", name=name, showlegend=False)
 
 
-def _selected_pair(event) -> tuple[int, int] | None:
-    """The first clicked point's customdata [a, b] as ints, from a Streamlit plotly selection event."""
+def _selected_pair(event, size: int = 2) -> tuple[int, ...] | None:
+    """The first clicked point's customdata [a, b] (or [a] for size 1) as ints, from a Streamlit selection event."""
     selection = event.get("selection") if isinstance(event, Mapping) else None
     points = selection.get("points") if isinstance(selection, Mapping) else None
     for point in points or ():
         data = point.get("customdata") if isinstance(point, Mapping) else None
         if isinstance(data, Mapping):  # a typed array that went through JSON: {"0": a, "1": b}
-            data = [data.get("0"), data.get("1")]
-        if isinstance(data, list | tuple) and len(data) >= 2 and all(
-                isinstance(v, int | float) and not isinstance(v, bool) for v in data[:2]):
-            return int(data[0]), int(data[1])
+            data = [data.get(str(i)) for i in range(size)]
+        if isinstance(data, list | tuple) and len(data) == size and all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in data):
+            return tuple(int(v) for v in data)
     return None
 
 
