@@ -1,0 +1,379 @@
+"""Control change → redrawn figures in a real Chromium: `python bench/bench_ui.py`.
+
+Cases, all measured in the same run with the same kind of control (a `st.radio`
+switched between two values that draw different numbers, alternating, so every change
+really redraws):
+
+  a        the app's Attention page at the default view, "Draw" radio: weights ↔ raw scores
+  b        the same page at 6 encoder layers × 8 heads with the longest input the app
+           accepts (the view comes from the URL's query parameters, see `View.to_params`)
+  c        bench/minimal_app.py: one 32×32 heatmap and one "Draw" radio (the yardstick)
+  a-nogc,  a and b against a second server started with `--runner.postScriptGC false`
+  b-nogc
+
+Method. Every page gets an init script (tests/browser.py and WS_HOOK below) that records,
+in the page's own clock (performance.now / Event.timeStamp):
+  * the time stamp of the `pointerdown` that starts the click on the radio option (t0),
+  * every websocket message the app receives (time, bytes),
+  * after each click, a requestAnimationFrame loop checks every frame whether the app is
+    idle (`[data-testid=stApp][data-test-script-state=notRunning]`) AND the signature of
+    every Plotly chart on the page (title, trace types/names, the first z values, read from
+    the charts' `_fullLayout`/`_fullData`, i.e. after Plotly processed the new spec)
+    equals the signature of the target state, learned once per case in a warm-up toggle.
+    Plotly draws heatmaps synchronously inside Plotly.react, so the first animation frame
+    in which this holds is the frame that paints the new figures (t1).
+Latency = t1 − t0. "server" = last websocket message before t1 − t0 (script run, figure
+building, serialization, transport); "client" = t1 − that message (protobuf decoding,
+React, Plotly). The rounds of the cases are interleaved so that load on the (shared,
+noisy) machine hits every case alike.
+
+Bytes. Playwright's `page.on("websocket")` hands over every frame; each is a ForwardMsg
+protobuf, parsed here. "fig JSON" is the sum of `plotly_chart.spec` sizes of the charts a
+rerun delivers — what the server built and serialized (`plotly.io.to_json`) for that
+rerun. Streamlit's message cache sends an already-seen chart as a `ref_hash` (its spec is
+known from the first time it was sent in full); "wire" is what really went over the
+websocket. The bench also builds the Attention page's figures in Python with the
+project's builders and prints the build and `to_json` time and size of each, including a
+synthetic 6 × 8 × 32-token trace that the app itself cannot show (see "input").
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from browser import (  # noqa: E402
+    IDLE,
+    IS_IDLE,
+    chromium,
+    exceptions,
+    finished_runs,
+    new_page,
+    open_app,
+    streamlit_server,
+    wait_for_idle,
+)
+
+WS_HOOK = """(() => {
+  window.__tvFrames = [];
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', e => {
+        const d = e.data;
+        window.__tvFrames.push([performance.now(), d.byteLength ?? d.size ?? d.length ?? 0]);
+      });
+    }
+  };
+})();"""
+
+SIGNATURE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
+  const layout = gd._fullLayout || {}, data = gd._fullData || [];
+  const head = z => !z || !z.length ? '' : Array.from(z[0] && z[0].length !== undefined ? z[0].slice(0, 3)
+                                                                                        : z.slice(0, 3)).join(',');
+  const title = layout.title && layout.title.text;
+  return [title, ...data.map(t => [t.type, t.name, t.z ? t.z.length : '', head(t.z),
+                                   t.colorbar && t.colorbar.title && t.colorbar.title.text].join('|'))].join(';');
+}).join('\\n')"""
+
+ARM = f"""([expected]) => {{
+  window.__tvDone = null;
+  window.__tvInputAt = null;
+  window.__tvFrames = [];
+  const signature = {SIGNATURE};
+  const tick = now => {{
+    if (window.__tvInputAt !== null && document.querySelector('{IDLE}') && signature() === expected) {{
+      window.__tvDone = performance.now();
+      return;
+    }}
+    requestAnimationFrame(tick);
+  }};
+  requestAnimationFrame(tick);
+}}"""
+
+
+@dataclass
+class Case:
+    name: str
+    server: str
+    path: str
+    radio: str
+    options: tuple[str, str]
+    note: str = ""
+    page: object = None
+    state: int = 0  # index of the selected option
+    signatures: dict[int, str] = field(default_factory=dict)
+    frames: list[bytes] = field(default_factory=list)
+    latency: list[float] = field(default_factory=list)
+    server_ms: list[float] = field(default_factory=list)
+    client_ms: list[float] = field(default_factory=list)
+    wire: list[int] = field(default_factory=list)
+    spec: list[int] = field(default_factory=list)
+    charts: list[int] = field(default_factory=list)
+    refs: list[int] = field(default_factory=list)
+    known_specs: dict[str, int] = field(default_factory=dict)
+
+
+def longest_input() -> tuple[str, str, int]:
+    """The task that accepts the most source tokens, and an input that long (≤ 31 + <eos>)."""
+    from transformer_viz.tasks import TASKS
+
+    task = max(TASKS.values(), key=lambda t: t.max_input_len)
+    want = min(31, task.max_input_len)
+    rng = random.Random(0)
+    best = task.examples[0]
+    for _ in range(20_000):
+        text = task.sample_input(rng)
+        if len(task.split(text)) > len(task.split(best)):
+            best = text
+        if len(task.split(best)) >= want:
+            break
+    return task.name, best, len(task.split(best)) + 1
+
+
+def app_texts() -> dict[str, str]:
+    from app_pages.text import ENGLISH
+
+    return ENGLISH
+
+
+def radio_option(page, label: str, option: str):
+    radio = page.get_by_test_id("stRadio").filter(has=page.get_by_test_id("stWidgetLabel").filter(has_text=label))
+    return radio.get_by_text(option, exact=True)
+
+
+def record_frames(case: Case):
+    def on_socket(socket):
+        socket.on("framereceived", lambda payload: case.frames.append(payload))
+    return on_socket
+
+
+def chart_bytes(case: Case, frames: list[bytes]) -> tuple[int, int, int]:
+    """(spec bytes delivered, charts, charts sent as cache references) of one rerun's frames."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    spec = charts = refs = 0
+    for payload in frames:
+        if isinstance(payload, str):
+            continue
+        msg = ForwardMsg()
+        try:
+            msg.ParseFromString(payload)
+        except Exception:  # not a ForwardMsg: ignore
+            continue
+        kind = msg.WhichOneof("type")
+        if kind == "ref_hash" and msg.ref_hash in case.known_specs:
+            spec, charts, refs = spec + case.known_specs[msg.ref_hash], charts + 1, refs + 1
+        elif (kind == "delta" and msg.delta.WhichOneof("type") == "new_element"
+              and msg.delta.new_element.WhichOneof("type") == "plotly_chart"):
+            size = len(msg.delta.new_element.plotly_chart.spec.encode())
+            case.known_specs[msg.hash] = size
+            spec, charts = spec + size, charts + 1
+    return spec, charts, refs
+
+
+def open_case(browser, case: Case, urls: dict[str, str]) -> None:
+    case.page = page = new_page(browser)
+    page.add_init_script(WS_HOOK)
+    page.on("websocket", record_frames(case))
+    open_app(page, urls[case.server] + case.path)
+    errors = exceptions(page)
+    if errors:
+        raise RuntimeError(f"{case.name}: the page shows an exception: {errors[0][:500]}")
+    # Learn what the page looks like in both states (and check that a change really redraws).
+    case.signatures[0] = page.evaluate(SIGNATURE)
+    for target in (1, 0):
+        before = finished_runs(page)
+        radio_option(page, case.radio, case.options[target]).click()
+        page.wait_for_function(f"() => window.__tvRuns > {before} && ({IS_IDLE})()", timeout=180_000)
+        wait_for_idle(page, settle_ms=500)
+        case.signatures.setdefault(target, page.evaluate(SIGNATURE))
+    if case.signatures[0] == case.signatures[1]:
+        raise RuntimeError(f"{case.name}: switching {case.radio!r} does not change any chart")
+    if page.evaluate(SIGNATURE) != case.signatures[0]:
+        raise RuntimeError(f"{case.name}: the page does not come back to the same charts")
+    chart_bytes(case, case.frames)  # learn the hashes of the charts sent so far
+    for _ in range(2):  # warm up the measured path (caches, JIT), not recorded
+        change(case, record=False)
+
+
+def change(case: Case, record: bool = True) -> None:
+    page, target = case.page, 1 - case.state
+    before = finished_runs(page)
+    page.evaluate(ARM, [case.signatures[target]])
+    case.frames.clear()
+    radio_option(page, case.radio, case.options[target]).click()
+    page.wait_for_function("() => window.__tvDone !== null", timeout=180_000, polling=50)
+    with contextlib.suppress(Exception):  # a run too short to show `running` is not counted
+        page.wait_for_function(f"() => window.__tvRuns > {before}", timeout=2_000)
+    wait_for_idle(page, settle_ms=300)
+    t0, t1, frames = page.evaluate("() => [window.__tvInputAt, window.__tvDone, window.__tvFrames]")
+    case.state = target
+    if not record:
+        chart_bytes(case, case.frames)
+        return
+    before_done = [t for t, _ in frames if t <= t1]
+    last = max(before_done, default=t0)
+    case.latency.append(t1 - t0)
+    case.server_ms.append(last - t0)
+    case.client_ms.append(t1 - last)
+    case.wire.append(sum(n for _, n in frames))
+    spec, charts, refs = chart_bytes(case, case.frames)
+    case.spec.append(spec)
+    case.charts.append(charts)
+    case.refs.append(refs)
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def figure_costs(task_name: str, text: str) -> list[str]:
+    """Build the Attention page's figures in Python: build time, to_json time and size of each."""
+    import plotly.io
+    import torch
+
+    from app_pages.state import View
+    from transformer_viz import Transformer
+    from transformer_viz.figures.attention import attention_grid, attention_heatmap, attention_lines, head_entropy
+    from transformer_viz.inference import run_text
+    from transformer_viz.tasks import TASKS, model_config_for
+
+    def traced(task, shape, src=None, length=None):
+        torch.manual_seed(0)
+        config = model_config_for(task, **shape)
+        model = Transformer(config).eval()
+        if length is None:
+            return run_text(model, task, src).trace
+        vocab = task.src_vocab
+        pieces = random.Random(0).choices([t for t in vocab.decode(range(len(vocab))) if not vocab.is_special(t)],
+                                          k=length - 1)
+        ids = torch.tensor([[*vocab.encode(pieces), vocab.eos_id]])
+        tgt = torch.tensor([[task.tgt_vocab.bos_id, *task.tgt_vocab.encode(pieces)]])
+        _, trace = model.run_with_trace(ids, tgt)
+        return trace.with_tokens(vocab.decode(ids[0]), task.tgt_vocab.decode(tgt[0]))
+
+    default = View().shape()
+    big = {**default, "n_encoder_layers": 6, "n_heads": 8}
+    reverse = TASKS["reverse"]
+    setups = [
+        ("a: default view", traced(TASKS[View().task], default, TASKS[View().task].examples[0])),
+        (f"b: 6x8, {task_name}, app's longest input", traced(TASKS[task_name], big, text)),
+        ("6x8x32 synthetic (not reachable in the app)",
+         traced(reverse, {**big, "max_len": 33}, length=32)),
+    ]
+    kind, lines = "encoder_self", []
+    for label, trace in setups:
+        builders = {"grid": lambda tr, v: attention_grid(tr, kind, v),
+                    "head": lambda tr, v: attention_heatmap(tr, kind, 0, 0, v),
+                    "lines": lambda tr, v: attention_lines(tr, kind, 0, 0),
+                    "entropy": lambda tr, v: head_entropy(tr, kind)}
+        parts, total_bytes, total_ms = [], 0, 0.0
+        for name, build in builders.items():
+            try:
+                times, jsons = [], []
+                for _ in range(3):
+                    start = time.perf_counter()
+                    fig = build(trace, "scores")
+                    built = time.perf_counter()
+                    spec = plotly.io.to_json(fig, validate=False)
+                    times.append(((built - start) * 1000, (time.perf_counter() - built) * 1000))
+                    jsons.append(len(spec.encode()))
+                build_ms, json_ms = min(t[0] for t in times), min(t[1] for t in times)
+                total_bytes += jsons[-1]
+                total_ms += build_ms + json_ms
+                parts.append(f"{name} {jsons[-1] / 1000:.0f} kB {build_ms:.0f}+{json_ms:.0f} ms")
+            except Exception as error:  # a builder's signature changed: say so, keep going
+                parts.append(f"{name} n/a ({type(error).__name__})")
+        lines.append(f"  {label:<44} {total_bytes / 1000:6.0f} kB, {total_ms:4.0f} ms build+to_json | "
+                     + "; ".join(parts))
+    return lines
+
+
+def report(cases: list[Case], baseline: str, budgets: dict[str, float]) -> None:
+    base = next(c for c in cases if c.name == baseline)
+    base50, base95 = pct(base.latency, 50), pct(base.latency, 95)
+    print(f"\n{'case':<8} {'n':>3} {'p50 ms':>7} {'p95 ms':>7} {'×min p50':>8} {'×min p95':>8} {'server p50':>10} "
+          f"{'client p50':>10} {'fig JSON/rerun':>14} {'wire/rerun':>10} {'charts (refs)':>13}")
+    for c in cases:
+        p50, p95 = pct(c.latency, 50), pct(c.latency, 95)
+        budget = budgets.get(c.name.split("-")[0])
+        verdict = "" if budget is None or c.name == baseline else (
+            f"  budget ≤ {budget}×: {'ok' if p50 / base50 <= budget else 'OVER'}")
+        print(f"{c.name:<8} {len(c.latency):>3} {p50:7.0f} {p95:7.0f} {p50 / base50:8.2f} {p95 / base95:8.2f} "
+              f"{pct(c.server_ms, 50):10.0f} {pct(c.client_ms, 50):10.0f} {np.median(c.spec) / 1000:11.0f} kB "
+              f"{np.median(c.wire) / 1000:7.0f} kB {np.median(c.charts):6.0f} ({np.median(c.refs):.0f}){verdict}")
+    print()
+    for name in ("a", "b"):
+        on = next((c for c in cases if c.name == name), None)
+        off = next((c for c in cases if c.name == f"{name}-nogc"), None)
+        if on is None or off is None:
+            continue
+        d50 = pct(off.latency, 50) - pct(on.latency, 50)
+        d95 = pct(off.latency, 95) - pct(on.latency, 95)
+        better = "postScriptGC false" if d50 < 0 else "postScriptGC true (as configured)"
+        print(f"postScriptGC, case {name}: true p50/p95 {pct(on.latency, 50):.0f}/{pct(on.latency, 95):.0f} ms, "
+              f"false {pct(off.latency, 50):.0f}/{pct(off.latency, 95):.0f} ms (Δ p50 {d50:+.0f} ms, "
+              f"Δ p95 {d95:+.0f} ms; server p50 Δ {pct(off.server_ms, 50) - pct(on.server_ms, 50):+.0f} ms) "
+              f"→ faster: {better}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--changes", type=int, default=24, help="measured control changes per case (≥ 20)")
+    parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds the changes are split into")
+    parser.add_argument("--no-gc-compare", action="store_true", help="skip the postScriptGC false server")
+    parser.add_argument("--no-figures", action="store_true", help="skip the Python figure-build table")
+    args = parser.parse_args()
+
+    texts = app_texts()
+    draw, options = texts["attention.value"], (texts["value.weights"], texts["value.scores"])
+    task_name, text, tokens = longest_input()
+    big = "/attention?" + urlencode({"task": task_name, "weights": "random", "n_encoder_layers": 6, "n_heads": 8,
+                                     "src_text": text})
+    print(f"input for b: task {task_name!r}, {tokens} source tokens with <eos> ({text!r})"
+          + ("; no task accepts 31 characters + <eos>" if tokens < 32 else ""))
+    cases = [Case("a", "app", "/attention", draw, options), Case("b", "app", big, draw, options),
+             Case("c", "minimal", "/", "Draw", ("weights", "scores"))]
+    servers = {"app": ("app.py", ()), "minimal": ("bench/minimal_app.py", ())}
+    if not args.no_gc_compare:
+        servers["app-nogc"] = ("app.py", ("--runner.postScriptGC", "false"))
+        cases += [Case("a-nogc", "app-nogc", "/attention", draw, options),
+                  Case("b-nogc", "app-nogc", big, draw, options)]
+
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        urls = {name: stack.enter_context(streamlit_server(script, extra)) for name, (script, extra) in
+                servers.items()}
+        browser = stack.enter_context(chromium())
+        for case in cases:
+            open_case(browser, case, urls)
+            print(f"  {case.name}: ready ({time.monotonic() - started:.0f} s)", flush=True)
+        per_round = -(-args.changes // args.rounds)
+        for round_ in range(args.rounds):
+            for case in cases:
+                for _ in range(per_round):
+                    change(case)
+            print(f"  round {round_ + 1}/{args.rounds} done ({time.monotonic() - started:.0f} s)", flush=True)
+    print(f"\nControl change → redrawn figures, Chromium {1280}×{720}, {per_round * args.rounds} changes per case, "
+          f"{time.monotonic() - started:.0f} s in all")
+    report(cases, "c", {"a": 1.5, "b": 3.0})
+    if not args.no_figures:
+        print("\nThe Attention page's figures built in Python (min of 3; 'scores'):")
+        print("\n".join(figure_costs(task_name, text)))
+
+
+if __name__ == "__main__":
+    main()
