@@ -59,7 +59,8 @@ def weights_banner(view: View, resolved: services.Resolved) -> None:
         if resolved.note:
             st.caption(tr("error.checkpoint", message=resolved.note))
     elif resolved.weights == "trained":
-        st.info(tr("banner.trained", steps=st.session_state[services.TRAINED_KEY]["steps"]), icon=":material/fitness_center:")
+        steps = st.session_state[services.TRAINED_KEY]["steps"]
+        st.info(tr("banner.trained", steps=steps), icon=":material/fitness_center:")
     else:
         metrics = services.shipped(view.task).metrics
         exact = metrics.get("exact_match")
@@ -67,8 +68,11 @@ def weights_banner(view: View, resolved: services.Resolved) -> None:
         st.caption(tr("banner.pretrained", task=TASKS[view.task].title, metric=metric))
 
 
-def page_context(show_tokens: bool = True) -> PageContext | None:
-    """Resolve the view's model and run its input; on a problem, say it in the page and return None."""
+def page_context(show_tokens: bool = True, pad_to: int = 0) -> PageContext | None:
+    """Resolve the view's model and run its input; on a problem, say it in the page and return None.
+
+    `pad_to` pads the input with <pad> to that length (the Masks page uses it to show padding).
+    """
     view = current_view()
     resolved = services.resolve(view)
     if resolved.error:
@@ -76,7 +80,7 @@ def page_context(show_tokens: bool = True) -> PageContext | None:
         return None
     weights_banner(view, resolved)
     try:
-        run = services.run(view, resolved)
+        run = services.run(view, resolved, pad_to)
     except ValueError as error:
         st.error(tr("error.input", message=str(error)), icon=":material/error:")
         return None

@@ -15,10 +15,11 @@ from .ui import bound, chart, tr
 
 def render() -> None:
     st.title(tr("masks.title"))
-    ctx = page_context()
+    st.markdown(tr("masks.intro"))
+    pad_to = st.slider(tr("masks.pad_to"), 0, 32, 0, key="masks_pad_to", help=tr("masks.pad_help"))
+    ctx = page_context(pad_to=pad_to)
     if ctx is None:
         return
-    st.markdown(tr("masks.intro"))
     figures = mask_figures(ctx.trace)
     columns = st.columns(len(figures))
     for column, (title, fig) in zip(columns, figures.items(), strict=True):

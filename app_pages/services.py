@@ -105,11 +105,12 @@ def resolve(view: View) -> Resolved:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _cached_run(model_id: str, _model: Transformer, task_name: str, src_text: str, tgt_text: str) -> TextRun:
+def _cached_run(model_id: str, _model: Transformer, task_name: str, src_text: str, tgt_text: str,
+                pad_to: int) -> TextRun:
     # cache_resource, not cache_data: a run is immutable and unpickling big traces on every rerun is slow.
-    return run_text(_model, TASKS[task_name], src_text, tgt_text or None)
+    return run_text(_model, TASKS[task_name], src_text, tgt_text or None, pad_to=pad_to)
 
 
-def run(view: View, resolved: Resolved) -> TextRun:
+def run(view: View, resolved: Resolved, pad_to: int = 0) -> TextRun:
     """The trace (and greedy steps) of the view's input; raises ValueError for unreadable input."""
-    return _cached_run(resolved.model_id, resolved.model, view.task, view.src_text, view.tgt_text)
+    return _cached_run(resolved.model_id, resolved.model, view.task, view.src_text, view.tgt_text, pad_to)

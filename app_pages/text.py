@@ -153,13 +153,16 @@ ENGLISH = {
         "<pad> tokens that fill short sentences up to the batch length. The **look-ahead mask** hides the future "
         "in the decoder, so that training with the whole target at once cannot cheat. The decoder combines both."
     ),
-    "masks.pad_hint": "Add padding to see it: the source is padded to",
+    "masks.pad_help": (
+        "In a batch, shorter sentences are filled with <pad> up to the longest one. Pad this input to see the "
+        "padding mask at work (0 = no padding). The answer does not change: no query ever looks at a <pad>."
+    ),
     "masks.steps": "What the mask does to one head",
     "masks.steps_help": (
         "Blocked scores are replaced by a large negative number ({value}). After the softmax, e^(that) is 0, so "
         "blocked keys get exactly zero weight and the other weights still sum to 1."
     ),
-    "masks.pad_to": "Pad the source to length",
+    "masks.pad_to": "Pad the input to length (as in a batch)",
     # Inside one head
     "head.title": "Inside one head",
     "head.intro": (

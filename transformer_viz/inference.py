@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
+import torch.nn.functional as F
 
 from .model import Transformer
 from .recording import Trace
 from .tasks import Task, encode_source, encode_target
+from .vocab import Vocab
 
 
 @dataclass(frozen=True)
@@ -31,25 +34,34 @@ class TextRun:
         return not self.steps
 
 
+def pad_ids(ids: torch.Tensor, tokens: tuple[str, ...], length: int, pad_id: int) -> tuple[torch.Tensor, tuple]:
+    """Right-pad (1, seq_len) ids and their display tokens with <pad> up to `length`, as a batch would."""
+    extra = max(0, length - ids.shape[1])
+    return F.pad(ids, (0, extra), value=pad_id), tokens + (Vocab.PAD,) * extra  # (1, length)
+
+
 def run_text(model: Transformer, task: Task, src_text: str, tgt_text: str | None = None,
-             max_new_tokens: int | None = None) -> TextRun:
+             max_new_tokens: int | None = None, pad_to: int = 0) -> TextRun:
     """Run `src_text` (and `tgt_text`, if given, with teacher forcing) through `model` with a trace.
 
-    Raises ValueError with a readable sentence for empty or too long text; unknown
-    tokens become <unk> and are listed in `unknown`.
+    `pad_to` right-pads the source (and a teacher-forced target) with <pad> to that many
+    positions, to show what the padding mask does. Raises ValueError with a readable
+    sentence for empty or too long text; unknown tokens become <unk> and are listed in `unknown`.
     """
     max_len = model.config.max_len
+    pad_to = min(pad_to, max_len)
     source = encode_source(task, src_text, max_len)
+    src_ids, src_tokens = pad_ids(source.ids, source.tokens, pad_to, model.config.pad_id)
     if tgt_text:
         target = encode_target(task, tgt_text, max_len)
-        _, trace = model.run_with_trace(source.ids, target.ids)
-        return TextRun(trace.with_tokens(source.tokens, target.tokens), None, (), (),
-                       source.unknown + target.unknown)
+        tgt_ids, tgt_tokens = pad_ids(target.ids, target.tokens, pad_to, model.config.pad_id)
+        _, trace = model.run_with_trace(src_ids, tgt_ids)
+        return TextRun(trace.with_tokens(src_tokens, tgt_tokens), None, (), (), source.unknown + target.unknown)
 
     vocab = task.tgt_vocab
-    tgt_ids, steps = model.generate(source.ids, max_new_tokens or max_len - 1, vocab.bos_id, vocab.eos_id)
+    tgt_ids, steps = model.generate(src_ids, max_new_tokens or max_len - 1, vocab.bos_id, vocab.eos_id)
     tokens = vocab.decode(tgt_ids[0])  # <bos> + generated, possibly ending with <eos>
-    steps = tuple(step.with_tokens(source.tokens, tokens[: k + 1]) for k, step in enumerate(steps))
+    steps = tuple(step.with_tokens(src_tokens, tokens[: k + 1]) for k, step in enumerate(steps))
     answer = tokens[1:-1] if tokens[-1] == vocab.EOS else tokens[1:]
     # The last step's decoder input is <bos> + the whole answer: its trace is the teacher-forced pass.
     return TextRun(steps[-1], task.join(answer), tuple(tokens[1:]), steps, source.unknown)
