@@ -22,10 +22,11 @@ in the page's own clock (performance.now / Event.timeStamp):
     equals the signature of the target state, learned once per case in a warm-up toggle.
     Plotly draws heatmaps synchronously inside Plotly.react, so the first animation frame
     in which this holds is the frame that paints the new figures (t1).
-Latency = t1 − t0. "server" = last websocket message before t1 − t0 (script run, figure
-building, serialization, transport); "client" = t1 − that message (protobuf decoding,
-React, Plotly). The rounds of the cases are interleaved so that load on the (shared,
-noisy) machine hits every case alike.
+Latency = t1 − t0. "1st msg" = first websocket message after t0 − t0 (the rerun request's
+round trip and the start of the script); "server" = last websocket message before t1 − t0
+(script run, figure building, serialization, the post-script GC, transport); "client" =
+t1 − that message (protobuf decoding, React, Plotly). The rounds of the cases are
+interleaved so that load on the (shared, noisy) machine hits every case alike.
 
 Bytes. Playwright's `page.on("websocket")` hands over every frame; each is a ForwardMsg
 protobuf, parsed here. "fig JSON" is the sum of `plotly_chart.spec` sizes of the charts a
@@ -117,6 +118,7 @@ class Case:
     signatures: dict[int, str] = field(default_factory=dict)
     frames: list[bytes] = field(default_factory=list)
     latency: list[float] = field(default_factory=list)
+    first_ms: list[float] = field(default_factory=list)
     server_ms: list[float] = field(default_factory=list)
     client_ms: list[float] = field(default_factory=list)
     wire: list[int] = field(default_factory=list)
@@ -227,6 +229,7 @@ def change(case: Case, record: bool = True) -> None:
     before_done = [t for t, _ in frames if t <= t1]
     last = max(before_done, default=t0)
     case.latency.append(t1 - t0)
+    case.first_ms.append(min(before_done, default=t0) - t0)
     case.server_ms.append(last - t0)
     case.client_ms.append(t1 - last)
     case.wire.append(sum(n for _, n in frames))
@@ -305,15 +308,17 @@ def figure_costs(task_name: str, text: str) -> list[str]:
 def report(cases: list[Case], baseline: str, budgets: dict[str, float]) -> None:
     base = next(c for c in cases if c.name == baseline)
     base50, base95 = pct(base.latency, 50), pct(base.latency, 95)
-    print(f"\n{'case':<8} {'n':>3} {'p50 ms':>7} {'p95 ms':>7} {'×min p50':>8} {'×min p95':>8} {'server p50':>10} "
-          f"{'client p50':>10} {'fig JSON/rerun':>14} {'wire/rerun':>10} {'charts (refs)':>13}")
+    print(f"\n{'case':<8} {'n':>3} {'p50 ms':>7} {'p95 ms':>7} {'×min p50':>8} {'×min p95':>8} "
+          f"{'1st msg p50':>11} {'server p50':>10} {'client p50':>10} "
+          f"{'fig JSON/rerun':>14} {'wire/rerun':>10} {'charts (refs)':>13}")
     for c in cases:
         p50, p95 = pct(c.latency, 50), pct(c.latency, 95)
         budget = budgets.get(c.name.split("-")[0])
         verdict = "" if budget is None or c.name == baseline else (
             f"  budget ≤ {budget}×: {'ok' if p50 / base50 <= budget else 'OVER'}")
         print(f"{c.name:<8} {len(c.latency):>3} {p50:7.0f} {p95:7.0f} {p50 / base50:8.2f} {p95 / base95:8.2f} "
-              f"{pct(c.server_ms, 50):10.0f} {pct(c.client_ms, 50):10.0f} {np.median(c.spec) / 1000:11.0f} kB "
+              f"{pct(c.first_ms, 50):11.0f} {pct(c.server_ms, 50):10.0f} {pct(c.client_ms, 50):10.0f} "
+              f"{np.median(c.spec) / 1000:11.0f} kB "
               f"{np.median(c.wire) / 1000:7.0f} kB {np.median(c.charts):6.0f} ({np.median(c.refs):.0f}){verdict}")
     print()
     for name in ("a", "b"):
