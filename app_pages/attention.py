@@ -21,30 +21,37 @@ from .context import PageContext, page_context
 from .state import ATTENTION_VALUES, KINDS
 from .ui import bound, chart, select_field, tr
 
+GRID_WIDTH = 820  # px: the main column at 1280 px with the sidebar open
+
 
 def render() -> None:
     st.title(tr("attention.title"))
     ctx = page_context()
     if ctx is None:
         return
-    figure_column, text_column = st.columns([3, 1], gap="large")
+    text_column, control_column = st.columns([3, 2], gap="large")
     with text_column:
         st.markdown(tr("attention.intro"))
+    with control_column:
         st.radio(tr("attention.kind"), KINDS, format_func=lambda k: tr(f"kind.{k}"), **bound("kind"))
-        kind = st.session_state["kind"]
-        st.caption(tr(f"kind.{kind}.help"))
-        st.radio(tr("attention.value"), ATTENTION_VALUES, format_func=lambda v: tr(f"value.{v}"), **bound("value"))
-        st.caption(tr("attention.grid_help"))
-    with figure_column:
-        chart(attention_grid(ctx.trace, kind, st.session_state["value"]), key="attention_grid",
-              on_select=lambda: on_grid_click(ctx, kind))
+        st.radio(tr("attention.value"), ATTENTION_VALUES, format_func=lambda v: tr(f"value.{v}"),
+                 horizontal=True, **bound("value"))
+    kind = st.session_state["kind"]
+    layers, heads = clamp_selection(ctx, kind)
+    st.caption(f"{tr(f'kind.{kind}.help')} {tr('attention.grid_help')}")
+    left, right = st.columns(2)
+    left.selectbox(tr("attention.layer"), range(layers), format_func=lambda i: str(i + 1), **bound("layer"))
+    right.selectbox(tr("attention.head"), range(heads), format_func=lambda i: str(i + 1), **bound("head"))
+    grid = attention_grid(ctx.trace, kind, st.session_state["value"], width=GRID_WIDTH,
+                          highlight=(st.session_state["layer"], st.session_state["head"]))
+    chart(grid, key="attention_grid", on_select=on_grid_click)
     head_view(ctx, kind)
     st.subheader(tr("attention.entropy"))
     st.caption(tr("attention.entropy_help"))
     chart(head_entropy(ctx.trace, kind), key="attention_entropy")
 
 
-def on_grid_click(ctx: PageContext, kind: str) -> None:
+def on_grid_click() -> None:
     picked = grid_selection(st.session_state.get("attention_grid"))
     if picked is not None:
         select_field("layer", picked[0])
@@ -62,11 +69,7 @@ def clamp_selection(ctx: PageContext, kind: str) -> tuple[int, int]:
 
 @st.fragment
 def head_view(ctx: PageContext, kind: str) -> None:
-    """One head large, its line view and a clicked cell's numbers. Reruns alone when used."""
-    layers, heads = clamp_selection(ctx, kind)
-    left, right = st.columns(2)
-    left.selectbox(tr("attention.layer"), range(layers), format_func=lambda i: str(i + 1), **bound("layer"))
-    right.selectbox(tr("attention.head"), range(heads), format_func=lambda i: str(i + 1), **bound("head"))
+    """One head large, its line view and a clicked cell's numbers. Clicks here rerun only this part."""
     layer, head, value = st.session_state["layer"], st.session_state["head"], st.session_state["value"]
 
     st.subheader(tr("attention.large", layer=layer + 1, head=head + 1))
