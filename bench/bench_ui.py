@@ -25,7 +25,9 @@ in the page's own clock (performance.now / Event.timeStamp):
 Latency = t1 − t0. "1st msg" = first websocket message after t0 − t0 (the rerun request's
 round trip and the start of the script); "server" = last websocket message before t1 − t0
 (script run, figure building, serialization, the post-script GC, transport); "client" =
-t1 − that message (protobuf decoding, React, Plotly). The rounds of the cases are
+t1 − that message (the part of protobuf decoding, React and Plotly not hidden behind the
+server's time); "busy" = the browser main thread's long tasks (> 50 ms, PerformanceObserver
+"longtask") between t0 and t1, a lower bound of the client's own work. The rounds of the cases are
 interleaved so that load on the (shared, noisy) machine hits every case alike.
 
 Bytes. Playwright's `page.on("websocket")` hands over every frame; each is a ForwardMsg
@@ -68,6 +70,12 @@ from browser import (  # noqa: E402
 
 WS_HOOK = """(() => {
   window.__tvFrames = [];
+  window.__tvLong = [];
+  try {
+    new PerformanceObserver(list => {
+      for (const e of list.getEntries()) window.__tvLong.push([e.startTime, e.duration]);
+    }).observe({type: 'longtask'});
+  } catch (e) { /* no long-task timing here */ }
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(...args) {
@@ -93,6 +101,7 @@ ARM = f"""([expected]) => {{
   window.__tvDone = null;
   window.__tvInputAt = null;
   window.__tvFrames = [];
+  window.__tvLong = [];
   const signature = {SIGNATURE};
   const tick = now => {{
     if (window.__tvInputAt !== null && document.querySelector('{IDLE}') && signature() === expected) {{
@@ -121,6 +130,7 @@ class Case:
     first_ms: list[float] = field(default_factory=list)
     server_ms: list[float] = field(default_factory=list)
     client_ms: list[float] = field(default_factory=list)
+    busy_ms: list[float] = field(default_factory=list)
     wire: list[int] = field(default_factory=list)
     spec: list[int] = field(default_factory=list)
     charts: list[int] = field(default_factory=list)
@@ -221,7 +231,8 @@ def change(case: Case, record: bool = True) -> None:
     with contextlib.suppress(Exception):  # a run too short to show `running` is not counted
         page.wait_for_function(f"() => window.__tvRuns > {before}", timeout=2_000)
     wait_for_idle(page, settle_ms=300)
-    t0, t1, frames = page.evaluate("() => [window.__tvInputAt, window.__tvDone, window.__tvFrames]")
+    t0, t1, frames, long_tasks = page.evaluate(
+        "() => [window.__tvInputAt, window.__tvDone, window.__tvFrames, window.__tvLong]")
     case.state = target
     if not record:
         chart_bytes(case, case.frames)
@@ -232,6 +243,7 @@ def change(case: Case, record: bool = True) -> None:
     case.first_ms.append(min(before_done, default=t0) - t0)
     case.server_ms.append(last - t0)
     case.client_ms.append(t1 - last)
+    case.busy_ms.append(sum(max(0.0, min(start + length, t1) - max(start, t0)) for start, length in long_tasks))
     case.wire.append(sum(n for _, n in frames))
     spec, charts, refs = chart_bytes(case, case.frames)
     case.spec.append(spec)
@@ -309,7 +321,7 @@ def report(cases: list[Case], baseline: str, budgets: dict[str, float]) -> None:
     base = next(c for c in cases if c.name == baseline)
     base50, base95 = pct(base.latency, 50), pct(base.latency, 95)
     print(f"\n{'case':<8} {'n':>3} {'p50 ms':>7} {'p95 ms':>7} {'×min p50':>8} {'×min p95':>8} "
-          f"{'1st msg p50':>11} {'server p50':>10} {'client p50':>10} "
+          f"{'1st msg p50':>11} {'server p50':>10} {'client p50':>10} {'busy p50':>8} "
           f"{'fig JSON/rerun':>14} {'wire/rerun':>10} {'charts (refs)':>13}")
     for c in cases:
         p50, p95 = pct(c.latency, 50), pct(c.latency, 95)
@@ -318,6 +330,7 @@ def report(cases: list[Case], baseline: str, budgets: dict[str, float]) -> None:
             f"  budget ≤ {budget}×: {'ok' if p50 / base50 <= budget else 'OVER'}")
         print(f"{c.name:<8} {len(c.latency):>3} {p50:7.0f} {p95:7.0f} {p50 / base50:8.2f} {p95 / base95:8.2f} "
               f"{pct(c.first_ms, 50):11.0f} {pct(c.server_ms, 50):10.0f} {pct(c.client_ms, 50):10.0f} "
+              f"{pct(c.busy_ms, 50):8.0f} "
               f"{np.median(c.spec) / 1000:11.0f} kB "
               f"{np.median(c.wire) / 1000:7.0f} kB {np.median(c.charts):6.0f} ({np.median(c.refs):.0f}){verdict}")
     print()
@@ -340,6 +353,7 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=24, help="measured control changes per case (≥ 20)")
     parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds the changes are split into")
     parser.add_argument("--no-gc-compare", action="store_true", help="skip the postScriptGC false server")
+    parser.add_argument("--app", default="app.py", help="the app script to measure (e.g. a variant of app.py)")
     parser.add_argument("--no-figures", action="store_true", help="skip the Python figure-build table")
     args = parser.parse_args()
 
@@ -352,9 +366,9 @@ def main() -> None:
           + ("; no task accepts 31 characters + <eos>" if tokens < 32 else ""))
     cases = [Case("a", "app", "/attention", draw, options), Case("b", "app", big, draw, options),
              Case("c", "minimal", "/", "Draw", ("weights", "scores"))]
-    servers = {"app": ("app.py", ()), "minimal": ("bench/minimal_app.py", ())}
+    servers = {"app": (args.app, ()), "minimal": ("bench/minimal_app.py", ())}
     if not args.no_gc_compare:
-        servers["app-nogc"] = ("app.py", ("--runner.postScriptGC", "false"))
+        servers["app-nogc"] = (args.app, ("--runner.postScriptGC", "false"))
         cases += [Case("a-nogc", "app-nogc", "/attention", draw, options),
                   Case("b-nogc", "app-nogc", big, draw, options)]
 

@@ -157,13 +157,16 @@ def finished_runs(page) -> int:
 def rerun_after(page, action: Callable[[], object], until: str | None = None, timeout: float = 60_000) -> None:
     """Do `action` (an input that reruns the script) and wait until that rerun has finished.
 
-    `until` is an optional JavaScript expression that must also hold (e.g. the new figure is drawn).
+    `until` is an optional JavaScript expression that must also hold (e.g. the new figure is drawn);
+    it must be false before the action. With it, a rerun so short that the frontend never showed
+    `running` is still recognised.
     """
     before = finished_runs(page)
     action()
-    condition = f"window.__tvRuns > {before} && ({IS_IDLE})()"
+    started = f"window.__tvRuns > {before}"
+    condition = f"({started}) && ({IS_IDLE})()"
     if until:
-        condition += f" && ({until})"
+        condition = f"({started} || ({until})) && ({IS_IDLE})() && ({until})"
     page.wait_for_function(f"() => {condition}", timeout=timeout, polling="raf")
     wait_for_idle(page, timeout)
 
