@@ -29,19 +29,20 @@ def render() -> None:
     ctx = page_context()
     if ctx is None:
         return
-    text_column, control_column = st.columns([3, 2], gap="large")
+    text_column, control_column = st.columns([1, 1], gap="large")
+    with control_column:
+        st.selectbox(tr("attention.kind"), KINDS, format_func=lambda k: tr(f"kind.{k}"), **bound("kind"))
+        kind = st.session_state["kind"]
+        layers, heads = clamp_selection(ctx, kind)
+        value_column, layer_column, head_column = st.columns([2, 1, 1])
+        value_column.selectbox(tr("attention.value"), ATTENTION_VALUES, format_func=lambda v: tr(f"value.{v}"),
+                               **bound("value"))
+        layer_column.selectbox(tr("attention.layer"), range(layers), format_func=lambda i: str(i + 1),
+                               **bound("layer"))
+        head_column.selectbox(tr("attention.head"), range(heads), format_func=lambda i: str(i + 1), **bound("head"))
     with text_column:
         st.markdown(tr("attention.intro"))
-    with control_column:
-        st.radio(tr("attention.kind"), KINDS, format_func=lambda k: tr(f"kind.{k}"), **bound("kind"))
-        st.radio(tr("attention.value"), ATTENTION_VALUES, format_func=lambda v: tr(f"value.{v}"),
-                 horizontal=True, **bound("value"))
-    kind = st.session_state["kind"]
-    layers, heads = clamp_selection(ctx, kind)
     st.caption(f"{tr(f'kind.{kind}.help')} {tr('attention.grid_help')}")
-    left, right = st.columns(2)
-    left.selectbox(tr("attention.layer"), range(layers), format_func=lambda i: str(i + 1), **bound("layer"))
-    right.selectbox(tr("attention.head"), range(heads), format_func=lambda i: str(i + 1), **bound("head"))
     grid = attention_grid(ctx.trace, kind, st.session_state["value"], width=GRID_WIDTH,
                           highlight=(st.session_state["layer"], st.session_state["head"]))
     chart(grid, key="attention_grid", on_select=on_grid_click)

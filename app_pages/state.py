@@ -40,8 +40,8 @@ class View:
     seed: int = 0
     src_text: str = ""
     tgt_text: str = ""
-    kind: str = "encoder_self"
-    layer: int = 0
+    kind: str = "cross"  # where a trained model's pattern is plainest: alignment
+    layer: int = 1  # the last layer of the shipped models (clamped for smaller ones)
     head: int = 0
     value: str = "weights"
 
