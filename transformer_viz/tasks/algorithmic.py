@@ -72,22 +72,24 @@ class CharTask(Task):
         return "".join(rng.choice(self.alphabet) for _ in range(length))
 
 
-# The shipped models' training settings; bench/bench_train.py times "reverse" with these.
-_DEFAULTS = TrainDefaults(steps=1500, batch_size=64, lr=2e-3, warmup=100)
+def _defaults(steps: int) -> TrainDefaults:
+    """The shipped models' training settings (bench/bench_train.py times "reverse" with them)."""
+    return TrainDefaults(steps=steps, batch_size=64, lr=3e-3, warmup=100)
+
 
 COPY = CharTask(
     "copy", "Copy the letters", "Write the input again, letter by letter.", copy_order,
-    examples=("hello", "banana", "attention", "abcabc"), train_defaults=_DEFAULTS,
+    examples=("hello", "banana", "attention", "abcabc"), train_defaults=_defaults(1200),
 )
 REVERSE = CharTask(
     "reverse", "Reverse the letters", "Write the input backwards.", reverse_order,
-    examples=("hello", "stressed", "banana", "racecar"), train_defaults=_DEFAULTS,
+    examples=("hello", "stressed", "banana", "racecar"), train_defaults=_defaults(1500),
 )
 SORT = CharTask(
     "sort", "Sort the letters", "Write the input's letters in alphabetical order (repeats kept).", sort_order,
-    examples=("banana", "hello", "transformer", "zyxwvu"), train_defaults=_DEFAULTS,
+    examples=("banana", "hello", "transformer", "zyxwvu"), train_defaults=_defaults(2500),
 )
 ROTATE = CharTask(
     "rotate", "Rotate by two", "Move the first two letters to the end (a cyclic shift).", rotate_order,
-    examples=("hello", "abcdef", "banana", "rotate"), train_defaults=_DEFAULTS,
+    examples=("hello", "abcdef", "banana", "rotate"), train_defaults=_defaults(1500),
 )

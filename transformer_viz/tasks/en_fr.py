@@ -98,7 +98,7 @@ class EnglishFrench(TranslationTask):
         "the boy does not see her",
         "my white horse drew the big house",
     )
-    train_defaults = TrainDefaults(steps=2500, batch_size=64, lr=2e-3, warmup=100)
+    train_defaults = TrainDefaults(steps=2000, batch_size=64, lr=2e-3, warmup=100)
     model_defaults = MappingProxyType({"dropout": 0.1})
     src_vocab = Vocab.from_tokens(english_words())
     tgt_vocab = Vocab.from_tokens(french_words())

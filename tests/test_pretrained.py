@@ -1,0 +1,233 @@
+"""The shipped models: files, loading (and refusing bad files), translate(), and their quality
+measured on fresh held-out inputs (seeds the training and the metadata never used)."""
+
+import hashlib
+import json
+import pickle
+import shutil
+
+import pytest
+import torch
+
+from transformer_viz import name
+from transformer_viz.model import Transformer
+from transformer_viz.pretrained import (
+    CHECKPOINT_DIR,
+    Pretrained,
+    available_pretrained,
+    load_pretrained,
+    save_pretrained,
+)
+from transformer_viz.tasks import TASKS, get_task, model_config_for
+from transformer_viz.training import evaluate
+
+TEST_SEED = 777  # not the CLI's evaluation seed (12345) and not a training seed
+CHAR_TASKS = [n for n, task in TASKS.items() if task.level == "char"]
+WORD_TASKS = [n for n, task in TASKS.items() if task.level == "word"]
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # Tiny ops: a second thread only adds waiting when other processes share the cores.
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def models() -> dict[str, Pretrained]:
+    return {n: load_pretrained(n) for n in available_pretrained()}
+
+
+@pytest.fixture(scope="module")
+def fresh_metrics(models) -> dict[str, dict]:
+    """Quality on 500 fresh held-out inputs per model (lengths 1..max for the letter tasks)."""
+    with torch.inference_mode():
+        return {n: evaluate(p.model, p.task, n=500, seed=TEST_SEED) for n, p in models.items()}
+
+
+# --- what ships ----------------------------------------------------------------------------
+
+def test_every_task_ships_a_model_and_they_stay_small():
+    assert available_pretrained() == sorted(TASKS)
+    sizes = {path.name: path.stat().st_size for path in CHECKPOINT_DIR.iterdir() if path.is_file()}
+    assert sum(sizes.values()) < 5 * 1024 * 1024
+    assert all(size < 1024 * 1024 for size in sizes.values())
+
+
+@pytest.mark.parametrize("task_name", sorted(TASKS))
+def test_metadata_records_how_the_model_was_made_and_what_it_scored(task_name):
+    meta = json.loads((CHECKPOINT_DIR / f"{task_name}.json").read_text(encoding="utf-8"))
+    assert meta["task"] == task_name
+    assert meta["training"]["command"].startswith("python -m transformer_viz.train ")
+    assert f"--task {task_name}" in meta["training"]["command"] or "--task all" in meta["training"]["command"]
+    assert meta["training"]["steps_done"] == meta["training"]["steps"] == get_task(task_name).train_defaults.steps
+    metrics = meta["metrics"]
+    assert metrics["samples"] >= 1000
+    assert metrics["exact_match"] >= (0.99 if task_name in CHAR_TASKS else 0.90)
+    if task_name in ("copy", "reverse"):
+        assert metrics["alignment_accuracy"] >= 0.95
+    if task_name in WORD_TASKS:
+        assert metrics["alignment_accuracy"] >= 0.80
+
+
+# --- quality on fresh inputs ---------------------------------------------------------------
+
+@pytest.mark.parametrize("task_name", CHAR_TASKS)
+def test_letter_tasks_are_exact_on_fresh_inputs_of_every_length(task_name, fresh_metrics):
+    metrics = fresh_metrics[task_name]
+    assert metrics["exact_match"] >= 0.99
+    assert set(metrics["exact_match_by_length"]) == set(range(1, get_task(task_name).max_input_len + 1))
+
+
+@pytest.mark.parametrize("task_name", WORD_TASKS)
+def test_translations_are_right_on_heldout_sentences(task_name, fresh_metrics):
+    assert fresh_metrics[task_name]["exact_match"] >= 0.90
+
+
+@pytest.mark.parametrize(("task_name", "threshold"), [("copy", 0.95), ("reverse", 0.95), ("en-fr", 0.80),
+                                                      ("en-zh", 0.80)])
+def test_cross_attention_points_at_the_gold_source(task_name, threshold, fresh_metrics):
+    assert fresh_metrics[task_name]["alignment_accuracy"] >= threshold
+
+
+def test_reverse_draws_an_anti_diagonal(models):
+    pretrained = models["reverse"]
+    output, trace = pretrained.translate("stressed")
+    assert output == "desserts"
+    layer = pretrained.metrics["alignment_layer"]
+    weights = trace[name("decoder", layer, "cross_attn", "weights")][0].mean(0)  # (tgt_len, src_len)
+    assert weights.argmax(-1)[:8].tolist() == [7, 6, 5, 4, 3, 2, 1, 0]
+
+
+def test_copy_draws_a_diagonal_even_with_repeated_letters(models):
+    pretrained = models["copy"]
+    output, trace = pretrained.translate("banana")
+    assert output == "banana"
+    layer = pretrained.metrics["alignment_layer"]
+    weights = trace[name("decoder", layer, "cross_attn", "weights")][0].mean(0)  # (tgt_len, src_len)
+    assert weights.argmax(-1)[:6].tolist() == [0, 1, 2, 3, 4, 5]
+
+
+# --- translate() ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("task_name", sorted(TASKS))
+def test_translate_answers_the_examples_and_traces_the_whole_answer(task_name, models):
+    pretrained = models[task_name]
+    task = pretrained.task
+    for example in task.examples:
+        output, trace = pretrained.translate(example)
+        assert output == task.target(example)
+        n_src, n_tgt = len(task.split(example)) + 1, len(task.split_target(output)) + 1
+        assert trace.src_tokens == (*task.split(example), "<eos>")
+        assert trace.tgt_tokens == ("<bos>", *task.split_target(output))
+        cross = trace[name("decoder", 0, "cross_attn", "weights")]
+        assert cross.shape == (1, pretrained.model.config.n_heads, n_tgt, n_src)
+        assert trace["logits"][0, -1].argmax().item() == pretrained.tgt_vocab.eos_id  # the last row wrote <eos>
+
+
+def test_translate_reads_unknown_characters_as_unk_and_refuses_empty_text(models):
+    output, trace = models["copy"].translate("ab?c")
+    assert trace.src_tokens == ("a", "b", "<unk>", "c", "<eos>")
+    assert isinstance(output, str)
+    with pytest.raises(ValueError, match="empty"):
+        models["copy"].translate("")
+    with pytest.raises(ValueError, match="at most"):
+        models["reverse"].translate("a" * 40)
+
+
+def test_loading_gives_a_fresh_model_each_time_and_copy_is_independent(models):
+    first, second = load_pretrained("reverse"), load_pretrained("reverse")
+    assert first.model is not second.model
+    clone = first.copy()
+    with torch.no_grad():
+        clone.model.output_proj.bias.add_(1.0)
+    assert torch.equal(first.model.output_proj.bias, second.model.output_proj.bias)
+    assert not torch.equal(first.model.output_proj.bias, clone.model.output_proj.bias)
+    assert not first.model.training
+
+
+# --- saving and refusing bad files ---------------------------------------------------------
+
+def test_save_and_load_round_trip(tmp_path):
+    task = get_task("sort")
+    torch.manual_seed(0)
+    model = Transformer(model_config_for(task, d_model=16, n_heads=2, d_ff=32, layers=1)).eval()
+    save_pretrained(model, task, tmp_path, name="tiny", metrics={"exact_match": 0.5}, training={"steps": 1})
+    loaded = load_pretrained("tiny", tmp_path)
+    assert available_pretrained(tmp_path) == ["tiny"]
+    assert loaded.metrics == {"exact_match": 0.5} and loaded.meta["training"] == {"steps": 1}
+    assert loaded.model.config == model.config and loaded.task is task
+    src, tgt = torch.tensor([[5, 6, 7, 2]]), torch.tensor([[1, 5, 6, 7]])
+    with torch.no_grad():  # weights are stored in half precision
+        torch.testing.assert_close(loaded.model(src, tgt), model(src, tgt), atol=2e-2, rtol=0)
+
+
+@pytest.fixture()
+def copied(tmp_path):
+    for suffix in (".json", ".safetensors"):
+        shutil.copy(CHECKPOINT_DIR / f"reverse{suffix}", tmp_path / f"reverse{suffix}")
+    assert load_pretrained("reverse", tmp_path).task.name == "reverse"
+    return tmp_path
+
+
+def test_a_missing_model_is_a_clear_value_error(tmp_path):
+    with pytest.raises(ValueError, match=r"no pretrained model called 'nope'.*available: copy, en-fr"):
+        load_pretrained("nope")
+    with pytest.raises(ValueError, match="not a valid model name"):
+        load_pretrained("../reverse")
+    with pytest.raises(ValueError, match="available: none"):
+        load_pretrained("reverse", tmp_path)
+
+
+def test_corrupt_metadata_is_a_clear_value_error(copied):
+    (copied / "reverse.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"metadata file .* is corrupt"):
+        load_pretrained("reverse", copied)
+
+
+def test_metadata_for_another_vocabulary_is_refused(copied):
+    meta = json.loads((copied / "reverse.json").read_text(encoding="utf-8"))
+    meta["src_vocab"] = meta["src_vocab"][:-1]
+    (copied / "reverse.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(ValueError, match="other vocabularies"):
+        load_pretrained("reverse", copied)
+
+
+def test_damaged_weights_are_a_clear_value_error(copied):
+    data = (copied / "reverse.safetensors").read_bytes()
+    (copied / "reverse.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="checksum"):
+        load_pretrained("reverse", copied)
+    # Even when the checksum is made to match, a truncated file is refused, never half-loaded.
+    meta = json.loads((copied / "reverse.json").read_text(encoding="utf-8"))
+    meta["weights"]["sha256"] = hashlib.sha256(data[: len(data) // 2]).hexdigest()
+    (copied / "reverse.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(ValueError, match="cannot be loaded"):
+        load_pretrained("reverse", copied)
+
+
+class _Payload:
+    """Unpickling this would run code; a safe loader never does."""
+
+    ran = False
+
+    def __reduce__(self):
+        return (_mark_ran, ())
+
+
+def _mark_ran():
+    _Payload.ran = True
+    return {}
+
+
+def test_a_pickle_in_place_of_the_weights_is_refused_without_running_it(copied):
+    payload = pickle.dumps(_Payload())
+    (copied / "reverse.safetensors").write_bytes(payload)
+    meta = json.loads((copied / "reverse.json").read_text(encoding="utf-8"))
+    meta["weights"]["sha256"] = hashlib.sha256(payload).hexdigest()
+    (copied / "reverse.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(ValueError, match="cannot be loaded"):
+        load_pretrained("reverse", copied)
+    assert not _Payload.ran
