@@ -364,6 +364,9 @@ def main() -> None:
                                      "src_text": text})
     print(f"input for b: task {task_name!r}, {tokens} source tokens with <eos> ({text!r})"
           + ("; no task accepts 31 characters + <eos>" if tokens < 32 else ""))
+    checkpoints = sorted(path.stem for path in (ROOT / "transformer_viz" / "checkpoints").glob("*.safetensors"))
+    print(f"pretrained checkpoints: {', '.join(checkpoints) or 'none (the app falls back to random weights)'}"
+          " (loading one calls gc.freeze() in app_pages/services.py, which hides most of the post-script GC)")
     cases = [Case("a", "app", "/attention", draw, options), Case("b", "app", big, draw, options),
              Case("c", "minimal", "/", "Draw", ("weights", "scores"))]
     servers = {"app": (args.app, ()), "minimal": ("bench/minimal_app.py", ())}
