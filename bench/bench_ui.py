@@ -1,19 +1,22 @@
 """Control change → redrawn figures in a real Chromium: `python bench/bench_ui.py`.
 
-Cases, all measured in the same run with the same kind of control (a `st.radio`
-switched between two values that draw different numbers, alternating, so every change
-really redraws):
+Cases, all measured in the same run with the same kind of control: the widget labelled
+"Draw" (the Attention page's choice of weights or raw scores), switched back and forth
+between two values that draw different numbers, so that every change really redraws.
+Whatever the app uses for it (a radio or a selectbox), the minimal app draws the same kind.
 
-  a        the app's Attention page at the default view, "Draw" radio: weights ↔ raw scores
-  b        the same page at 6 encoder layers × 8 heads with the longest input the app
-           accepts (the view comes from the URL's query parameters, see `View.to_params`)
-  c        bench/minimal_app.py: one 32×32 heatmap and one "Draw" radio (the yardstick)
+  a        the app's Attention page at the default view, "Draw": weights ↔ raw scores
+  b        the same page's encoder self-attention at 6 encoder layers × 8 heads with the
+           longest input the app accepts (the view comes from the URL's query parameters,
+           see `View.to_params`; no task takes 31 characters, so it is the task with the
+           longest inputs and an input of that length)
+  c        bench/minimal_app.py: one 32×32 heatmap and one "Draw" control (the yardstick)
   a-nogc,  a and b against a second server started with `--runner.postScriptGC false`
   b-nogc
 
 Method. Every page gets an init script (tests/browser.py and WS_HOOK below) that records,
 in the page's own clock (performance.now / Event.timeStamp):
-  * the time stamp of the `pointerdown` that starts the click on the radio option (t0),
+  * the time stamp of the `pointerdown` of the click that picks the new value (t0),
   * every websocket message the app receives (time, bytes),
   * after each click, a requestAnimationFrame loop checks every frame whether the app is
     idle (`[data-testid=stApp][data-test-script-state=notRunning]`) AND the signature of
@@ -45,6 +48,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import random
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -59,6 +63,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from browser import (  # noqa: E402
     IDLE,
     IS_IDLE,
+    choose_option,
     chromium,
     exceptions,
     finished_runs,
@@ -119,7 +124,7 @@ class Case:
     name: str
     server: str
     path: str
-    radio: str
+    control: str  # the label of the widget that is switched
     options: tuple[str, str]
     note: str = ""
     page: object = None
@@ -161,9 +166,27 @@ def app_texts() -> dict[str, str]:
     return ENGLISH
 
 
-def radio_option(page, label: str, option: str):
-    radio = page.get_by_test_id("stRadio").filter(has=page.get_by_test_id("stWidgetLabel").filter(has_text=label))
-    return radio.get_by_text(option, exact=True)
+CONTROLS = ("stRadio", "stSelectbox", "stSegmentedControl", "stButtonGroup", "stSelectSlider")
+
+
+def control(page, label: str):
+    """The widget whose label is exactly `label` (a radio, selectbox, segmented control...)."""
+    named = page.get_by_test_id("stWidgetLabel").filter(has_text=re.compile(rf"^\s*{re.escape(label)}\s*$"))
+    return page.locator(", ".join(f"[data-testid={kind}]" for kind in CONTROLS)).filter(has=named).first
+
+
+def control_kind(page, label: str) -> str:
+    """"radio" or "selectbox" (what bench/minimal_app.py can draw) for the widget labelled `label`."""
+    kind = control(page, label).get_attribute("data-testid", timeout=30_000)
+    return "selectbox" if kind == "stSelectbox" else "radio"
+
+
+def set_control(page, label: str, option: str) -> None:
+    widget = control(page, label)
+    if widget.get_attribute("data-testid", timeout=30_000) == "stSelectbox":
+        choose_option(page, widget, option)
+    else:
+        widget.get_by_text(option, exact=True).click()
 
 
 def record_frames(case: Case):
@@ -208,12 +231,12 @@ def open_case(browser, case: Case, urls: dict[str, str]) -> None:
     case.signatures[0] = page.evaluate(SIGNATURE)
     for target in (1, 0):
         before = finished_runs(page)
-        radio_option(page, case.radio, case.options[target]).click()
+        set_control(page, case.control, case.options[target])
         page.wait_for_function(f"() => window.__tvRuns > {before} && ({IS_IDLE})()", timeout=180_000)
         wait_for_idle(page, settle_ms=500)
         case.signatures.setdefault(target, page.evaluate(SIGNATURE))
     if case.signatures[0] == case.signatures[1]:
-        raise RuntimeError(f"{case.name}: switching {case.radio!r} does not change any chart")
+        raise RuntimeError(f"{case.name}: switching {case.control!r} does not change any chart")
     if page.evaluate(SIGNATURE) != case.signatures[0]:
         raise RuntimeError(f"{case.name}: the page does not come back to the same charts")
     chart_bytes(case, case.frames)  # learn the hashes of the charts sent so far
@@ -226,7 +249,7 @@ def change(case: Case, record: bool = True) -> None:
     before = finished_runs(page)
     page.evaluate(ARM, [case.signatures[target]])
     case.frames.clear()
-    radio_option(page, case.radio, case.options[target]).click()
+    set_control(page, case.control, case.options[target])
     page.wait_for_function("() => window.__tvDone !== null", timeout=180_000, polling=50)
     with contextlib.suppress(Exception):  # a run too short to show `running` is not counted
         page.wait_for_function(f"() => window.__tvRuns > {before}", timeout=2_000)
@@ -361,7 +384,7 @@ def main() -> None:
     draw, options = texts["attention.value"], (texts["value.weights"], texts["value.scores"])
     task_name, text, tokens = longest_input()
     big = "/attention?" + urlencode({"task": task_name, "weights": "random", "n_encoder_layers": 6, "n_heads": 8,
-                                     "src_text": text})
+                                     "src_text": text, "kind": "encoder_self"})
     print(f"input for b: task {task_name!r}, {tokens} source tokens with <eos> ({text!r})"
           + ("; no task accepts 31 characters + <eos>" if tokens < 32 else ""))
     checkpoints = sorted(path.stem for path in (ROOT / "transformer_viz" / "checkpoints").glob("*.safetensors"))
@@ -375,12 +398,15 @@ def main() -> None:
         cases += [Case("a-nogc", "app-nogc", "/attention", draw, options),
                   Case("b-nogc", "app-nogc", big, draw, options)]
 
-    started = time.monotonic()
+    started, widget = time.monotonic(), "?"
     with contextlib.ExitStack() as stack:
         urls = {name: stack.enter_context(streamlit_server(script, extra)) for name, (script, extra) in
                 servers.items()}
         browser = stack.enter_context(chromium())
         for case in cases:
+            if case.server == "minimal":  # the same kind of control as the app's
+                widget = control_kind(cases[0].page, draw)
+                case.path = "/?" + urlencode({"control": widget})
             open_case(browser, case, urls)
             print(f"  {case.name}: ready ({time.monotonic() - started:.0f} s)", flush=True)
         per_round = -(-args.changes // args.rounds)
@@ -389,8 +415,8 @@ def main() -> None:
                 for _ in range(per_round):
                     change(case)
             print(f"  round {round_ + 1}/{args.rounds} done ({time.monotonic() - started:.0f} s)", flush=True)
-    print(f"\nControl change → redrawn figures, Chromium {1280}×{720}, {per_round * args.rounds} changes per case, "
-          f"{time.monotonic() - started:.0f} s in all")
+    print(f"\nControl change ({widget} {draw!r}) → redrawn figures, Chromium 1280×720, "
+          f"{per_round * args.rounds} changes per case, {time.monotonic() - started:.0f} s in all")
     report(cases, "c", {"a": 1.5, "b": 3.0})
     if not args.no_figures:
         print("\nThe Attention page's figures built in Python (min of 3; 'scores'):")

@@ -1,8 +1,9 @@
 """The yardstick of bench/bench_ui.py: one 32×32 heatmap and one control, nothing else.
 
-`streamlit run bench/minimal_app.py`. The "Draw" radio switches the heatmap between two
-different 32×32 matrices (softmax weights and raw scores of the same random numbers),
-the same kind of change as the Attention page's "Draw" radio.
+`streamlit run bench/minimal_app.py`. The "Draw" control switches the heatmap between two
+different 32×32 matrices (softmax weights and raw scores of the same random numbers), the
+same kind of change as the Attention page's "Draw" control. It is a radio, or a selectbox
+with `?control=selectbox` in the URL, so that the bench compares like with like.
 """
 
 import numpy as np
@@ -10,8 +11,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 SIZE = 32
+OPTIONS = ["weights", "scores"]
 
-value = st.radio("Draw", ["weights", "scores"], horizontal=True)
+if st.query_params.get("control") == "selectbox":
+    value = st.selectbox("Draw", OPTIONS)
+else:
+    value = st.radio("Draw", OPTIONS, horizontal=True)
 scores = np.random.default_rng(0).normal(size=(SIZE, SIZE))
 weights = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
 z = weights if value == "weights" else scores
