@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import streamlit as st
 
@@ -27,11 +28,11 @@ def load_link_once() -> None:
     view, rejected = View.from_params(st.query_params.to_dict())
     if view.task not in TASKS:
         rejected.append("task")
-        view = View(**{**view.as_dict(), "task": View.task})
+        view = replace(view, task=View.task)
+    if not view.src_text and "src_text" not in st.session_state:
+        view = replace(view, src_text=TASKS[view.task].examples[0])
     for field, value in view.as_dict().items():
         st.session_state.setdefault(field, value)
-    if not view.src_text:
-        st.session_state["src_text"] = TASKS[view.task].examples[0]
     st.session_state["_link_rejected"] = rejected
 
 

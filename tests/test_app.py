@@ -1,6 +1,7 @@
 """The app in Streamlit's AppTest: every page for several configurations, controls, bad input."""
 
 import json
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -52,7 +53,7 @@ def test_every_page_renders(page, config):
 
 
 def test_the_whole_app_starts_on_the_overview():
-    at = AppTest.from_file("app.py", default_timeout=120).run()
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120).run()
     assert not at.exception and not at.error
     assert any("Overview" in title.value for title in at.title)
 
@@ -68,10 +69,10 @@ def test_changing_heads_changes_the_number_of_tiles():
 
 def test_clicking_through_kinds_and_values():
     at = run_page("attention")
-    for kind in ("decoder_self", "cross"):
-        at.radio(key="w_kind").set_value(kind).run()
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        at.selectbox(key="w_kind").set_value(kind).run()
         assert not at.exception
-    at.radio(key="w_value").set_value("masked_scores").run()
+    at.selectbox(key="w_value").set_value("masked_scores").run()
     assert not at.exception and chart_specs(at)
 
 
@@ -109,3 +110,23 @@ def test_view_round_trips_through_the_link():
     assert not at.exception and not at.error
     assert at.session_state["n_heads"] == 2 and at.session_state["kind"] == "cross"
     assert at.query_params["src_text"] == ["abc"] or at.query_params["src_text"] == "abc"
+
+
+def test_a_corrupt_checkpoint_falls_back_to_random_weights_with_a_message(tmp_path, monkeypatch):
+    import shutil
+
+    import streamlit as st
+
+    import transformer_viz.pretrained as pretrained
+
+    shutil.copy(pretrained.CHECKPOINT_DIR / "reverse.json", tmp_path / "reverse.json")
+    (tmp_path / "reverse.safetensors").write_bytes(b"\x00not a safetensors file")
+    monkeypatch.setattr(pretrained, "CHECKPOINT_DIR", tmp_path)
+    st.cache_resource.clear()
+    try:
+        at = run_page("attention")
+        assert not at.exception and not at.error
+        assert any("Random weights" in w.value for w in at.warning)
+        assert any("could not be loaded" in c.value for c in at.caption)
+    finally:
+        st.cache_resource.clear()
