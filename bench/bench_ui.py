@@ -306,18 +306,20 @@ def figure_costs(task_name: str, text: str) -> list[str]:
     default = View().shape()
     big = {**default, "n_encoder_layers": 6, "n_heads": 8}
     reverse = TASKS["reverse"]
-    setups = [
-        ("a: default view", traced(TASKS[View().task], default, TASKS[View().task].examples[0])),
-        (f"b: 6x8, {task_name}, app's longest input", traced(TASKS[task_name], big, text)),
+    view = View()
+    setups = [  # (label, trace, kind, layer): a at the app's default view, the others encoder self-attention
+        ("a: default view, random weights", traced(TASKS[view.task], default, TASKS[view.task].examples[0]),
+         view.kind, view.layer),
+        (f"b: 6x8, {task_name}, app's longest input", traced(TASKS[task_name], big, text), "encoder_self", 0),
         ("6x8x32 synthetic (not reachable in the app)",
-         traced(reverse, {**big, "max_len": 33}, length=32)),
+         traced(reverse, {**big, "max_len": 33}, length=32), "encoder_self", 0),
     ]
-    kind, lines = "encoder_self", []
-    for label, trace in setups:
-        builders = {"grid": lambda tr, v: attention_grid(tr, kind, v),
-                    "head": lambda tr, v: attention_heatmap(tr, kind, 0, 0, v),
-                    "lines": lambda tr, v: attention_lines(tr, kind, 0, 0),
-                    "entropy": lambda tr, v: head_entropy(tr, kind)}
+    lines = []
+    for label, trace, kind, layer in setups:
+        builders = {"grid": lambda tr, v, kind=kind: attention_grid(tr, kind, v),
+                    "head": lambda tr, v, kind=kind, layer=layer: attention_heatmap(tr, kind, layer, 0, v),
+                    "lines": lambda tr, v, kind=kind, layer=layer: attention_lines(tr, kind, layer, 0),
+                    "entropy": lambda tr, v, kind=kind: head_entropy(tr, kind)}
         parts, total_bytes, total_ms = [], 0, 0.0
         for name, build in builders.items():
             try:
