@@ -22,6 +22,7 @@ from .state import ATTENTION_VALUES, KINDS
 from .ui import bound, chart, select_field, tr
 
 GRID_WIDTH = 820  # px: the main column at 1280 px with the sidebar open
+HEAD_WIDTH = 480  # px: the large head's column
 
 
 def render() -> None:
@@ -76,7 +77,7 @@ def head_view(ctx: PageContext, kind: str) -> None:
     st.subheader(tr("attention.large", layer=layer + 1, head=head + 1))
     big, lines = st.columns([3, 2], gap="medium")
     with big:
-        event = chart(attention_heatmap(ctx.trace, kind, layer, head, value), key="attention_head",
+        event = chart(attention_heatmap(ctx.trace, kind, layer, head, value, width=HEAD_WIDTH), key="attention_head",
                       on_select="rerun")
         cell = cell_selection(event)
         if cell is None:

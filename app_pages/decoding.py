@@ -12,6 +12,8 @@ from transformer_viz.tasks import TASKS
 from .context import page_context
 from .ui import chart, tr
 
+HALF_WIDTH = 400  # px: half the main column at 1280 px
+
 
 def render() -> None:
     st.title(tr("decoding.title"))
@@ -34,16 +36,20 @@ def render() -> None:
     trace = steps[step]
     token = ctx.run.output_tokens[step]
     st.markdown(tr("decoding.chosen", step=step + 1, prefix=" ".join(trace.tgt_tokens), token=token))
-    left, middle, right = st.columns([2, 3, 3], gap="medium")
-    with left:
+    probabilities, by_step = st.columns([2, 3], gap="large")
+    with probabilities:
         st.markdown(f"**{tr('decoding.topk')}**")
         vocab = TASKS[ctx.view.task].tgt_vocab
         chart(topk_bars(next_token_probabilities(trace), vocab.tokens, k=5, chosen=vocab.index(token)),
               key="decoding_topk")
-    with middle:
-        st.markdown(f"**{tr('decoding.self')}**")
-        chart(attention_heatmap(trace, "decoder_self", layer, head), key="decoding_self")
-    with right:
+    with by_step:
         st.markdown(f"**{tr('decoding.cross')}**")
         chart(cross_attention_by_step(steps[: step + 1], layer, head, produced=ctx.run.output_tokens[: step + 1]),
               key="decoding_cross")
+    self_column, cross_column = st.columns(2, gap="large")
+    with self_column:
+        st.markdown(f"**{tr('decoding.self')}**")
+        chart(attention_heatmap(trace, "decoder_self", layer, head, width=HALF_WIDTH), key="decoding_self")
+    with cross_column:
+        st.markdown(f"**{tr('decoding.cross_full')}**")
+        chart(attention_heatmap(trace, "cross", layer, head, width=HALF_WIDTH), key="decoding_cross_full")

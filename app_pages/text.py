@@ -191,6 +191,7 @@ ENGLISH = {
     "decoding.topk": "Next-token probabilities",
     "decoding.self": "Decoder self-attention so far",
     "decoding.cross": "Where each step looked in the source",
+    "decoding.cross_full": "Cross-attention of every position so far",
     "decoding.teacher_forced": "A target text is set, so there is nothing to decode: clear it in the sidebar.",
     # Training
     "training.title": "Training",

@@ -160,6 +160,7 @@ CHINESE = {
     "decoding.topk": "下一个词元的概率",
     "decoding.self": "到目前为止的解码器自注意力",
     "decoding.cross": "每一步在源句中看向哪里",
+    "decoding.cross_full": "到目前为止每个位置的交叉注意力",
     "decoding.teacher_forced": "已设置目标文本，因此无需解码：在侧边栏中清空它。",
     "training.title": "训练",
     "training.intro": (

@@ -130,3 +130,15 @@ def test_a_corrupt_checkpoint_falls_back_to_random_weights_with_a_message(tmp_pa
         assert any("could not be loaded" in c.value for c in at.caption)
     finally:
         st.cache_resource.clear()
+
+
+def test_training_a_copy_of_the_model_switches_the_view_to_it():
+    at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random")
+    at.select_slider(key="training_steps").set_value(100).run()
+    at.button(key="training_start").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["weights"] == "trained"
+    assert any("Weights you trained" in i.value for i in at.info)
+    specs = chart_specs(at)
+    assert len(specs) == 2  # the loss curve and the attention animation
+    assert len(specs[1]["frames"]) >= 2

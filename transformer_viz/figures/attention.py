@@ -49,7 +49,7 @@ __all__ = [
 GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
 HEAD_PX = 560  # the plot size one head is laid out for
 TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text
-MAX_VALUE_TOKENS = 14  # up to this many tokens per side, a single head writes its values in the cells
+MIN_VALUE_CELL_PX = 40  # a single head writes its values in cells at least this wide
 CLICK_OPACITY = 0.01  # click targets: invisible (hover and clicks are found by distance, not by pixels)
 CLICK_COLOUR = "rgba(255, 255, 255, 0)"
 SIDES = {"src": "source", "tgt": "target"}
@@ -160,10 +160,12 @@ def query_selection(event) -> int | None:
 
 
 def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "weights",
-                      show_values: bool | None = None, *, highlight: tuple[int, int] | None = None) -> go.Figure:
+                      show_values: bool | None = None, *, highlight: tuple[int, int] | None = None,
+                      width: int = HEAD_PX) -> go.Figure:
     """One head large: z (q_len, k_len) is `value`, blocked cells grey (trace 1 when present).
 
-    Values are written in the cells when `show_values` (default: at most 14 tokens a side).
+    `width` is the pixel width to lay out for. Values are written in the cells when
+    `show_values` (default: when a cell is at least 40 px wide, e.g. 14 tokens at 560 px).
     The last trace holds one click target per cell with customdata [query, key] (read it
     with `cell_selection`) and the hover: tokens, weight, raw score and the mask's verdict.
     `highlight` = (query, key) outlines one cell.
@@ -174,8 +176,8 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     fill = mask_value(trace)
     z, zmin, zmax, colorscale = value_plane(value, weight, score, mask, fill)
     q_len, k_len = weight.shape
-    show = max(q_len, k_len) <= MAX_VALUE_TOKENS if show_values is None else show_values
-    cell = float(np.clip(HEAD_PX / max(q_len, k_len), 14, 64))  # px per cell at the nominal size
+    cell = float(np.clip(width / max(q_len, k_len), 14, 64))  # px per cell at the nominal size
+    show = cell >= MIN_VALUE_CELL_PX if show_values is None else show_values
     font = int(np.clip(cell / 3.2, 10, 16))
 
     fig = go.Figure(go.Heatmap(
@@ -205,7 +207,9 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
                       line=dict(color=HIGHLIGHT, width=4), layer="above")
 
     _, _, q_side, k_side = ATTENTION_KINDS[kind]
-    title = f"{KIND_TITLES[kind]} · Layer {layer + 1} · Head {head + 1}"
+    title = f"Layer {layer + 1} · Head {head + 1}"
+    if width >= HEAD_PX:
+        title = f"{KIND_TITLES[kind]} · {title}"
     base_layout(fig, title, height=round(cell * q_len) + 150)
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=120))
     # Explicit ranges: autorange would pad the axes to fit the click targets.
