@@ -25,16 +25,28 @@ ATTENTION_KINDS = {
 SEQUENTIAL = "Viridis"  # attention weights, masks: 0 dark -> 1 bright
 DIVERGING = "RdBu_r"  # signed values (embeddings, scores): blue < 0 < red
 MASK_COLOURS = [[0.0, "#3b3b3b"], [1.0, "#f2c14e"]]  # blocked (dark) / may attend (amber)
+TEXT_COLOUR = "#2a3f5f"
+GRID_COLOUR = "#EBF0F8"
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=14)
 
 
 def base_layout(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
-    """Apply the shared look: white template, readable font, tight margins."""
+    """Apply the shared look: white background, light grid, readable font, tight margins.
+
+    The look of plotly_white, set directly on an empty template: assigning a named
+    template copies all of it into every figure (about 17 ms and 7 kB of JSON each).
+    """
     fig.update_layout(
-        template="plotly_white", font=FONT, title=dict(text=title, x=0.0, xanchor="left") if title else None,
+        template="none", font=dict(**FONT, color=TEXT_COLOUR), paper_bgcolor="white", plot_bgcolor="white",
+        colorway=LINE_COLOURS, hovermode="closest",
+        title=dict(text=title, x=0.0, xanchor="left") if title else None,
         margin=dict(l=10, r=10, t=50 if title else 20, b=10), height=height,
         hoverlabel=dict(font_size=14),
     )
+    axes = dict(gridcolor=GRID_COLOUR, linecolor=GRID_COLOUR, zerolinecolor=GRID_COLOUR, ticks="", automargin=True,
+                title_standoff=15)
+    fig.update_xaxes(**axes)
+    fig.update_yaxes(**axes)
     return fig
 
 

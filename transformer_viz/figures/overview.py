@@ -322,7 +322,7 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
     fig = go.Figure(hover_targets(canvas.targets))
     unit_px = min(UNIT_PX, (MAX_HEIGHT - 10) / height_units)
     fig.update_layout(
-        shapes=canvas.shapes, annotations=canvas.annotations, template="plotly_white", font=FONT,
+        shapes=canvas.shapes, annotations=canvas.annotations, template="none", font=FONT,
         height=round(height_units * unit_px) + 10, margin=dict(l=5, r=5, t=5, b=5), showlegend=False,
         hovermode="closest", dragmode=False, plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
         hoverlabel=dict(font_size=14, align="left"),
