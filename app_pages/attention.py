@@ -19,7 +19,7 @@ from transformer_viz.figures.common import n_layers
 
 from .context import PageContext, page_context
 from .state import ATTENTION_VALUES, KINDS
-from .ui import bound, chart, select_field, tr
+from .ui import bound, chart, select_field, sync_link, tr
 
 GRID_WIDTH = 820  # px: the main column at 1280 px with the sidebar open
 HEAD_WIDTH = 480  # px: the large head's column
@@ -28,8 +28,13 @@ HEAD_WIDTH = 480  # px: the large head's column
 def render() -> None:
     st.title(tr("attention.title"))
     ctx = page_context()
-    if ctx is None:
-        return
+    if ctx is not None:
+        explorer(ctx)
+
+
+@st.fragment
+def explorer(ctx: PageContext) -> None:
+    """Controls, grid, one head and entropy: a change here reruns only this part, not the sidebar."""
     text_column, control_column = st.columns([1, 1], gap="large")
     with control_column:
         st.selectbox(tr("attention.kind"), KINDS, format_func=lambda k: tr(f"kind.{k}"), **bound("kind"))
@@ -51,6 +56,7 @@ def render() -> None:
     st.subheader(tr("attention.entropy"))
     st.caption(tr("attention.entropy_help"))
     chart(head_entropy(ctx.trace, kind), key="attention_entropy")
+    sync_link()
 
 
 def on_grid_click() -> None:

@@ -1,4 +1,4 @@
-"""The shared sidebar: language, model, shape and variants, input. It assembles the View every page reads."""
+"""The shared sidebar: language, model, shape and variants, input; the link is read once and kept in sync."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from transformer_viz.tasks import TASKS
 from . import services
 from .state import LANGUAGES, MASK_VALUES, SHAPE_FIELDS, View
 from .text import LANGUAGE_NAMES
-from .ui import VIEW_KEY, tr
+from .ui import current_view, sync_link, tr
 
-WIDGET_FIELDS = ("lang", "task", "weights", *SHAPE_FIELDS, "seed", "src_text", "tgt_text")
 D_FF_CHOICES = (16, 32, 64, 128, 256, 512)
 
 
@@ -43,7 +42,7 @@ def on_task_change() -> None:
 
 def on_shape_change() -> None:
     """A new shape cannot use the pretrained weights (a new mask value can)."""
-    if st.session_state.get("weights") == "pretrained" and not services.pretrained_fits(current_view_from_widgets()):
+    if st.session_state.get("weights") == "pretrained" and not services.pretrained_fits(current_view()):
         st.session_state["weights"] = "random"
 
 
@@ -55,14 +54,6 @@ def back_to_pretrained() -> None:
     st.session_state["weights"] = "pretrained"
 
 
-def current_view_from_widgets() -> View:
-    values = {f: st.session_state[f] for f in WIDGET_FIELDS if f in st.session_state}
-    for f in ("kind", "layer", "head", "value"):
-        if f in st.session_state:
-            values[f] = st.session_state[f]
-    return View(**values)
-
-
 def fit_heads_to_d_model() -> None:
     """Offer only divisors of d_model; say so when a link or a d_model change asked for another head count."""
     d_model, heads = st.session_state["d_model"], st.session_state["n_heads"]
@@ -72,7 +63,7 @@ def fit_heads_to_d_model() -> None:
         st.sidebar.warning(tr("side.heads_fixed", heads=heads, d_model=d_model, fitting=fitting))
 
 
-def render_sidebar() -> View:
+def render_sidebar() -> None:
     load_link_once()
     if st.session_state.pop("_switch_to_trained", False):
         st.session_state["weights"] = "trained"
@@ -113,13 +104,10 @@ def render_sidebar() -> View:
     side.pills(tr("side.examples"), examples, key="_example", on_change=use_example, label_visibility="collapsed")
     side.text_input(tr("side.tgt_text"), key="tgt_text")
 
-    view = current_view_from_widgets()
-    st.session_state[VIEW_KEY] = view
-    st.query_params.from_dict(view.to_params())
+    sync_link()
     side.caption(tr("side.link_help"))
     if st.session_state.get("_link_rejected"):
         side.warning(tr("error.link", names=", ".join(st.session_state["_link_rejected"])))
-    return view
 
 
 def use_example() -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import streamlit as st
 
 from .state import View
 from .text import t
 
-VIEW_KEY = "_view"
+VIEW_FIELDS = tuple(f.name for f in fields(View))
 
 
 def tr(key: str, **values) -> str:
@@ -16,8 +18,13 @@ def tr(key: str, **values) -> str:
 
 
 def current_view() -> View:
-    """The view app.py assembled from the sidebar for this run."""
-    return st.session_state.get(VIEW_KEY, View())
+    """The view as the widgets and selections in this session set it."""
+    return View(**{f: st.session_state[f] for f in VIEW_FIELDS if f in st.session_state})
+
+
+def sync_link() -> None:
+    """Write the current view into the address bar, so that copying the link restores it."""
+    st.query_params.from_dict(current_view().to_params())
 
 
 def chart(fig, key: str, on_select: str = "ignore", selection_mode=("points",)):
