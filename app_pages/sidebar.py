@@ -17,6 +17,7 @@ from .text import LANGUAGE_NAMES
 from .ui import current_view, sync_link, tr
 
 D_FF_CHOICES = (16, 32, 64, 128, 256, 512)
+MAX_LEN_CHOICES = (0, 16, 24, 32, 48, 64)  # 0: the task's own
 
 
 def load_link_once() -> None:
@@ -50,7 +51,7 @@ def back_to_pretrained() -> None:
     config = services.pretrained_config(st.session_state["task"])
     if config is not None:
         for field in SHAPE_FIELDS:
-            st.session_state[field] = getattr(config, field)
+            st.session_state[field] = 0 if field == "max_len" else getattr(config, field)
     st.session_state["weights"] = "pretrained"
 
 
@@ -87,6 +88,8 @@ def render_sidebar() -> None:
         st.slider(tr("side.n_encoder_layers"), 1, 6, key="n_encoder_layers", on_change=on_shape_change)
         st.slider(tr("side.n_decoder_layers"), 1, 6, key="n_decoder_layers", on_change=on_shape_change)
         st.select_slider(tr("side.d_ff"), D_FF_CHOICES, key="d_ff", on_change=on_shape_change)
+        st.select_slider(tr("side.max_len"), MAX_LEN_CHOICES, key="max_len", on_change=on_shape_change,
+                         format_func=lambda n: tr("side.max_len_task") if n == 0 else str(n))
         st.selectbox(tr("side.positional"), POSITIONAL_ENCODINGS, key="positional",
                      format_func=lambda p: tr(f"positional.{p}"), on_change=on_shape_change)
         st.radio(tr("side.norm_first"), (True, False), key="norm_first", on_change=on_shape_change,

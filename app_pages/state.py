@@ -16,7 +16,7 @@ ATTENTION_VALUES = ("weights", "scores", "masked_scores")
 KINDS = ("encoder_self", "decoder_self", "cross")
 MASK_VALUES = (-1e9, -1e4, -math.inf)
 CHOICES = {"lang": LANGUAGES, "weights": WEIGHTS, "kind": KINDS, "value": ATTENTION_VALUES}
-SHAPE_FIELDS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff",
+SHAPE_FIELDS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len",
                 "positional", "norm_first", "scale_embeddings", "embed_norm", "mask_value")
 
 
@@ -32,6 +32,7 @@ class View:
     n_encoder_layers: int = 2
     n_decoder_layers: int = 2
     d_ff: int = 128
+    max_len: int = 0  # 0: the task's own (its longest text + 1); more lets a fresh model read longer text
     positional: str = "sinusoidal"
     norm_first: bool = True
     scale_embeddings: bool = False
@@ -46,8 +47,8 @@ class View:
     value: str = "weights"
 
     def shape(self) -> dict:
-        """The ModelConfig settings this view asks for (sizes and variants)."""
-        return {f: getattr(self, f) for f in SHAPE_FIELDS}
+        """The ModelConfig settings this view asks for (sizes and variants; max_len only when set)."""
+        return {f: getattr(self, f) for f in SHAPE_FIELDS if f != "max_len" or self.max_len}
 
     def to_params(self) -> dict[str, str]:
         """Query parameters for the fields that differ from the defaults."""

@@ -32,6 +32,8 @@ ENGLISH = {
     "side.n_encoder_layers": "encoder layers",
     "side.n_decoder_layers": "decoder layers",
     "side.d_ff": "d_ff (feed-forward width)",
+    "side.max_len": "max_len (longest sequence the model reads)",
+    "side.max_len_task": "the task's",
     "side.positional": "positional encoding",
     "positional.sinusoidal": "sinusoidal (paper, interleaved sin/cos)",
     "positional.sinusoidal_concat": "sinusoidal, [sin | cos] halves (TensorFlow)",

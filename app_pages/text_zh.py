@@ -23,6 +23,8 @@ CHINESE = {
     "side.n_encoder_layers": "编码器层数",
     "side.n_decoder_layers": "解码器层数",
     "side.d_ff": "d_ff（前馈网络宽度）",
+    "side.max_len": "max_len（模型能读的最长序列）",
+    "side.max_len_task": "任务默认",
     "side.positional": "位置编码",
     "positional.sinusoidal": "正弦（论文，sin/cos 交错）",
     "positional.sinusoidal_concat": "正弦，[sin | cos] 两半拼接（TensorFlow）",

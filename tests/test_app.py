@@ -142,3 +142,12 @@ def test_training_a_copy_of_the_model_switches_the_view_to_it():
     specs = chart_specs(at)
     assert len(specs) == 2  # the loss curve and the attention animation
     assert len(specs[1]["frames"]) >= 2
+
+
+def test_a_fresh_model_with_a_longer_max_len_reads_a_long_input():
+    long_text = "abcdefghijklmnopqrstuvwxyzabcde"  # 31 letters + <eos> = 32 tokens
+    at = run_page("attention", src_text=long_text)
+    assert any("at most 12" in e.value for e in at.error)
+    at = run_page("attention", src_text=long_text, max_len=32, n_encoder_layers=6, n_heads=8, weights="random")
+    assert not at.exception and not at.error
+    assert grid_tiles(at) == 2 * 8  # the default view is the decoder's cross-attention (2 layers)

@@ -235,3 +235,13 @@ def test_model_config_for_fits_the_task_and_accepts_shape_overrides():
         model_config_for(task, max_len=8)
     with pytest.raises(ValueError, match="Unknown ModelConfig"):
         model_config_for(task, heads=2)
+
+
+def test_a_model_longer_than_its_task_reads_up_to_its_own_max_len():
+    task = get_task("reverse")
+    long_text = "ab" * 15  # 30 letters: more than the task's 12
+    with pytest.raises(ValueError, match="reverse task reads at most 12"):
+        encode_source(task, long_text, max_len=task.max_len)
+    assert encode_source(task, long_text, max_len=32).ids.shape == (1, 31)
+    with pytest.raises(ValueError, match=r"this model \(max_len 32\) reads at most 31"):
+        encode_source(task, "ab" * 16, max_len=32)

@@ -164,29 +164,36 @@ def _unit(task: Task, count: int) -> str:
     return word if count == 1 else word + "s"
 
 
-def _check_length(task: Task, pieces: list[str], limit: int, side: str) -> None:
+def _check_length(task: Task, pieces: list[str], task_limit: int, max_len: int | None, side: str) -> None:
+    """Raise ValueError for empty text or more tokens than the task (or a longer model) reads.
+
+    A model built for longer sequences than its task (max_len > task.max_len, e.g. a fresh
+    model for exploring long inputs) reads up to its own max_len; otherwise the task's limit holds.
+    The model reads one special token more than the text: <eos> after a source, <bos> before a target.
+    """
     if not pieces:
         raise ValueError(f"The {side} is empty: type at least one {_unit(task, 1)}.")
+    if max_len is not None and max_len > task.max_len:
+        limit, reader = max_len - 1, f"this model (max_len {max_len})"
+    else:
+        limit = task_limit if max_len is None else min(task_limit, max_len - 1)
+        reader = f"the {task.name} task"
     if len(pieces) > limit:
         raise ValueError(
-            f"The {side} has {len(pieces)} {_unit(task, len(pieces))}, but the {task.name} task reads at most "
+            f"The {side} has {len(pieces)} {_unit(task, len(pieces))}, but {reader} reads at most "
             f"{limit} {_unit(task, limit)}. Please shorten it."
         )
-
-
-def _limit(task_limit: int, max_len: int | None) -> int:
-    # The model reads one special token more than the text: <eos> after a source, <bos> before a target.
-    return task_limit if max_len is None else min(task_limit, max_len - 1)
 
 
 def encode_source(task: Task, text: str, max_len: int | None = None) -> SourceInput:
     """Input text -> encoder ids (1, src_len) ending with <eos>.
 
-    Raises ValueError for empty text or text longer than the task (or a model with
-    `max_len`) allows. Unknown tokens do not raise: they become <unk> and are listed.
+    Raises ValueError for empty text or text longer than the task allows (or, for a
+    model with a larger `max_len` than the task's, than the model allows). Unknown
+    tokens do not raise: they become <unk> and are listed.
     """
     pieces = task.split(text)
-    _check_length(task, pieces, _limit(task.max_input_len, max_len), "input")
+    _check_length(task, pieces, task.max_input_len, max_len, "input")
     vocab = task.src_vocab
     ids = [*vocab.encode(pieces), vocab.eos_id]
     return SourceInput(
@@ -203,7 +210,7 @@ def encode_target(task: Task, text: str, max_len: int | None = None) -> TargetIn
     Same errors and unknown-token handling as `encode_source`.
     """
     pieces = task.split_target(text)
-    _check_length(task, pieces, _limit(task.max_target_len, max_len), "target")
+    _check_length(task, pieces, task.max_target_len, max_len, "target")
     vocab = task.tgt_vocab
     body = vocab.encode(pieces)
     ids = [vocab.bos_id, *body]
