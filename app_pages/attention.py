@@ -49,13 +49,13 @@ def explorer(ctx: PageContext) -> None:
     with text_column:
         st.markdown(tr("attention.intro"))
     st.caption(f"{tr(f'kind.{kind}.help')} {tr('attention.grid_help')}")
-    grid = attention_grid(ctx.trace, kind, st.session_state["value"], width=GRID_WIDTH,
-                          highlight=(st.session_state["layer"], st.session_state["head"]))
+    grid = ctx.figure(attention_grid, kind, st.session_state["value"], width=GRID_WIDTH,
+                      highlight=(st.session_state["layer"], st.session_state["head"]))
     chart(grid, key="attention_grid", on_select=on_grid_click)
     head_view(ctx, kind)
     st.subheader(tr("attention.entropy"))
     st.caption(tr("attention.entropy_help"))
-    chart(head_entropy(ctx.trace, kind), key="attention_entropy")
+    chart(ctx.figure(head_entropy, kind), key="attention_entropy")
     sync_link()
 
 
@@ -83,7 +83,7 @@ def head_view(ctx: PageContext, kind: str) -> None:
     st.subheader(tr("attention.large", layer=layer + 1, head=head + 1))
     big, lines = st.columns([3, 2], gap="medium")
     with big:
-        event = chart(attention_heatmap(ctx.trace, kind, layer, head, value, width=HEAD_WIDTH), key="attention_head",
+        event = chart(ctx.figure(attention_heatmap, kind, layer, head, value, width=HEAD_WIDTH), key="attention_head",
                       on_select="rerun")
         cell = cell_selection(event)
         if cell is None:
@@ -96,7 +96,7 @@ def head_view(ctx: PageContext, kind: str) -> None:
                              else f"{q}: {query_tokens[q]}")
         if cell is not None:
             query = cell[0]
-        chart(attention_lines(ctx.trace, kind, layer, head, query=query), key="attention_lines")
+        chart(ctx.figure(attention_lines, kind, layer, head, query=query), key="attention_lines")
     if cell is not None:
         show_cell(ctx, kind, layer, head, *cell)
 

@@ -33,6 +33,12 @@ class PageContext:
     view: View
     resolved: services.Resolved
     run: TextRun
+    pad_to: int = 0
+
+    def figure(self, builder, *args, **kwargs):
+        """builder(self.trace, *args, **kwargs), cached for this run (see services.figure)."""
+        run_key = (self.resolved.model_id, self.view.task, self.view.src_text, self.view.tgt_text, self.pad_to)
+        return services.figure(run_key, self.trace, builder, *args, **kwargs)
 
     @property
     def trace(self):
@@ -95,4 +101,4 @@ def page_context(show_tokens: bool = True, pad_to: int = 0) -> PageContext | Non
                 token_chips(tr("tokens.target"), run.trace.tgt_tokens)
             else:
                 token_chips(tr("tokens.output"), run.output_tokens)
-    return PageContext(view, resolved, run)
+    return PageContext(view, resolved, run, pad_to)

@@ -25,7 +25,7 @@ def render() -> None:
     side = st.radio(tr("embeddings.side"), ("src", "tgt"), horizontal=True, key="embeddings_side",
                     format_func=lambda s: tr("tokens.source" if s == "src" else "tokens.target"))
     st.subheader(tr("embeddings.pipeline"))
-    chart(embedding_pipeline(ctx.trace, side), key="embeddings_pipeline")
+    chart(ctx.figure(embedding_pipeline, side), key="embeddings_pipeline")
 
     config = ctx.trace.config
     encoding = as_numpy(ctx.trace[f"{side}_embed.position"])  # (seq_len, d_model)

@@ -20,7 +20,7 @@ def render() -> None:
     ctx = page_context(pad_to=pad_to)
     if ctx is None:
         return
-    figures = mask_figures(ctx.trace)
+    figures = ctx.figure(mask_figures)
     columns = st.columns(len(figures))
     for column, (title, fig) in zip(columns, figures.items(), strict=True):
         with column:
@@ -39,4 +39,4 @@ def render() -> None:
                                    format_func=lambda i: str(i + 1))
     head = head_column.selectbox(tr("attention.head"), range(ctx.trace.config.n_heads), index=head,
                                  key="masks_head", format_func=lambda i: str(i + 1))
-    chart(masking_steps(ctx.trace, kind, layer, head), key="masks_steps")
+    chart(ctx.figure(masking_steps, kind, layer, head), key="masks_steps")

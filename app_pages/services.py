@@ -124,3 +124,18 @@ def _cached_run(model_id: str, _model: Transformer, task_name: str, src_text: st
 def run(view: View, resolved: Resolved, pad_to: int = 0) -> TextRun:
     """The trace (and greedy steps) of the view's input; raises ValueError for unreadable input."""
     return _cached_run(resolved.model_id, resolved.model, view.task, view.src_text, view.tgt_text, pad_to)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _cached_figure(run_key: tuple, builder_name: str, args: tuple, kwargs: tuple, _builder, _trace):
+    return _builder(_trace, *args, **dict(kwargs))
+
+
+def figure(run_key: tuple, trace, builder, *args, **kwargs):
+    """builder(trace, *args, **kwargs), built once per run and arguments and shared by all sessions.
+
+    Building a Plotly figure costs tens of ms of validation; a class toggling between views
+    (weights / scores, one head / another) gets them back at once. Figures are never mutated.
+    """
+    name = f"{builder.__module__}.{builder.__qualname__}"
+    return _cached_figure(run_key, name, args, tuple(sorted(kwargs.items())), builder, trace)

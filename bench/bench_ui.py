@@ -6,10 +6,9 @@ between two values that draw different numbers, so that every change really redr
 Whatever the app uses for it (a radio or a selectbox), the minimal app draws the same kind.
 
   a        the app's Attention page at the default view, "Draw": weights ↔ raw scores
-  b        the same page's encoder self-attention at 6 encoder layers × 8 heads with the
-           longest input the app accepts (the view comes from the URL's query parameters,
-           see `View.to_params`; no task takes 31 characters, so it is the task with the
-           longest inputs and an input of that length)
+  b        the same page's encoder self-attention at 6 encoder layers × 8 heads × 32 tokens:
+           a fresh `reverse` model with max_len 32 reading 31 letters + <eos> (the view comes
+           from the URL's query parameters, see `View.to_params`)
   c        bench/minimal_app.py: one 32×32 heatmap and one "Draw" control (the yardstick)
   a-nogc,  a and b against a second server started with `--runner.postScriptGC false`
   b-nogc
@@ -40,14 +39,13 @@ rerun. Streamlit's message cache sends an already-seen chart as a `ref_hash` (it
 known from the first time it was sent in full); "wire" is what really went over the
 websocket. The bench also builds the Attention page's figures in Python with the
 project's builders and prints the build and `to_json` time and size of each, including a
-synthetic 6 × 8 × 32-token trace that the app itself cannot show (see "input").
+6 × 8 × 32-token trace.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import random
 import re
 import sys
 import time
@@ -143,21 +141,7 @@ class Case:
     known_specs: dict[str, int] = field(default_factory=dict)
 
 
-def longest_input() -> tuple[str, str, int]:
-    """The task that accepts the most source tokens, and an input that long (≤ 31 + <eos>)."""
-    from transformer_viz.tasks import TASKS
-
-    task = max(TASKS.values(), key=lambda t: t.max_input_len)
-    want = min(31, task.max_input_len)
-    rng = random.Random(0)
-    best = task.examples[0]
-    for _ in range(20_000):
-        text = task.sample_input(rng)
-        if len(task.split(text)) > len(task.split(best)):
-            best = text
-        if len(task.split(best)) >= want:
-            break
-    return task.name, best, len(task.split(best)) + 1
+LONG_TEXT = "thequickbrownfoxjumpsoverthelaz"  # 31 letters + <eos> = 32 source tokens
 
 
 def app_texts() -> dict[str, str]:
@@ -278,7 +262,7 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
 
-def figure_costs(task_name: str, text: str) -> list[str]:
+def figure_costs() -> list[str]:
     """Build the Attention page's figures in Python: build time, to_json time and size of each."""
     import plotly.io
     import torch
@@ -289,19 +273,10 @@ def figure_costs(task_name: str, text: str) -> list[str]:
     from transformer_viz.inference import run_text
     from transformer_viz.tasks import TASKS, model_config_for
 
-    def traced(task, shape, src=None, length=None):
+    def traced(task, shape, src):
         torch.manual_seed(0)
-        config = model_config_for(task, **shape)
-        model = Transformer(config).eval()
-        if length is None:
-            return run_text(model, task, src).trace
-        vocab = task.src_vocab
-        pieces = random.Random(0).choices([t for t in vocab.decode(range(len(vocab))) if not vocab.is_special(t)],
-                                          k=length - 1)
-        ids = torch.tensor([[*vocab.encode(pieces), vocab.eos_id]])
-        tgt = torch.tensor([[task.tgt_vocab.bos_id, *task.tgt_vocab.encode(pieces)]])
-        _, trace = model.run_with_trace(ids, tgt)
-        return trace.with_tokens(vocab.decode(ids[0]), task.tgt_vocab.decode(tgt[0]))
+        model = Transformer(model_config_for(task, **shape)).eval()
+        return run_text(model, task, src).trace
 
     default = View().shape()
     big = {**default, "n_encoder_layers": 6, "n_heads": 8}
@@ -310,9 +285,7 @@ def figure_costs(task_name: str, text: str) -> list[str]:
     setups = [  # (label, trace, kind, layer): a at the app's default view, the others encoder self-attention
         ("a: default view, random weights", traced(TASKS[view.task], default, TASKS[view.task].examples[0]),
          view.kind, view.layer),
-        (f"b: 6x8, {task_name}, app's longest input", traced(TASKS[task_name], big, text), "encoder_self", 0),
-        ("6x8x32 synthetic (not reachable in the app)",
-         traced(reverse, {**big, "max_len": 33}, length=32), "encoder_self", 0),
+        ("b: 6x8x32, reverse, max_len 32", traced(reverse, {**big, "max_len": 32}, LONG_TEXT), "encoder_self", 0),
     ]
     lines = []
     for label, trace, kind, layer in setups:
@@ -384,11 +357,9 @@ def main() -> None:
 
     texts = app_texts()
     draw, options = texts["attention.value"], (texts["value.weights"], texts["value.scores"])
-    task_name, text, tokens = longest_input()
-    big = "/attention?" + urlencode({"task": task_name, "weights": "random", "n_encoder_layers": 6, "n_heads": 8,
-                                     "src_text": text, "kind": "encoder_self"})
-    print(f"input for b: task {task_name!r}, {tokens} source tokens with <eos> ({text!r})"
-          + ("; no task accepts 31 characters + <eos>" if tokens < 32 else ""))
+    big = "/attention?" + urlencode({"task": "reverse", "weights": "random", "n_encoder_layers": 6, "n_heads": 8,
+                                     "max_len": 32, "src_text": LONG_TEXT, "kind": "encoder_self", "layer": 0})
+    print(f"input for b: task 'reverse', max_len 32, {len(LONG_TEXT) + 1} source tokens with <eos>")
     checkpoints = sorted(path.stem for path in (ROOT / "transformer_viz" / "checkpoints").glob("*.safetensors"))
     print(f"pretrained checkpoints: {', '.join(checkpoints) or 'none (the app falls back to random weights)'}"
           " (loading one calls gc.freeze() in app_pages/services.py, which hides most of the post-script GC)")
@@ -422,7 +393,7 @@ def main() -> None:
     report(cases, "c", {"a": 1.5, "b": 3.0})
     if not args.no_figures:
         print("\nThe Attention page's figures built in Python (min of 3; 'scores'):")
-        print("\n".join(figure_costs(task_name, text)))
+        print("\n".join(figure_costs()))
 
 
 if __name__ == "__main__":
