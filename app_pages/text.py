@@ -10,8 +10,6 @@ from .text_zh import CHINESE
 
 ENGLISH = {
     # App frame and sidebar
-    "app.title": "transformer_viz",
-    "app.tagline": "See what a Transformer does, layer by layer and head by head.",
     "nav.overview": "Overview",
     "nav.embeddings": "Embeddings and positions",
     "nav.attention": "Attention",
@@ -53,12 +51,10 @@ ENGLISH = {
     "side.src_text": "Source text",
     "side.tgt_text": "Target text for teacher forcing (leave empty to decode greedily)",
     "side.examples": "Examples",
-    "side.link": "Link to this view",
     "side.link_help": "Copy the address bar: it restores this model, input and selection.",
     "banner.random": "Random weights — train it on the Training page or go back to a pretrained model.",
     "banner.trained": "Weights you trained on the Training page ({steps} steps).",
     "banner.pretrained": "Pretrained on the {task} task: {metric}.",
-    "banner.no_pretrained": "No pretrained weights ship for this task yet: showing random weights.",
     "error.config": "This model cannot be built: {message}",
     "error.input": "This input cannot be read: {message}",
     "error.link": "Some settings in the link could not be read and were reset: {names}.",
@@ -74,7 +70,6 @@ ENGLISH = {
         "token at a time with the **decoder**. Every box below shows the live shape of the tensor it produces and "
         "its number of parameters. Click a box to open the page that looks inside it."
     ),
-    "overview.params": "Parameters",
     "overview.open": "Open the page for this block",
     "overview.total": "Total parameters",
     # Embeddings
@@ -87,7 +82,6 @@ ENGLISH = {
     ),
     "embeddings.side": "Show the",
     "embeddings.pipeline": "Token embedding + position = input of layer 1",
-    "embeddings.positional": "The positional encoding",
     "embeddings.curves": "A few dimensions over positions",
     "embeddings.curves_help": (
         "Each pair of dimensions is a sine and a cosine of the same frequency. Low dimensions turn fast, high "

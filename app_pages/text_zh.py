@@ -1,8 +1,6 @@
 """中文文案：与 text.ENGLISH 同键。缺少的键自动回退到英文。"""
 
 CHINESE = {
-    "app.title": "transformer_viz",
-    "app.tagline": "逐层、逐头地看清 Transformer 在做什么。",
     "nav.overview": "总览",
     "nav.embeddings": "词嵌入与位置编码",
     "nav.attention": "注意力",
@@ -43,12 +41,10 @@ CHINESE = {
     "side.src_text": "源文本",
     "side.tgt_text": "用于教师强制的目标文本（留空则贪心解码）",
     "side.examples": "示例",
-    "side.link": "本视图的链接",
     "side.link_help": "复制地址栏：它会恢复当前的模型、输入和选择。",
     "banner.random": "随机权重——去训练页训练它，或回到预训练模型。",
     "banner.trained": "你在训练页训练的权重（{steps} 步）。",
     "banner.pretrained": "在「{task}」任务上预训练：{metric}。",
-    "banner.no_pretrained": "这个任务还没有预训练权重：显示随机权重。",
     "error.config": "无法构建这个模型：{message}",
     "error.input": "无法读取这个输入：{message}",
     "error.link": "链接中的部分设置无法读取，已重置：{names}。",
@@ -62,7 +58,6 @@ CHINESE = {
         "编码器-解码器 Transformer 用**编码器**读入源句子，再用**解码器**一次写出一个词元。下图每个方块都标出"
         "它产生的张量的实时形状和参数量。点击方块，打开查看其内部的页面。"
     ),
-    "overview.params": "参数",
     "overview.open": "打开对应的页面",
     "overview.total": "参数总数",
     "embeddings.title": "词嵌入与位置编码",
@@ -73,7 +68,6 @@ CHINESE = {
     ),
     "embeddings.side": "显示",
     "embeddings.pipeline": "词嵌入 + 位置编码 = 第一层的输入",
-    "embeddings.positional": "位置编码",
     "embeddings.curves": "几个维度随位置的变化",
     "embeddings.curves_help": (
         "每两个维度是同一频率的一个正弦和一个余弦。低维转得快，高维转得慢，就像钟表的指针：合在一起，每个位置都有"

@@ -26,15 +26,6 @@ CHAR_TASKS = [n for n, task in TASKS.items() if task.level == "char"]
 WORD_TASKS = [n for n, task in TASKS.items() if task.level == "word"]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # Tiny ops: a second thread only adds waiting when other processes share the cores.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def models() -> dict[str, Pretrained]:
     return {n: load_pretrained(n) for n in available_pretrained()}

@@ -51,3 +51,10 @@ def test_the_chinese_catalog_is_complete_with_the_same_placeholders():
         return {name for _, name, _, _ in Formatter().parse(text) if name}
 
     assert {k: fields(v) for k, v in CHINESE.items()} == {k: fields(ENGLISH[k]) for k in CHINESE}
+
+
+def test_every_catalog_key_is_used_by_the_app():
+    sources = "\n".join(p.read_text() for p in Path("app_pages").glob("*.py") if not p.name.startswith("text"))
+    dynamic = ("kind.", "value.", "positional.", "weights.", "nav.", "head.step.")  # built as f"kind.{kind}" etc.
+    unused = [k for k in ENGLISH if f'"{k}"' not in sources and f"'{k}'" not in sources and not k.startswith(dynamic)]
+    assert unused == []

@@ -16,15 +16,6 @@ from transformer_viz.training import StepInfo, batch_stream, evaluate, lr_factor
 from transformer_viz.vocab import Vocab
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # Tiny ops: a second thread only adds waiting when other processes share the cores.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def tiny_model(task_name: str = "reverse", seed: int = 0) -> Transformer:
     torch.manual_seed(seed)
     return Transformer(model_config_for(get_task(task_name), d_model=16, n_heads=2, d_ff=32, layers=1))
