@@ -85,15 +85,12 @@ def show_result() -> None:
         st.success(tr("training.done", steps=entry["steps"], seconds=entry["seconds"]))
     if entry["exact"] is not None:
         st.metric(tr("training.eval", exact=entry["exact"]), f"{entry['exact']:.1%}")
-    curve_column, animation_column = st.columns(2, gap="large")
-    with curve_column:
-        st.subheader(tr("training.curve"))
-        chart(loss_curve(entry["history"]), key="training_curve")
-    with animation_column:
+    st.subheader(tr("training.curve"))
+    chart(loss_curve(entry["history"]), key="training_curve")
+    snapshots = entry["snapshots"]
+    if snapshots:
         st.subheader(tr("training.animation"))
-        snapshots = entry["snapshots"]
-        if snapshots:
-            last = snapshots[-1]
-            frames = [(s.step, s.weights[-1].mean(axis=0)) for s in snapshots]  # last decoder layer, mean of heads
-            chart(attention_animation(frames, last.tgt_tokens, last.src_tokens,
-                                      "Cross-attention, last decoder layer (mean of heads)"), key="training_anim")
+        last = snapshots[-1]
+        frames = [(s.step, s.weights[-1].mean(axis=0)) for s in snapshots]  # last decoder layer, mean of heads
+        chart(attention_animation(frames, last.tgt_tokens, last.src_tokens,
+                                  "Cross-attention, last decoder layer (mean of heads)"), key="training_anim")
