@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import streamlit as st
 
 from transformer_viz.figures.attention import (
@@ -15,7 +13,7 @@ from transformer_viz.figures.attention import (
     grid_selection,
     head_entropy,
 )
-from transformer_viz.figures.common import n_layers
+from transformer_viz.figures.common import attention_tokens, fill_text, n_layers
 
 from .context import PageContext, page_context
 from .state import ATTENTION_VALUES, KINDS
@@ -107,10 +105,16 @@ def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, ke
     st.markdown(f"#### {tr('attention.cell_title', query=numbers['query_token'], key=numbers['key_token'])}")
     columns = st.columns(5)
     columns[0].metric(tr("cell.dot"), f"{numbers['dot']:.3f}")
-    columns[1].metric(tr("cell.scale"), f"√{numbers['d_head']} = {numbers['sqrt_d_head']:.3f}")
+    columns[1].metric(tr("cell.scale", d_head=numbers["d_head"]), f"{numbers['sqrt_d_head']:.3f}")
     columns[2].metric(tr("cell.score"), f"{numbers['score']:.3f}")
     fill = numbers["mask_value"]
-    fill_text = "−∞" if fill == -math.inf else f"{fill:.0e}"
-    columns[3].metric(tr("cell.mask"), tr("cell.allowed") if numbers["allowed"]
-                      else tr("cell.blocked", value=fill_text))
-    columns[4].metric(tr("cell.weight"), f"{numbers['weight']:.3f}")
+    columns[3].metric(tr("cell.mask"), "✓" if numbers["allowed"] else fill_text(fill))
+    columns[4].metric(tr("cell.weight_short"), f"{numbers['weight']:.3f}")
+    _, key_tokens = attention_tokens(ctx.trace, kind)
+    st.caption(tr("cell.row", query=numbers["query_token"]))
+    st.dataframe(
+        {tr("attention.key"): [f"{j}: {token}" for j, token in enumerate(key_tokens)],
+         tr("cell.masked_score"): [fill_text(v) if v <= fill else f"{v:.3f}" for v in numbers["row_masked_scores"]],
+         tr("cell.weight"): [round(float(w), 4) for w in numbers["row_softmax"]]},
+        hide_index=True, use_container_width=True,
+    )

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import streamlit as st
 
 from transformer_viz.figures.attention import mask_figures, masking_steps
+from transformer_viz.figures.common import fill_text
 
 from .context import page_context
 from .state import KINDS
@@ -28,7 +27,7 @@ def render() -> None:
 
     st.subheader(tr("masks.steps"))
     fill = ctx.trace.config.mask_value
-    st.caption(tr("masks.steps_help", value="−∞" if fill == -math.inf else f"{fill:.0e}"))
+    st.caption(tr("masks.steps_help", value=fill_text(fill)))
     kind_column, layer_column, head_column = st.columns(3)
     kind_column.selectbox(tr("attention.kind"), KINDS, format_func=lambda k: tr(f"kind.{k}"), **bound("kind"))
     kind = st.session_state["kind"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import streamlit as st
 
 from transformer_viz import POSITIONAL_ENCODINGS
 from transformer_viz.config import divisors
+from transformer_viz.figures.common import fill_text
 from transformer_viz.tasks import TASKS
 
 from . import services
@@ -97,7 +97,7 @@ def render_sidebar() -> None:
         st.checkbox(tr("side.scale_embeddings"), key="scale_embeddings", on_change=on_shape_change)
         st.checkbox(tr("side.embed_norm"), key="embed_norm", on_change=on_shape_change)
         st.selectbox(tr("side.mask_value"), MASK_VALUES, key="mask_value",
-                     format_func=lambda v: "−∞" if v == -math.inf else f"{v:.0e}".replace("-", "−"))
+                     format_func=fill_text)
         st.number_input(tr("side.seed"), min_value=0, max_value=9999, step=1, key="seed")
         st.button(tr("side.reset"), on_click=back_to_pretrained, use_container_width=True)
 

@@ -136,12 +136,13 @@ ENGLISH = {
         "over all allowed keys would give."
     ),
     "cell.dot": "q·k",
-    "cell.scale": "÷ √d_k",
+    "cell.scale": "÷ √d_k (d_k = {d_head})",
     "cell.score": "score",
-    "cell.mask": "mask",
-    "cell.allowed": "may attend",
-    "cell.blocked": "blocked → {value}",
+    "cell.mask": "mask (✓ = may attend)",
+    "cell.weight_short": "weight",
     "cell.weight": "weight (softmax of the row)",
+    "cell.row": "The whole row of query “{query}”: the softmax turns these masked scores into weights that sum to 1.",
+    "cell.masked_score": "masked score",
     # Masks
     "masks.title": "Masks",
     "masks.intro": (
@@ -213,7 +214,7 @@ CATALOGS = {"en": ENGLISH, "zh": CHINESE}
 LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 
 
-def t(key: str, lang: str = "en", **values) -> str:
+def t(key: str, lang: str = "en", /, **values) -> str:
     """The text for key in lang (English when missing), with {placeholders} filled in."""
     text = CATALOGS.get(lang, ENGLISH).get(key) or ENGLISH[key]
     return text.format(**values) if values else text

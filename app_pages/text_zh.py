@@ -115,12 +115,13 @@ CHINESE = {
     "attention.entropy": "每个头有多专注？",
     "attention.entropy_help": "以比特为单位的熵：0 表示一个头把全部权重放在一个键上；虚线是平均分给所有允许的键时的值。",
     "cell.dot": "q·k",
-    "cell.scale": "÷ √d_k",
+    "cell.scale": "÷ √d_k（d_k = {d_head}）",
     "cell.score": "分数",
-    "cell.mask": "掩码",
-    "cell.allowed": "可以关注",
-    "cell.blocked": "被遮挡 → {value}",
+    "cell.mask": "掩码（✓ = 可以关注）",
+    "cell.weight_short": "权重",
     "cell.weight": "权重（该行的 softmax）",
+    "cell.row": "查询“{query}”的整行：softmax 把这些掩码后的分数变成和为 1 的权重。",
+    "cell.masked_score": "掩码后的分数",
     "masks.title": "掩码",
     "masks.intro": (
         "掩码规定每个查询可以使用哪些键（这里 True = 可以关注）。**填充掩码**遮住把短句补齐到批长度的 <pad>。"

@@ -12,7 +12,7 @@ from .text import t
 VIEW_FIELDS = tuple(f.name for f in fields(View))
 
 
-def tr(key: str, **values) -> str:
+def tr(key: str, /, **values) -> str:
     """Catalog text in the language chosen in the sidebar."""
     return t(key, st.session_state.get("lang", "en"), **values)
 

@@ -85,3 +85,24 @@ def test_attention_page_in_chromium(app_url):
         title.scroll_into_view_if_needed()
         page.screenshot(path=str(SCREENSHOTS / "attention.png"), full_page=False)
         page.locator(".js-plotly-plot").first.screenshot(path=str(SCREENSHOTS / "attention_grid.png"))
+
+
+def test_clicking_a_cell_of_the_large_view_shows_its_arithmetic(app_url):
+    with chromium_page() as page:
+        open_app(page, f"{app_url}/attention?src_text=stressed")
+        heads = page.locator(".js-plotly-plot")
+        big = heads.nth(1)  # the large view of the selected head
+        cells = big.locator(".scatterlayer .trace").last.locator(".point")  # its click layer, one per cell
+        cells.first.scroll_into_view_if_needed()
+        box = cells.nth(3).bounding_box()  # query 0 (<bos>), key 3
+        assert box is not None
+        shown = "Array.from(document.querySelectorAll('h4')).some(h => h.textContent.includes('→ key'))"
+        rerun_after(page, lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2),
+                    until=shown)
+        assert exceptions(page) == []
+        heading = page.locator("h4").filter(has_text="→ key").first.text_content()
+        assert "“<bos>”" in heading and "“e”" in heading, heading  # query <bos>, key 3 of "stressed" is "e"
+        assert page.get_by_test_id("stDataFrame").count() == 1
+        page.get_by_test_id("stDataFrame").scroll_into_view_if_needed()
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "attention_cell.png"))
