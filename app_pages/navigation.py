@@ -8,6 +8,7 @@ import streamlit as st
 
 from .ui import tr
 
+GOTO_KEY = "_goto"
 PAGES = {"overview": ":material/account_tree:", "embeddings": ":material/grid_on:",
          "attention": ":material/visibility:", "masks": ":material/blur_on:", "head": ":material/calculate:",
          "decoding": ":material/edit_note:", "training": ":material/fitness_center:"}
@@ -22,3 +23,10 @@ def page(path: str) -> st.Page:
 
 def all_pages() -> list[st.Page]:
     return [page(path) for path in PAGES]
+
+
+def follow_pending_link() -> None:
+    """Open the page a click asked for (st.switch_page before any widget of this run is drawn)."""
+    target = st.session_state.pop(GOTO_KEY, None)
+    if target in PAGES:
+        st.switch_page(page(target))

@@ -8,10 +8,17 @@ from transformer_viz.figures.overview import architecture_diagram, diagram_selec
 from transformer_viz.model.summary import block_shapes, parameter_counts
 
 from .context import page_context
-from .navigation import page
+from .navigation import GOTO_KEY, page
 from .ui import chart, tr
 
 LINKED_PAGES = ("embeddings", "attention", "masks", "head", "decoding")
+
+
+def open_clicked_block() -> None:
+    """A click on a block asks app.py to open its page at the start of the next run."""
+    target = diagram_selection(st.session_state.get("overview_diagram"))
+    if target in LINKED_PAGES:
+        st.session_state[GOTO_KEY] = target
 
 
 def render() -> None:
@@ -23,10 +30,7 @@ def render() -> None:
     config = ctx.trace.config
     counts = parameter_counts(ctx.model)
     shapes = block_shapes(config, len(ctx.trace.src_tokens), len(ctx.trace.tgt_tokens))
-    event = chart(architecture_diagram(config, counts, shapes), key="overview_diagram", on_select="rerun")
-    target = diagram_selection(event)
-    if target in LINKED_PAGES:
-        st.switch_page(page(target))
+    chart(architecture_diagram(config, counts, shapes), key="overview_diagram", on_select=open_clicked_block)
     st.metric(tr("overview.total"), f"{counts['total']:,}")
     st.caption(tr("overview.open"))
     for column, path in zip(st.columns(len(LINKED_PAGES)), LINKED_PAGES, strict=True):

@@ -14,9 +14,10 @@ from transformer_viz.tasks import TASKS
 from . import services
 from .state import LANGUAGES, MASK_VALUES, SHAPE_FIELDS, View
 from .text import LANGUAGE_NAMES
-from .ui import current_view, sync_link, tr
+from .ui import current_view, tr
 
 D_FF_CHOICES = (16, 32, 64, 128, 256, 512)
+VIEW_BACKUP_KEY = "_view_backup"
 MAX_LEN_CHOICES = (0, 16, 24, 32, 48, 64)  # 0: the task's own
 
 
@@ -66,6 +67,9 @@ def fit_heads_to_d_model() -> None:
 
 def render_sidebar() -> None:
     load_link_once()
+    # st.switch_page starts the next run with fresh widget state: put the view back first.
+    for field, value in st.session_state.get(VIEW_BACKUP_KEY, {}).items():
+        st.session_state.setdefault(field, value)
     if st.session_state.pop("_switch_to_trained", False):
         st.session_state["weights"] = "trained"
     side = st.sidebar
@@ -107,7 +111,7 @@ def render_sidebar() -> None:
     side.pills(tr("side.examples"), examples, key="_example", on_change=use_example, label_visibility="collapsed")
     side.text_input(tr("side.tgt_text"), key="tgt_text")
 
-    sync_link()
+    st.session_state[VIEW_BACKUP_KEY] = current_view().as_dict()
     side.caption(tr("side.link_help"))
     if st.session_state.get("_link_rejected"):
         side.warning(tr("error.link", names=", ".join(st.session_state["_link_rejected"])))

@@ -24,7 +24,9 @@ def current_view() -> View:
 
 def sync_link() -> None:
     """Write the current view into the address bar, so that copying the link restores it."""
-    st.query_params.from_dict(current_view().to_params())
+    params = current_view().to_params()
+    if st.query_params.to_dict() != params:  # an unchanged link is not pushed again
+        st.query_params.from_dict(params)
 
 
 def chart(fig, key: str, on_select: str = "ignore", selection_mode=("points",)):

@@ -106,3 +106,21 @@ def test_clicking_a_cell_of_the_large_view_shows_its_arithmetic(app_url):
         page.get_by_test_id("stDataFrame").scroll_into_view_if_needed()
         SCREENSHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "attention_cell.png"))
+
+
+def test_a_click_on_the_architecture_opens_the_block_page_and_keeps_the_view(app_url):
+    with chromium_page() as page:
+        open_app(page, f"{app_url}/?n_heads=2&src_text=banana")
+        index = page.evaluate("document.querySelector('.js-plotly-plot').data[0].customdata"
+                              ".findIndex(c => (Array.isArray(c) ? c[0] : c) === 'masks')")
+        assert index >= 0
+        block = page.locator(".js-plotly-plot").first.locator(".scatterlayer .trace").first.locator(".point")
+        block.nth(index).scroll_into_view_if_needed()
+        box = block.nth(index).bounding_box()
+        shown = "Array.from(document.querySelectorAll('h1')).some(h => h.textContent.trim() === 'Masks')"
+        rerun_after(page, lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2),
+                    until=shown)
+        assert exceptions(page) == []
+        page.wait_for_function("document.location.pathname === '/masks'", timeout=30_000)
+        address = page.evaluate("document.location.search")
+        assert "n_heads=2" in address and "src_text=banana" in address, address
