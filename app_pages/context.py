@@ -70,7 +70,7 @@ def weights_banner(view: View, resolved: services.Resolved) -> None:
     else:
         metrics = services.shipped(view.task).metrics
         exact = metrics.get("exact_match")
-        metric = f"{exact:.1%} exact match on held-out inputs" if isinstance(exact, float) else ""
+        metric = tr("banner.metric", exact=exact) if isinstance(exact, float) else ""
         st.caption(tr("banner.pretrained", task=TASKS[view.task].title, metric=metric))
 
 

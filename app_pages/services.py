@@ -93,7 +93,7 @@ def trained_model() -> Transformer | None:
 def resolve(view: View) -> Resolved:
     """Pick the model for a view: pretrained when its shape fits, the session's trained one, or random."""
     if view.task not in TASKS:
-        return Resolved(None, "", "random", error=f"unknown task {view.task!r}")
+        return Resolved(None, "", "random", error=f"unknown task {view.task!r}; known: {', '.join(TASKS)}")
     try:
         config = model_config_for(TASKS[view.task], **view.shape())
     except ValueError as error:

@@ -55,6 +55,7 @@ ENGLISH = {
     "banner.random": "Random weights — train it on the Training page or go back to a pretrained model.",
     "banner.trained": "Weights you trained on the Training page ({steps} steps).",
     "banner.pretrained": "Pretrained on the {task} task: {metric}.",
+    "banner.metric": "{exact:.1%} exact match on held-out inputs",
     "error.config": "This model cannot be built: {message}",
     "error.input": "This input cannot be read: {message}",
     "error.link": "Some settings in the link could not be read and were reset: {names}.",
@@ -206,6 +207,7 @@ ENGLISH = {
     "training.done": "Trained {steps} steps in {seconds:.1f} s. The other pages now show your trained model.",
     "training.curve": "Loss and accuracy",
     "training.animation": "One head's attention taking shape",
+    "training.animation_title": "Cross-attention, last decoder layer (mean of heads)",
     "training.eval": "Exact match on fresh inputs: {exact:.1%}",
     "training.none": "Nothing trained yet in this session.",
 }

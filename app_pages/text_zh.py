@@ -45,6 +45,7 @@ CHINESE = {
     "banner.random": "随机权重——去训练页训练它，或回到预训练模型。",
     "banner.trained": "你在训练页训练的权重（{steps} 步）。",
     "banner.pretrained": "在「{task}」任务上预训练：{metric}。",
+    "banner.metric": "在未见过的输入上完全匹配率 {exact:.1%}",
     "error.config": "无法构建这个模型：{message}",
     "error.input": "无法读取这个输入：{message}",
     "error.link": "链接中的部分设置无法读取，已重置：{names}。",
@@ -173,6 +174,7 @@ CHINESE = {
     "training.done": "用 {seconds:.1f} 秒训练了 {steps} 步。其他页面现在显示你训练的模型。",
     "training.curve": "损失与准确率",
     "training.animation": "一个头的注意力逐渐成形",
+    "training.animation_title": "交叉注意力，最后一层解码器（各头平均）",
     "training.eval": "在新输入上的完全匹配率：{exact:.1%}",
     "training.none": "本次会话还没有训练过。",
 }

@@ -93,4 +93,4 @@ def show_result() -> None:
         last = snapshots[-1]
         frames = [(s.step, s.weights[-1].mean(axis=0)) for s in snapshots]  # last decoder layer, mean of heads
         chart(attention_animation(frames, last.tgt_tokens, last.src_tokens,
-                                  "Cross-attention, last decoder layer (mean of heads)"), key="training_anim")
+                                  tr("training.animation_title")), key="training_anim")
