@@ -206,7 +206,7 @@ ENGLISH = {
     "training.progress": "Step {step} / {total} · loss {loss:.3f} · accuracy {accuracy:.1%}",
     "training.done": "Trained {steps} steps in {seconds:.1f} s. The other pages now show your trained model.",
     "training.curve": "Loss and accuracy",
-    "training.animation": "One head's attention taking shape",
+    "training.animation": "Attention taking shape",
     "training.animation_title": "Cross-attention, last decoder layer (mean of heads)",
     "training.eval": "Exact match on fresh inputs: {exact:.1%}",
     "training.none": "Nothing trained yet in this session.",
