@@ -102,8 +102,10 @@ def test_clicking_a_cell_of_the_large_view_shows_its_arithmetic(app_url):
         assert exceptions(page) == []
         heading = page.locator("h4").filter(has_text="→ key").first.text_content()
         assert "“<bos>”" in heading and "“e”" in heading, heading  # query <bos>, key 3 of "stressed" is "e"
-        assert page.get_by_test_id("stDataFrame").count() == 1
-        page.get_by_test_id("stDataFrame").scroll_into_view_if_needed()
+        table = page.get_by_test_id("stDataFrame")  # the row's masked scores and softmax
+        table.first.wait_for(timeout=30_000)  # elements of a rerun arrive one after another
+        assert table.count() == 1
+        table.scroll_into_view_if_needed()
         SCREENSHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "attention_cell.png"))
 
