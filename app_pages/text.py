@@ -113,7 +113,7 @@ ENGLISH = {
     "kind.cross": "Cross-attention (decoder → encoder)",
     "kind.encoder_self.help": "Source tokens look at source tokens; only padding is hidden.",
     "kind.decoder_self.help": "Target tokens look at earlier target tokens only: the future is masked.",
-    "kind.cross.help": "Each target position looks at the source sentence: this is where alignment appears.",
+    "kind.cross.help": "Each target position looks at the source sentence: this is where alignment appears. A row is labelled with the token the decoder reads there (<bos> first) and writes the next one, so the row of “le” looks at the source word of the token after “le”.",
     "attention.value": "Draw",
     "value.weights": "weights (after softmax)",
     "value.scores": "raw scores q·k/√d_k",

@@ -95,7 +95,7 @@ CHINESE = {
     "kind.cross": "交叉注意力（解码器 → 编码器）",
     "kind.encoder_self.help": "源词元看源词元；只遮住填充。",
     "kind.decoder_self.help": "目标词元只能看更早的目标词元：未来被遮住。",
-    "kind.cross.help": "每个目标位置看向源句子：对齐关系就出现在这里。",
+    "kind.cross.help": "每个目标位置看向源句子：对齐关系就出现在这里。每一行标的是解码器在该位置读入的词元（第一行是 <bos>），它要写出的是下一个词元，所以标着“le”的那一行看向的是“le”之后那个词对应的源词。",
     "attention.value": "绘制",
     "value.weights": "权重（softmax 之后）",
     "value.scores": "原始分数 q·k/√d_k",
