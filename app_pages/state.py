@@ -1,7 +1,7 @@
 """The view: every choice that defines what the app shows, as one small serializable object.
 
 A View round-trips through URL query parameters, so a link restores the same
-model, input and selection. No Streamlit here: app.py moves it in and out of
+model, input and selection. No Streamlit here: the sidebar moves it in and out of
 st.session_state and st.query_params.
 """
 
@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields, replace
 
+from transformer_viz.figures.common import ATTENTION_KINDS, ATTENTION_VALUES
+
 LANGUAGES = ("en", "zh")
 WEIGHTS = ("pretrained", "random", "trained")
-ATTENTION_VALUES = ("weights", "scores", "masked_scores")
-KINDS = ("encoder_self", "decoder_self", "cross")
+KINDS = tuple(ATTENTION_KINDS)
 MASK_VALUES = (-1e9, -1e4, -math.inf)
 CHOICES = {"lang": LANGUAGES, "weights": WEIGHTS, "kind": KINDS, "value": ATTENTION_VALUES}
 SHAPE_FIELDS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len",
