@@ -1,6 +1,7 @@
 """transformer_viz: a small encoder-decoder Transformer that records everything a lesson needs."""
 
 from .config import POSITIONAL_ENCODINGS, ModelConfig
+from .inference import TextRun, run_text
 from .model import Transformer
 from .pretrained import Pretrained, available_pretrained, load_pretrained, save_pretrained
 from .recording import LEAVES, HookPoint, Trace, name, recording
@@ -9,6 +10,22 @@ from .training import AttentionSnapshot, StepInfo, TrainResult, evaluate
 from .vocab import Vocab
 
 __all__ = ["LEAVES", "POSITIONAL_ENCODINGS", "HookPoint", "ModelConfig", "Trace", "Transformer", "name", "recording"]
-__all__ += ["TASKS", "AttentionSnapshot", "Pretrained", "StepInfo", "Task", "TrainResult", "Vocab",
-            "available_pretrained", "encode_source", "encode_target", "evaluate", "get_task", "load_pretrained",
-            "model_config_for", "save_pretrained"]
+__all__ += [
+            "TASKS",
+            "AttentionSnapshot",
+            "Pretrained",
+            "StepInfo",
+            "Task",
+            "TextRun",
+            "TrainResult",
+            "Vocab",
+            "available_pretrained",
+            "encode_source",
+            "encode_target",
+            "evaluate",
+            "get_task",
+            "load_pretrained",
+            "model_config_for",
+            "run_text",
+            "save_pretrained",
+]

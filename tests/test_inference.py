@@ -1,0 +1,43 @@
+"""Text in, trace out: greedy and teacher-forced runs, padding as a batch would add it."""
+
+import pytest
+import torch
+
+from transformer_viz import load_pretrained, run_text
+
+
+@pytest.fixture(scope="module")
+def reverse():
+    return load_pretrained("reverse")
+
+
+def test_greedy_run_decodes_and_covers_the_whole_answer(reverse):
+    run = run_text(reverse.model, reverse.task, "stressed")
+    assert run.output_text == "desserts" and not run.teacher_forced
+    assert run.trace.tgt_tokens == ("<bos>", *"desserts")  # <bos> + answer: every row of every map
+    assert run.output_tokens == (*"desserts", "<eos>")
+    assert len(run.steps) == len(run.output_tokens)
+    assert run.trace is run.steps[-1]  # the last step read <bos> + the whole answer
+
+
+def test_teacher_forcing_uses_the_given_target(reverse):
+    run = run_text(reverse.model, reverse.task, "stressed", "abc")
+    assert run.teacher_forced and run.output_text is None
+    assert run.trace.tgt_tokens == ("<bos>", "a", "b", "c")
+    assert run.trace["logits"].shape[1] == 4
+
+
+def test_padding_the_input_changes_no_answer(reverse):
+    plain = run_text(reverse.model, reverse.task, "hello")
+    padded = run_text(reverse.model, reverse.task, "hello", pad_to=12)
+    assert padded.trace.src_tokens == (*"hello", "<eos>", *["<pad>"] * 6)
+    assert padded.output_text == plain.output_text == "olleh"
+    weights = padded.trace["encoder.layers.0.self_attn.weights"]
+    assert torch.all(weights[..., 6:] == 0)  # nobody looks at a <pad>
+    assert torch.allclose(padded.trace["logits"], plain.trace["logits"], atol=1e-5)
+
+
+def test_unknown_characters_are_listed_not_raised(reverse):
+    run = run_text(reverse.model, reverse.task, "héllo")
+    assert run.unknown == ("é",)
+    assert "<unk>" in run.trace.src_tokens
