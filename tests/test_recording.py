@@ -10,6 +10,7 @@ import torch
 from helpers import make_model, random_ids
 
 from transformer_viz import Trace, name, recording
+from transformer_viz.recording import _active_recorder
 
 
 def contract_shapes(cfg, batch: int, src_len: int, tgt_len: int) -> dict[str, tuple]:
@@ -75,10 +76,11 @@ def test_recording_changes_nothing(norm_first):
     logits, trace = model.run_with_trace(src, tgt)
     assert torch.equal(logits, model(src, tgt))
     assert torch.equal(trace["logits"], logits)
-    with recording() as outside:
-        pass
-    model(src, tgt)
-    assert outside == {}  # nothing records once the context has closed
+    with recording() as first:
+        model(src, tgt)
+    model(src[:, :3], tgt[:, :2])  # after the context: nothing may record into it any more
+    assert list(first) == list(trace) and all(torch.equal(first[k], trace[k]) for k in trace)
+    assert _active_recorder.get() is None  # run_with_trace and recording() leave no recorder behind
 
 
 def test_weights_are_softmax_of_masked_scores():
