@@ -2,10 +2,10 @@
 
 import streamlit as st
 
+from app_pages.link import link_notice
 from app_pages.navigation import all_pages, follow_pending_link
 from app_pages.services import freeze_long_lived_objects
 from app_pages.sidebar import render_sidebar
-from app_pages.ui import sync_link
 
 st.set_page_config(page_title="transformer_viz", page_icon=":material/visibility:", layout="wide")
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it.
@@ -14,4 +14,4 @@ freeze_long_lived_objects()
 follow_pending_link()
 render_sidebar()
 st.navigation(all_pages()).run()
-sync_link()  # after st.navigation, so that the address bar keeps the new page's path
+link_notice()  # after the page: its widgets have read their part of the link by then

@@ -13,11 +13,12 @@ from transformer_viz.figures.attention import (
     grid_selection,
     head_entropy,
 )
-from transformer_viz.figures.common import attention_tokens, fill_text, n_layers
+from transformer_viz.figures.common import ATTENTION_VALUES, fill_text
 
-from .context import PageContext, page_context
-from .state import ATTENTION_VALUES, KINDS
-from .ui import bound, chart, select_field, sync_link, tr
+from . import state
+from .context import PageContext, attention_selectors, cell_selectors, page_context
+from .state import View
+from .ui import chart, tr, view_widget
 
 GRID_WIDTH = 820  # px: the main column at 1280 px with the sidebar open
 HEAD_WIDTH = 480  # px: the large head's column
@@ -35,68 +36,54 @@ def explorer(ctx: PageContext) -> None:
     """Controls, grid, one head and entropy: a change here reruns only this part, not the sidebar."""
     text_column, control_column = st.columns([1, 1], gap="large")
     with control_column:
-        st.selectbox(tr("attention.kind"), KINDS, format_func=lambda k: tr(f"kind.{k}"), **bound("kind"))
-        kind = st.session_state["kind"]
-        layers, heads = clamp_selection(ctx, kind)
+        kind_column = st.container()
         value_column, layer_column, head_column = st.columns([2, 1, 1])
-        value_column.selectbox(tr("attention.value"), ATTENTION_VALUES, format_func=lambda v: tr(f"value.{v}"),
-                               **bound("value"))
-        layer_column.selectbox(tr("attention.layer"), range(layers), format_func=lambda i: str(i + 1),
-                               **bound("layer"))
-        head_column.selectbox(tr("attention.head"), range(heads), format_func=lambda i: str(i + 1), **bound("head"))
+        kind, layer, head = attention_selectors(ctx.trace, kind_column, layer_column, head_column)
+        value = view_widget(value_column.selectbox, state.VALUE, tr("attention.value"), ATTENTION_VALUES,
+                            index=ATTENTION_VALUES.index(View.value))
     with text_column:
         st.markdown(tr("attention.intro"))
     st.caption(f"{tr(f'kind.{kind}.help')} {tr('attention.grid_help')}")
-    grid = ctx.figure(attention_grid, kind, st.session_state["value"], width=GRID_WIDTH,
-                      highlight=(st.session_state["layer"], st.session_state["head"]))
-    chart(grid, key="attention_grid", on_select=on_grid_click)
-    head_view(ctx, kind)
+    grid = ctx.figure(attention_grid, kind, value, width=GRID_WIDTH, highlight=(layer, head))
+    chart(grid, key=state.GRID_CHART, on_select=on_grid_click)
+    head_view(ctx, kind, layer, head, value)
     st.subheader(tr("attention.entropy"))
     st.caption(tr("attention.entropy_help"))
     chart(ctx.figure(head_entropy, kind), key="attention_entropy")
-    sync_link()
 
 
 def on_grid_click() -> None:
-    picked = grid_selection(st.session_state.get("attention_grid"))
+    picked = grid_selection(st.session_state.get(state.GRID_CHART))
     if picked is not None:
-        select_field("layer", picked[0])
-        select_field("head", picked[1])
-
-
-def clamp_selection(ctx: PageContext, kind: str) -> tuple[int, int]:
-    """Keep layer and head inside the current model (a smaller model may have been chosen since)."""
-    layers, heads = n_layers(ctx.trace, kind), ctx.trace.config.n_heads
-    for field, limit in (("layer", layers), ("head", heads)):
-        if st.session_state.get(field, 0) >= limit:
-            select_field(field, limit - 1)
-    return layers, heads
+        st.session_state[state.LAYER], st.session_state[state.HEAD] = picked
 
 
 @st.fragment
-def head_view(ctx: PageContext, kind: str) -> None:
-    """One head large, its line view and a clicked cell's numbers. Clicks here rerun only this part."""
-    layer, head, value = st.session_state["layer"], st.session_state["head"], st.session_state["value"]
-
+def head_view(ctx: PageContext, kind: str, layer: int, head: int, value: str) -> None:
+    """One head large, its line view and one cell's numbers. A click on a cell chooses it (and its query)."""
     st.subheader(tr("attention.large", layer=layer + 1, head=head + 1))
+    query_tokens, key_tokens = ctx.trace.attention_tokens(kind)
     big, lines = st.columns([3, 2], gap="medium")
     with big:
-        event = chart(ctx.figure(attention_heatmap, kind, layer, head, value, width=HEAD_WIDTH), key="attention_head",
-                      on_select="rerun")
-        cell = cell_selection(event)
-        if cell is None:
-            st.caption(tr("attention.cell"))
+        query_column, key_column = st.columns(2)
+        cell = cell_selectors(query_tokens, key_tokens, query_column, key_column)
+        chart(ctx.figure(attention_heatmap, kind, layer, head, value, width=HEAD_WIDTH, highlight=cell),
+              key=state.HEAD_CHART, on_select=on_cell_click)
+        st.caption(tr("attention.cell"))
     with lines:
         st.markdown(f"**{tr('attention.lines')}**")
-        query_tokens = ctx.trace.src_tokens if kind == "encoder_self" else ctx.trace.tgt_tokens
-        query = st.selectbox(tr("attention.query"), [None, *range(len(query_tokens))], key="attention_query",
-                             format_func=lambda q: tr("attention.all_queries") if q is None
-                             else f"{q}: {query_tokens[q]}")
-        if cell is not None:
-            query = cell[0]
+        query = view_widget(st.selectbox, state.QUERY, tr("attention.query"), [None, *range(len(query_tokens))],
+                            format_func=lambda q: tr("attention.all_queries") if q is None
+                            else f"{q}: {query_tokens[q]}")
         chart(ctx.figure(attention_lines, kind, layer, head, query=query), key="attention_lines")
-    if cell is not None:
-        show_cell(ctx, kind, layer, head, *cell)
+    show_cell(ctx, kind, layer, head, *cell)
+
+
+def on_cell_click() -> None:
+    picked = cell_selection(st.session_state.get(state.HEAD_CHART))
+    if picked is not None:
+        st.session_state[state.CELL_QUERY], st.session_state[state.CELL_KEY] = picked
+        st.session_state[state.QUERY] = picked[0]
 
 
 def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, key: int) -> None:
@@ -110,11 +97,11 @@ def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, ke
     fill = numbers["mask_value"]
     columns[3].metric(tr("cell.mask"), "✓" if numbers["allowed"] else fill_text(fill))
     columns[4].metric(tr("cell.weight_short"), f"{numbers['weight']:.3f}")
-    _, key_tokens = attention_tokens(ctx.trace, kind)
+    _, key_tokens = ctx.trace.attention_tokens(kind)
     st.caption(tr("cell.row", query=numbers["query_token"]))
     st.dataframe(
         {tr("attention.key"): [f"{j}: {token}" for j, token in enumerate(key_tokens)],
          tr("cell.masked_score"): [fill_text(v) if v <= fill else f"{v:.3f}" for v in numbers["row_masked_scores"]],
          tr("cell.weight"): [round(float(w), 4) for w in numbers["row_softmax"]]},
-        hide_index=True, use_container_width=True,
+        hide_index=True, width="stretch",
     )

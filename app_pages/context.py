@@ -8,11 +8,10 @@ from dataclasses import dataclass
 import streamlit as st
 
 from transformer_viz.inference import TextRun
-from transformer_viz.tasks import TASKS
 
-from . import services
-from .state import View
-from .ui import current_view, tr
+from . import services, state
+from .state import KINDS, View
+from .ui import clamped_index, current_view, tr, view_widget
 
 SPECIAL_STYLE = {"<pad>": "pad", "<bos>": "bos", "<eos>": "eos", "<unk>": "unk"}
 CHIP_CSS = """<style>
@@ -65,13 +64,14 @@ def weights_banner(view: View, resolved: services.Resolved) -> None:
         if resolved.note:
             st.caption(tr("error.checkpoint", message=resolved.note))
     elif resolved.weights == "trained":
-        steps = st.session_state[services.TRAINED_KEY]["steps"]
-        st.info(tr("banner.trained", steps=steps), icon=":material/fitness_center:")
+        trained = services.trained_for(view.task)
+        st.info(tr("banner.trained", steps=trained.steps, task=tr(f"task.{trained.task}")),
+                icon=":material/fitness_center:")
     else:
         metrics = services.shipped(view.task).metrics
         exact = metrics.get("exact_match")
         metric = tr("banner.metric", exact=exact) if isinstance(exact, float) else ""
-        st.caption(tr("banner.pretrained", task=TASKS[view.task].title, metric=metric))
+        st.caption(tr("banner.pretrained", task=tr(f"task.{view.task}"), metric=metric))
 
 
 def page_context(show_tokens: bool = True, pad_to: int = 0) -> PageContext | None:
@@ -102,3 +102,29 @@ def page_context(show_tokens: bool = True, pad_to: int = 0) -> PageContext | Non
             else:
                 token_chips(tr("tokens.output"), run.output_tokens)
     return PageContext(view, resolved, run, pad_to)
+
+
+def attention_selectors(trace, kind_column, layer_column, head_column) -> tuple[str, int, int]:
+    """The kind, layer and head choosers every attention page shares (one view field each)."""
+    kind = view_widget(kind_column.selectbox, state.KIND, tr("attention.kind"), KINDS,
+                       index=KINDS.index(View.kind))
+    return kind, *layer_and_head(trace, kind, layer_column, head_column)
+
+
+def layer_and_head(trace, kind: str, layer_column, head_column) -> tuple[int, int]:
+    """Layer and head of one attention kind; their options follow the model, their values the view."""
+    layers, heads = range(trace.n_layers(kind)), range(trace.config.n_heads)
+    layer = view_widget(layer_column.selectbox, state.LAYER, tr("attention.layer"), layers,
+                        index=clamped_index(View.layer, len(layers)))
+    head = view_widget(head_column.selectbox, state.HEAD, tr("attention.head"), heads,
+                       index=clamped_index(View.head, len(heads)))
+    return layer, head
+
+
+def cell_selectors(query_tokens, key_tokens, query_column, key_column) -> tuple[int, int]:
+    """The cell (query, key) shown in detail; Inside one head follows the same cell."""
+    query = view_widget(query_column.selectbox, state.CELL_QUERY, tr("attention.cell_query"),
+                        range(len(query_tokens)), format_func=lambda i: f"{i}: {query_tokens[i]}")
+    key = view_widget(key_column.selectbox, state.CELL_KEY, tr("attention.key"), range(len(key_tokens)),
+                      format_func=lambda j: f"{j}: {key_tokens[j]}")
+    return query, key

@@ -9,8 +9,9 @@ from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
 from transformer_viz.inference import next_token_probabilities
 from transformer_viz.tasks import TASKS
 
-from .context import page_context
-from .ui import chart, tr
+from . import state
+from .context import layer_and_head, page_context
+from .ui import chart, tr, view_widget
 
 HALF_WIDTH = 400  # px: half the main column at 1280 px
 
@@ -25,13 +26,8 @@ def render() -> None:
         st.info(tr("decoding.teacher_forced"))
         return
     steps = ctx.run.steps
-    config = ctx.trace.config
-    step = st.slider(tr("decoding.step"), 1, len(steps), len(steps), key="decoding_step") - 1
-    layer_column, head_column = st.columns(2)
-    layer = layer_column.selectbox(tr("attention.layer"), range(config.n_decoder_layers), key="decoding_layer",
-                                   index=config.n_decoder_layers - 1, format_func=lambda i: str(i + 1))
-    head = head_column.selectbox(tr("attention.head"), range(config.n_heads), key="decoding_head",
-                                 format_func=lambda h: str(h + 1))
+    step = choose_step(len(steps)) - 1
+    layer, head = layer_and_head(ctx.trace, "cross", *st.columns(2))
 
     trace = steps[step]
     token = ctx.run.output_tokens[step]
@@ -53,3 +49,13 @@ def render() -> None:
     with cross_column:
         st.markdown(f"**{tr('decoding.cross_full')}**")
         chart(attention_heatmap(trace, "cross", layer, head, width=HALF_WIDTH), key="decoding_cross_full")
+
+
+def choose_step(count: int) -> int:
+    """The step shown, from 1 to `count` (the last unless chosen). One step needs no slider."""
+    if count == 1:
+        st.caption(tr("decoding.one_step"))
+        return 1
+    if st.session_state.get(state.STEP, 1) > count:  # a longer output was shown before
+        st.session_state[state.STEP] = count
+    return view_widget(st.slider, state.STEP, tr("decoding.step"), 1, count, value=count)

@@ -12,8 +12,9 @@ from transformer_viz.figures.embeddings import (
     positional_variants,
 )
 
+from . import state
 from .context import page_context
-from .ui import chart, tr
+from .ui import chart, tr, view_widget
 
 
 def render() -> None:
@@ -22,8 +23,7 @@ def render() -> None:
     if ctx is None:
         return
     st.markdown(tr("embeddings.intro"))
-    side = st.radio(tr("embeddings.side"), ("src", "tgt"), horizontal=True, key="embeddings_side",
-                    format_func=lambda s: tr("tokens.source" if s == "src" else "tokens.target"))
+    side = view_widget(st.radio, state.SIDE, tr("embeddings.side"), ("src", "tgt"), horizontal=True)
     st.subheader(tr("embeddings.pipeline"))
     chart(ctx.figure(embedding_pipeline, side), key="embeddings_pipeline")
 
@@ -33,9 +33,10 @@ def render() -> None:
     curves, similarity = st.columns(2, gap="large")
     with curves:
         st.subheader(tr("embeddings.curves"))
-        default_dims = [d for d in (0, 1, config.d_model // 2, config.d_model - 1) if d < config.d_model]
-        dims = st.multiselect(tr("embeddings.dims"), range(config.d_model), default=sorted(set(default_dims)),
-                              key="embeddings_dims")
+        if state.DIMS in st.session_state:  # a narrower model since: keep the dimensions it has
+            st.session_state[state.DIMS] = [d for d in st.session_state[state.DIMS] if d < config.d_model]
+        telling = sorted({0, 1, config.d_model // 2, config.d_model - 1})  # fast and slow waves
+        dims = view_widget(st.multiselect, state.DIMS, tr("embeddings.dims"), range(config.d_model), default=telling)
         chart(positional_curves(encoding, dims, tokens), key="embeddings_curves")
         st.caption(tr("embeddings.curves_help"))
     with similarity:

@@ -6,27 +6,32 @@ import importlib
 
 import streamlit as st
 
+from . import state
 from .ui import tr
 
-GOTO_KEY = "_goto"
 PAGES = {"overview": ":material/account_tree:", "embeddings": ":material/grid_on:",
          "attention": ":material/visibility:", "masks": ":material/blur_on:", "head": ":material/calculate:",
          "decoding": ":material/edit_note:", "training": ":material/fitness_center:"}
+HOME = "overview"
 
 
 def page(path: str) -> st.Page:
-    """The st.Page of app_pages/<path>.py; its URL is /<path>."""
+    """The st.Page of app_pages/<path>.py; its URL is /<path> (the home page's is /)."""
     module = importlib.import_module(f"app_pages.{path}")
-    return st.Page(module.render, title=tr(f"nav.{path}"), url_path=path, icon=PAGES[path],
-                   default=path == "overview")
+    home = path == HOME  # the default page's own path is never shown: it is at /
+    return st.Page(module.render, title=tr(f"nav.{path}"), url_path="home" if home else path, icon=PAGES[path],
+                   default=home)
 
 
 def all_pages() -> list[st.Page]:
-    return [page(path) for path in PAGES]
+    """Every page. The home page is at / and, through a hidden twin, at /overview like every other page."""
+    twin = importlib.import_module(f"app_pages.{HOME}").render
+    return [page(path) for path in PAGES] + [st.Page(twin, title=tr(f"nav.{HOME}"), url_path=HOME,
+                                                     visibility="hidden")]
 
 
 def follow_pending_link() -> None:
     """Open the page a click asked for (st.switch_page before any widget of this run is drawn)."""
-    target = st.session_state.pop(GOTO_KEY, None)
+    target = st.session_state.pop(state.GOTO, None)
     if target in PAGES:
-        st.switch_page(page(target))
+        st.switch_page(page(target), query_params={})

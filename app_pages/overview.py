@@ -7,8 +7,9 @@ import streamlit as st
 from transformer_viz.figures.overview import architecture_diagram, diagram_selection
 from transformer_viz.model.summary import block_shapes, parameter_counts
 
+from . import state
 from .context import page_context
-from .navigation import GOTO_KEY, page
+from .navigation import page
 from .ui import chart, tr
 
 LINKED_PAGES = ("embeddings", "attention", "masks", "head", "decoding")
@@ -16,9 +17,9 @@ LINKED_PAGES = ("embeddings", "attention", "masks", "head", "decoding")
 
 def open_clicked_block() -> None:
     """A click on a block asks app.py to open its page at the start of the next run."""
-    target = diagram_selection(st.session_state.get("overview_diagram"))
+    target = diagram_selection(st.session_state.get(state.DIAGRAM_CHART))
     if target in LINKED_PAGES:
-        st.session_state[GOTO_KEY] = target
+        st.session_state[state.GOTO] = target
 
 
 def render() -> None:
@@ -30,7 +31,7 @@ def render() -> None:
     config = ctx.trace.config
     counts = parameter_counts(ctx.model)
     shapes = block_shapes(config, len(ctx.trace.src_tokens), len(ctx.trace.tgt_tokens))
-    chart(architecture_diagram(config, counts, shapes), key="overview_diagram", on_select=open_clicked_block)
+    chart(architecture_diagram(config, counts, shapes), key=state.DIAGRAM_CHART, on_select=open_clicked_block)
     st.metric(tr("overview.total"), f"{counts['total']:,}")
     st.caption(tr("overview.open"))
     for column, path in zip(st.columns(len(LINKED_PAGES)), LINKED_PAGES, strict=True):

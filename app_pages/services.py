@@ -13,9 +13,8 @@ from transformer_viz.inference import TextRun, run_text
 from transformer_viz.pretrained import load_pretrained
 from transformer_viz.tasks import TASKS, model_config_for
 
-from .state import View
-
-TRAINED_KEY = "_trained"
+from . import state
+from .state import TrainedModel, View
 
 
 @dataclass(frozen=True)
@@ -85,13 +84,15 @@ def pretrained_with_config(task_name: str, config: ModelConfig) -> Transformer:
     return model
 
 
-def trained_model() -> Transformer | None:
-    trained = st.session_state.get(TRAINED_KEY)
-    return None if trained is None else trained["model"]
+def trained_for(task_name: str) -> TrainedModel | None:
+    """The model this session trained, if it was trained on this task."""
+    trained = st.session_state.get(state.TRAINED)
+    return trained if trained is not None and trained.task == task_name else None
 
 
 def resolve(view: View) -> Resolved:
-    """Pick the model for a view: pretrained when its shape fits, the session's trained one, or random."""
+    """Pick the model for a view: pretrained when its shape fits, the one this session trained on the
+    view's task (and shape), or random. `Resolved.weights` says which one is really shown."""
     if view.task not in TASKS:
         return Resolved(None, "", "random", error=f"unknown task {view.task!r}; known: {', '.join(TASKS)}")
     try:
@@ -99,9 +100,9 @@ def resolve(view: View) -> Resolved:
     except ValueError as error:
         return Resolved(None, "", "random", error=str(error))
 
-    trained = st.session_state.get(TRAINED_KEY)
-    if view.weights == "trained" and trained is not None and trained["model"].config == config:
-        return Resolved(trained["model"], f"trained:{trained['id']}", "trained")
+    trained = trained_for(view.task)
+    if view.weights == "trained" and trained is not None and trained.model.config == config:
+        return Resolved(trained.model, f"trained:{trained.id}:{trained.steps}", "trained")
     note = None
     if view.weights == "pretrained":
         loaded, problem = pretrained_or_error(view.task)

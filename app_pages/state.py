@@ -1,29 +1,54 @@
-"""The view: every choice that defines what the app shows, as one small serializable object.
+"""Every session-state key of the app, the view (all a user can select) and the model a user trained.
 
-A View round-trips through URL query parameters, so a link restores the same
-model, input and selection. No Streamlit here: the sidebar moves it in and out of
-st.session_state and st.query_params.
+No Streamlit here. A view field's name is also its widget's key and its query parameter in the
+link: the widgets are bound to the URL (`bind="query-params"`), so the address bar always shows
+what the widgets show, and opening it restores them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields
 
-from transformer_viz.figures.common import ATTENTION_KINDS, ATTENTION_VALUES
+from transformer_viz.recording import ATTENTION_KINDS
+
+# The view's fields, one key each (widget key = session-state key = query parameter).
+LANG, TASK, WEIGHTS = "lang", "task", "weights"
+D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN = (
+    "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len")
+POSITIONAL, NORM_FIRST, SCALE_EMBEDDINGS, EMBED_NORM, MASK_VALUE, SEED = (
+    "positional", "norm_first", "scale_embeddings", "embed_norm", "mask_value", "seed")
+SRC_TEXT, TGT_TEXT = "src_text", "tgt_text"
+KIND, LAYER, HEAD, VALUE = "kind", "layer", "head", "value"  # shared by Attention, Masks, Inside one head, Decoding
+QUERY = "query"  # Attention: the query whose lines are drawn (None: all)
+PAD = "pad"  # Masks: pad the input to this length
+CELL_QUERY, CELL_KEY = "cell_query", "cell_key"  # Inside one head: the cell followed through every step
+STEP = "step"  # Decoding: the step shown (1 = the first token written)
+SIDE, DIMS = "side", "dims"  # Embeddings: source or target; the encoding dimensions drawn as curves
+
+# Keys that are not part of the view.
+TRAINED = "_trained"  # the TrainedModel of this session
+PENDING_WEIGHTS = "_pending_weights"  # a weights choice to apply before the sidebar is drawn (after training)
+GOTO = "_goto"  # a page a click asked to open at the start of the next run
+LINK_ASKED = "_link_asked"  # the query parameters the session was opened with
+LINK_REJECTED = "_link_rejected"  # the ones the app could not use
+EXAMPLE = "_example"  # the example pills: a one-shot choice copied into the source text
+# Charts whose selections the pages read, and the Training page's controls.
+GRID_CHART, HEAD_CHART, DIAGRAM_CHART = "attention_grid", "attention_head", "overview_diagram"
+TRAINING_STEPS, TRAINING_LR, TRAINING_BATCH, TRAINING_START, TRAINING_STOP = (
+    "training_steps", "training_lr", "training_batch", "training_start", "training_stop")
 
 LANGUAGES = ("en", "zh")
-WEIGHTS = ("pretrained", "random", "trained")
+WEIGHT_CHOICES = ("pretrained", "random", "trained")
 KINDS = tuple(ATTENTION_KINDS)
 MASK_VALUES = (-1e9, -1e4, -math.inf)
-CHOICES = {"lang": LANGUAGES, "weights": WEIGHTS, "kind": KINDS, "value": ATTENTION_VALUES}
-SHAPE_FIELDS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len",
-                "positional", "norm_first", "scale_embeddings", "embed_norm", "mask_value")
+SHAPE_FIELDS = (D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN, POSITIONAL, NORM_FIRST,
+                SCALE_EMBEDDINGS, EMBED_NORM, MASK_VALUE)
 
 
 @dataclass(frozen=True)
 class View:
-    """What is on screen. Defaults are the shipped pretrained models' shape."""
+    """What is on screen. Defaults are the shipped pretrained models' shape; layers and heads count from 0."""
 
     lang: str = "en"
     task: str = "reverse"
@@ -43,55 +68,38 @@ class View:
     src_text: str = ""
     tgt_text: str = ""
     kind: str = "cross"  # where a trained model's pattern is plainest: alignment
-    layer: int = 1  # the last layer of the shipped models (clamped for smaller ones)
+    layer: int = 1  # the last layer of the shipped models (the widgets keep it inside smaller ones)
     head: int = 0
     value: str = "weights"
+    query: int | None = None
+    pad: int = 0
+    cell_query: int = 0
+    cell_key: int = 0
+    step: int = 0  # 0: the last step (the slider counts from 1)
+    side: str = "src"
+    dims: tuple[int, ...] = ()  # (): a few telling dimensions
 
     def shape(self) -> dict:
         """The ModelConfig settings this view asks for (sizes and variants; max_len only when set)."""
-        return {f: getattr(self, f) for f in SHAPE_FIELDS if f != "max_len" or self.max_len}
-
-    def to_params(self) -> dict[str, str]:
-        """Query parameters for the fields that differ from the defaults."""
-        default = View()
-        return {f.name: encode(getattr(self, f.name)) for f in fields(self)
-                if getattr(self, f.name) != getattr(default, f.name)}
-
-    @classmethod
-    def from_params(cls, params: dict[str, str]) -> tuple[View, list[str]]:
-        """Parse query parameters; returns the view and the names that could not be read (left at default)."""
-        view, rejected = cls(), []
-        types = {f.name: type(getattr(view, f.name)) for f in fields(cls)}
-        values = {}
-        for key, text in params.items():
-            if key not in types:
-                continue
-            try:
-                value = decode(text, types[key])
-            except ValueError:
-                rejected.append(key)
-                continue
-            if key in CHOICES and value not in CHOICES[key]:
-                rejected.append(key)
-            else:
-                values[key] = value
-        return replace(view, **values), rejected
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+        return {f: getattr(self, f) for f in SHAPE_FIELDS if f != MAX_LEN or self.max_len}
 
 
-def encode(value) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, float):
-        return "-inf" if value == -math.inf else f"{value:g}"
-    return str(value)
+VIEW_FIELDS = tuple(f.name for f in fields(View))
+# Widgets whose labels depend on the language: a language switch writes their values again so that
+# the widget and the link show them in the new language.
+TRANSLATED_FIELDS = (TASK, WEIGHTS, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, VALUE, QUERY, SIDE)
 
 
-def decode(text: str, kind: type):
-    if kind is bool:
-        if text not in ("0", "1"):
-            raise ValueError(text)
-        return text == "1"
-    return kind(text)
+@dataclass(frozen=True, eq=False)
+class TrainedModel:
+    """A copy of a model trained in this session on one task; never shared with other sessions."""
+
+    model: object  # a Transformer (kept untyped: no torch import here)
+    id: str
+    task: str
+    steps: int
+    history: tuple[tuple[int, float, float], ...]  # (step, loss, accuracy)
+    snapshots: tuple = ()  # AttentionSnapshot of the probe input, oldest first
+    exact_match: float | None = None  # on fresh inputs, measured when training finished
+    seconds: float | None = None
+    finished: bool = False  # False while training or after Stop

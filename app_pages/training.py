@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from dataclasses import replace
 
 import streamlit as st
 
@@ -11,8 +12,9 @@ from transformer_viz.figures.training import attention_animation, loss_curve
 from transformer_viz.tasks import TASKS
 from transformer_viz.training import evaluate, train
 
-from . import services
+from . import services, state
 from .context import weights_banner
+from .state import TrainedModel
 from .ui import chart, current_view, tr
 
 STEP_CHOICES = (100, 200, 400, 800, 1500, 3000)
@@ -31,66 +33,63 @@ def render() -> None:
     task = TASKS[view.task]
     defaults = task.train_defaults
     steps_column, lr_column, batch_column = st.columns(3)
-    steps = steps_column.select_slider(tr("training.steps"), STEP_CHOICES, value=800, key="training_steps")
+    steps = steps_column.select_slider(tr("training.steps"), STEP_CHOICES, value=800, key=state.TRAINING_STEPS)
     rates = sorted({1e-4, 3e-4, 1e-3, 3e-3, defaults.lr})
-    lr = lr_column.select_slider(tr("training.lr"), rates, value=defaults.lr,
-                                 format_func=lambda v: f"{v:g}", key="training_lr")
+    lr = lr_column.select_slider(tr("training.lr"), rates, value=defaults.lr, format_func=lambda v: f"{v:g}",
+                                 key=state.TRAINING_LR)
     batch_size = batch_column.select_slider(tr("training.batch"), sorted({16, 32, 64, 128, defaults.batch_size}),
-                                            value=defaults.batch_size,
-                                            key="training_batch")
+                                            value=defaults.batch_size, key=state.TRAINING_BATCH)
     start_column, stop_column = st.columns([1, 5])
-    if start_column.button(tr("training.start"), type="primary", key="training_start"):
+    if start_column.button(tr("training.start"), type="primary", key=state.TRAINING_START):
         # Any click (the Stop button included) interrupts this run; what was trained so far is kept.
-        stop_column.button(tr("training.stop"), key="training_stop")
+        stop_column.button(tr("training.stop"), key=state.TRAINING_STOP)
         run_training(resolved.model, task, steps, lr, batch_size)
         st.rerun()
-    show_result()
+    show_result(services.trained_for(view.task))
 
 
 def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
     """Train a copy of the shared model (never the model itself) and keep it in this session."""
-    trained = copy.deepcopy(model)
-    entry = {"model": trained, "id": uuid.uuid4().hex, "steps": 0, "history": [], "snapshots": [],
-             "task": task.name, "exact": None}
-    st.session_state[services.TRAINED_KEY] = entry
-    st.session_state["_switch_to_trained"] = True
+    trained = TrainedModel(model=copy.deepcopy(model), id=uuid.uuid4().hex, task=task.name, steps=0, history=())
+    st.session_state[state.TRAINED] = trained
+    st.session_state[state.PENDING_WEIGHTS] = "trained"
     progress = st.progress(0.0)
     live_curve = st.empty()
+    history, snapshots = [], []
 
     def on_step(info) -> None:
-        entry["steps"] = info.step
-        entry["history"].append((info.step, info.loss, info.accuracy))
+        history.append((info.step, info.loss, info.accuracy))
         if info.snapshot is not None:
-            entry["snapshots"].append(info.snapshot)
+            snapshots.append(info.snapshot)
         if info.step % REDRAW_EVERY == 0 or info.step == steps:
+            # Kept at every redraw, so that a Stop (which ends this script run) keeps the steps done so far.
+            st.session_state[state.TRAINED] = replace(trained, steps=info.step, history=tuple(history),
+                                                      snapshots=tuple(snapshots))
             progress.progress(info.step / steps, text=tr("training.progress", step=info.step, total=steps,
                                                         loss=info.loss, accuracy=info.accuracy))
-            live_curve.plotly_chart(loss_curve(entry["history"]), theme=None)
+            live_curve.plotly_chart(loss_curve(history), theme=None)
 
-    result = train(trained, task, steps=steps, lr=lr, batch_size=batch_size, on_step=on_step,
+    result = train(trained.model, task, steps=steps, lr=lr, batch_size=batch_size, on_step=on_step,
                    snapshot_every=max(steps // 30, 1))
-    entry["snapshots"] = list(result.snapshots)
-    trained.eval()
-    entry["exact"] = evaluate(trained, task, n=200)["exact_match"]
-    entry["seconds"] = result.seconds
+    trained.model.eval()
+    st.session_state[state.TRAINED] = replace(
+        trained, steps=steps, history=tuple(history), snapshots=tuple(result.snapshots), finished=True,
+        exact_match=evaluate(trained.model, task, n=200)["exact_match"], seconds=result.seconds)
 
 
-def show_result() -> None:
-    entry = st.session_state.get(services.TRAINED_KEY)
-    if entry is None:
+def show_result(trained: TrainedModel | None) -> None:
+    if trained is None:
         st.caption(tr("training.none"))
         return
-    entry["model"].eval()
-    if "seconds" in entry:
-        st.success(tr("training.done", steps=entry["steps"], seconds=entry["seconds"]))
-    if entry["exact"] is not None:
-        st.metric(tr("training.eval", exact=entry["exact"]), f"{entry['exact']:.1%}")
+    trained.model.eval()  # a stopped run leaves it in training mode
+    if trained.finished:
+        st.success(tr("training.done", steps=trained.steps, seconds=trained.seconds))
+        st.metric(tr("training.eval", exact=trained.exact_match), f"{trained.exact_match:.1%}")
     st.subheader(tr("training.curve"))
-    chart(loss_curve(entry["history"]), key="training_curve")
-    snapshots = entry["snapshots"]
-    if snapshots:
+    chart(loss_curve(trained.history), key="training_curve")
+    if trained.snapshots:
         st.subheader(tr("training.animation"))
-        last = snapshots[-1]
-        frames = [(s.step, s.weights[-1].mean(axis=0)) for s in snapshots]  # last decoder layer, mean of heads
+        last = trained.snapshots[-1]
+        frames = [(s.step, s.weights[-1].mean(axis=0)) for s in trained.snapshots]  # last decoder layer, mean of heads
         chart(attention_animation(frames, last.tgt_tokens, last.src_tokens,
                                   tr("training.animation_title")), key="training_anim")

@@ -1,35 +1,74 @@
-"""Small Streamlit helpers shared by the pages: text in the current language, the current view, charts."""
+"""Small Streamlit helpers shared by the pages: text in the current language, view widgets, the view, charts."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from collections.abc import Callable
 
 import streamlit as st
 
-from .state import View
-from .text import t
+from transformer_viz.figures.common import fill_text
 
-VIEW_FIELDS = tuple(f.name for f in fields(View))
+from . import state
+from .state import VIEW_FIELDS, View
+from .text import LANGUAGE_NAMES, t
 
 
 def tr(key: str, /, **values) -> str:
     """Catalog text in the language chosen in the sidebar."""
-    return t(key, st.session_state.get("lang", "en"), **values)
+    return t(key, st.session_state.get(state.LANG, View.lang), **values)
+
+
+def counted(index: int) -> str:
+    """Layers, heads and steps count from 1 on screen and in links (the trace counts from 0)."""
+    return str(index + 1)
+
+
+# How each choice is labelled on screen and in the link. Option values are stable identifiers;
+# only these functions translate them.
+LABELS: dict[str, Callable[[object], str]] = {
+    state.LANG: LANGUAGE_NAMES.get,
+    state.TASK: lambda name: tr(f"task.{name}"),
+    state.WEIGHTS: lambda weights: tr(f"weights.{weights}"),
+    state.MAX_LEN: lambda n: tr("side.max_len_task") if n == 0 else str(n),
+    state.POSITIONAL: lambda positional: tr(f"positional.{positional}"),
+    state.NORM_FIRST: lambda pre: tr("norm.pre" if pre else "norm.post"),
+    state.MASK_VALUE: fill_text,
+    state.KIND: lambda kind: tr(f"kind.{kind}"),
+    state.VALUE: lambda value: tr(f"value.{value}"),
+    state.LAYER: counted,
+    state.HEAD: counted,
+    state.SIDE: lambda side: tr("tokens.source" if side == "src" else "tokens.target"),
+}
+
+
+def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
+    """`widget(label, *args, ...)` for a view field: keyed by the field's name and bound to the link.
+
+    Its value lives in st.session_state[field] and in the query parameter `field`, so it outlives
+    page changes and a copied link restores it. Choices are labelled by LABELS[field].
+    """
+    if field in LABELS:
+        kwargs.setdefault("format_func", LABELS[field])
+    return widget(label, *args, key=field, bind="query-params", **kwargs)
+
+
+def relabel_translated() -> None:
+    """After a language switch: write the translated widgets' values again, so that their labels and
+    the link follow the new language (Streamlit identifies a choice by its label)."""
+    for field in state.TRANSLATED_FIELDS:
+        if field in st.session_state:
+            st.session_state[field] = st.session_state[field]
 
 
 def current_view() -> View:
-    """The view as the widgets and selections in this session set it."""
-    return View(**{f: st.session_state[f] for f in VIEW_FIELDS if f in st.session_state})
+    """The view as the widgets of this session set it (fields whose widget was never drawn: defaults)."""
+    values = {f: st.session_state[f] for f in VIEW_FIELDS if f in st.session_state}
+    if isinstance(values.get(state.DIMS), list):
+        values[state.DIMS] = tuple(values[state.DIMS])
+    return View(**values)
 
 
-def sync_link() -> None:
-    """Write the current view into the address bar, so that copying the link restores it."""
-    params = current_view().to_params()
-    if st.query_params.to_dict() != params:  # an unchanged link is not pushed again
-        st.query_params.from_dict(params)
-
-
-def chart(fig, key: str, on_select: str = "ignore", selection_mode=("points",)):
+def chart(fig, key: str, on_select: str | Callable = "ignore", selection_mode=("points",)):
     """st.plotly_chart with the figure's own colours (not Streamlit's theme) and a compact mode bar."""
     return st.plotly_chart(
         fig, key=key, theme=None, on_select=on_select, selection_mode=selection_mode,
@@ -37,23 +76,6 @@ def chart(fig, key: str, on_select: str = "ignore", selection_mode=("points",)):
     )
 
 
-def bound(field: str) -> dict:
-    """Widget kwargs that keep a page widget in sync with a view field that outlives page changes.
-
-    Streamlit forgets the state of widgets that are not drawn, so the value lives in a plain
-    session key (the view field) and the widget gets a page-local copy.
-    """
-    widget_key = f"w_{field}"
-    if widget_key not in st.session_state:
-        st.session_state[widget_key] = st.session_state.get(field, getattr(View(), field))
-
-    def copy_back() -> None:
-        st.session_state[field] = st.session_state[widget_key]
-
-    return {"key": widget_key, "on_change": copy_back}
-
-
-def select_field(field: str, value) -> None:
-    """Set a view field and its page widget (e.g. after a click on a chart)."""
-    st.session_state[field] = value
-    st.session_state[f"w_{field}"] = value
+def clamped_index(value: int | None, count: int) -> int:
+    """An index for a widget's default that exists among `count` options."""
+    return min(max(value or 0, 0), count - 1)

@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from transformer_viz.figures.common import KIND_TITLES
+
 PAGES = ("overview", "embeddings", "attention", "masks", "head", "decoding", "training")
 CONFIGS = {
     "default": {},
@@ -18,14 +20,18 @@ CONFIGS = {
 def page_script(page: str) -> None:
     import importlib
 
+    from app_pages.link import link_notice
     from app_pages.sidebar import render_sidebar
 
     render_sidebar()
     importlib.import_module(f"app_pages.{page}").render()
+    link_notice()
 
 
-def run_page(page: str, **state) -> AppTest:
+def run_page(page: str, link: dict[str, str] | None = None, **state) -> AppTest:
+    """A page of the app opened with `link` as query parameters and `state` set in session state."""
     at = AppTest.from_function(page_script, args=(page,), default_timeout=120)
+    at.query_params.update(link or {})
     for key, value in state.items():
         at.session_state[key] = value
     return at.run()
@@ -70,9 +76,10 @@ def test_changing_heads_changes_the_number_of_tiles():
 def test_clicking_through_kinds_and_values():
     at = run_page("attention")
     for kind in ("encoder_self", "decoder_self", "cross"):
-        at.selectbox(key="w_kind").set_value(kind).run()
+        at.selectbox(key="kind").set_value(kind).run()
         assert not at.exception
-    at.selectbox(key="w_value").set_value("masked_scores").run()
+        assert KIND_TITLES[kind] in chart_specs(at)[0]["layout"]["title"]["text"]
+    at.selectbox(key="value").set_value("masked_scores").run()
     assert not at.exception and chart_specs(at)
 
 
@@ -94,22 +101,51 @@ def test_unknown_characters_are_shown_as_unk_with_a_warning():
     assert any("<unk>" in w.value and "é" in w.value for w in at.warning)
 
 
-def test_a_link_with_heads_that_do_not_divide_d_model_is_fixed_with_a_message():
-    at = AppTest.from_function(page_script, args=("attention",), default_timeout=120)
-    at.query_params["n_heads"] = "5"
-    at.run()
+def test_heads_that_do_not_divide_d_model_are_fixed_with_a_message():
+    at = run_page("attention", n_heads=16)
+    at.sidebar.number_input(key="d_model").set_value(40).run()
     assert not at.exception
     assert any("cannot split" in w.value for w in at.sidebar.warning)
-    assert at.session_state["n_heads"] == 4
-
-
-def test_view_round_trips_through_the_link():
-    at = AppTest.from_function(page_script, args=("attention",), default_timeout=120)
-    at.query_params.update({"n_heads": "2", "kind": "cross", "layer": "1", "src_text": "abc"})
-    at.run()
+    assert at.session_state["n_heads"] == 10  # the largest divisor of 40 below 16
+    at = run_page("attention", link={"d_model": "40", "n_heads": "16"})  # from a link: named and reset
     assert not at.exception and not at.error
-    assert at.session_state["n_heads"] == 2 and at.session_state["kind"] == "cross"
-    assert at.query_params["src_text"] == ["abc"] or at.query_params["src_text"] == "abc"
+    assert any("n_heads" in w.value for w in at.sidebar.warning)
+    assert 40 % at.session_state["n_heads"] == 0
+
+
+def test_a_link_restores_the_view_and_the_app_writes_what_it_shows():
+    link = {"n_heads": "2", "kind": "Encoder self-attention", "layer": "2", "head": "2", "src_text": "abc"}
+    at = run_page("attention", link=link)
+    assert not at.exception and not at.error
+    assert (at.session_state["n_heads"], at.session_state["kind"]) == (2, "encoder_self")
+    assert (at.session_state["layer"], at.session_state["head"]) == (1, 1)  # the link counts from 1, as the screen
+    assert chart_specs(at)[1]["layout"]["title"]["text"].endswith("Layer 2 · Head 2")
+    assert not at.sidebar.warning  # every setting was used
+    at.sidebar.radio(key="lang").set_value("zh").run()  # the app rewrites the link in the new language
+    assert at.query_params["kind"] == "编码器自注意力"
+    assert at.session_state["kind"] == "encoder_self" and at.session_state["layer"] == 1
+
+
+@pytest.mark.parametrize("link, rejected", [
+    ({"n_heads": "0"}, "n_heads"),
+    ({"layer": "-1"}, "layer"),
+    ({"kind": "sideways"}, "kind"),
+    ({"weights": "trained"}, "weights"),
+])
+def test_a_link_setting_the_app_cannot_use_is_named_and_reset(link, rejected):
+    at = run_page("attention", link=link)
+    assert not at.exception and not at.error
+    assert any(rejected in w.value for w in at.sidebar.warning), [w.value for w in at.sidebar.warning]
+    field = next(iter(link))
+    assert field not in at.query_params  # the link now shows the default the app fell back to
+    if field == "weights":
+        assert at.session_state["weights"] == "pretrained"
+        assert any("only in the session that trained them" in c.value for c in at.sidebar.caption)
+
+
+def test_a_link_to_another_pages_setting_is_kept_for_that_page():
+    at = run_page("attention", link={"pad": "9"})
+    assert not at.sidebar.warning and at.query_params["pad"] == "9"
 
 
 def test_a_corrupt_checkpoint_falls_back_to_random_weights_with_a_message(tmp_path, monkeypatch):
@@ -138,7 +174,7 @@ def test_training_a_copy_of_the_model_switches_the_view_to_it():
     at.button(key="training_start").click().run()
     assert not at.exception, at.exception
     assert at.session_state["weights"] == "trained"
-    assert any("Weights you trained" in i.value for i in at.info)
+    assert any("Weights you trained" in i.value and "Reverse" in i.value for i in at.info)
     specs = chart_specs(at)
     assert len(specs) == 2  # the loss curve and the attention animation
     assert len(specs[1]["frames"]) >= 2
@@ -151,3 +187,17 @@ def test_a_fresh_model_with_a_longer_max_len_reads_a_long_input():
     at = run_page("attention", src_text=long_text, max_len=32, n_encoder_layers=6, n_heads=8, weights="random")
     assert not at.exception and not at.error
     assert grid_tiles(at) == 2 * 8  # the default view is the decoder's cross-attention (2 layers)
+
+
+def test_a_model_trained_on_one_task_is_not_shown_for_another():
+    """Bug: after training on reverse, switching the task to copy kept saying "Weights you trained"."""
+    at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random")
+    at.select_slider(key="training_steps").set_value(100).run()
+    at.button(key="training_start").click().run()
+    assert at.session_state["weights"] == "trained"
+    at.sidebar.selectbox(key="task").set_value("copy").run()
+    assert not at.exception
+    assert not any("Weights you trained" in i.value for i in at.info)
+    assert "trained" not in at.sidebar.radio(key="weights").options
+    at.sidebar.selectbox(key="task").set_value("reverse").run()  # back on its own task: offered again
+    assert any("trained by you" in option for option in at.sidebar.radio(key="weights").options)

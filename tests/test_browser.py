@@ -1,5 +1,6 @@
 """The app in a real Chromium: it loads, a control change redraws the grid, a click opens a head."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,6 @@ from browser import (
 
 missing = browser_missing_reason()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts"
 
 # The grid is the first Plotly chart of the Attention page; its click layer (the scatter trace
 # named "tiles") has one marker per (layer, head) tile at the tile's centre.
@@ -42,13 +42,21 @@ def tile_count_is(count: int) -> str:
     return f"({TILES})().count === {count}"
 
 
+@pytest.fixture
+def screenshots(tmp_path) -> Path:
+    """Where screenshots go: $TV_SCREENSHOTS when set (to look at them), else the test's tmp_path."""
+    folder = Path(os.environ.get("TV_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def app_url():
     with streamlit_server() as url:
         yield url
 
 
-def test_attention_page_in_chromium(app_url):
+def test_attention_page_in_chromium(app_url, screenshots):
     with chromium_page() as page:
         open_app(page, f"{app_url}/attention")
         assert exceptions(page) == []
@@ -81,13 +89,12 @@ def test_attention_page_in_chromium(app_url):
                     until=shown)
         title.wait_for(timeout=30_000)
         assert exceptions(page) == []
-        SCREENSHOTS.mkdir(exist_ok=True)
         title.scroll_into_view_if_needed()
-        page.screenshot(path=str(SCREENSHOTS / "attention.png"), full_page=False)
-        page.locator(".js-plotly-plot").first.screenshot(path=str(SCREENSHOTS / "attention_grid.png"))
+        page.screenshot(path=str(screenshots / "attention.png"), full_page=False)
+        page.locator(".js-plotly-plot").first.screenshot(path=str(screenshots / "attention_grid.png"))
 
 
-def test_clicking_a_cell_of_the_large_view_shows_its_arithmetic(app_url):
+def test_clicking_a_cell_of_the_large_view_shows_its_arithmetic(app_url, screenshots):
     with chromium_page() as page:
         open_app(page, f"{app_url}/attention?src_text=stressed")
         heads = page.locator(".js-plotly-plot")
@@ -106,8 +113,7 @@ def test_clicking_a_cell_of_the_large_view_shows_its_arithmetic(app_url):
         table.first.wait_for(timeout=30_000)  # elements of a rerun arrive one after another
         assert table.count() == 1
         table.scroll_into_view_if_needed()
-        SCREENSHOTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "attention_cell.png"))
+        page.screenshot(path=str(screenshots / "attention_cell.png"))
 
 
 def test_a_click_on_the_architecture_opens_the_block_page_and_keeps_the_view(app_url):

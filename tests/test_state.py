@@ -1,30 +1,51 @@
 """The view object and the text catalog, without Streamlit."""
 
-import math
+import ast
 import re
 from pathlib import Path
 
-from app_pages.state import View
+from app_pages import state
+from app_pages.state import VIEW_FIELDS, View
 from app_pages.text import CATALOGS, ENGLISH, t
 
-
-def test_default_view_makes_an_empty_link():
-    assert View().to_params() == {}
+PAGES = [p for p in Path("app_pages").glob("*.py") if p.name not in ("state.py", "text.py", "text_zh.py")]
 
 
-def test_view_round_trips_through_query_parameters():
-    view = View(lang="zh", task="copy", weights="random", n_heads=8, norm_first=False, mask_value=-math.inf,
-                src_text="the cat", kind="cross", layer=1, head=3, value="masked_scores")
-    params = view.to_params()
-    assert all(isinstance(v, str) for v in params.values())
-    assert View.from_params(params) == (view, [])
+def test_every_view_field_has_its_key_constant():
+    constants = {value for name, value in vars(state).items() if name.isupper() and isinstance(value, str)}
+    assert set(VIEW_FIELDS) <= constants
 
 
-def test_unreadable_parameters_are_reported_and_left_at_default():
-    view, rejected = View.from_params({"n_heads": "many", "norm_first": "maybe", "kind": "sideways",
-                                       "d_model": "32", "colour": "red"})
-    assert sorted(rejected) == ["kind", "n_heads", "norm_first"]
-    assert view.d_model == 32 and view.n_heads == View.n_heads and view.kind == View.kind
+def test_no_page_names_a_session_key_with_a_bare_string():
+    """Keys live in app_pages/state.py: no literal in session_state[...] / .get / .pop / .setdefault, and no
+    literal key= for a widget (display-only charts have ids, not session state, and may name themselves)."""
+    offenders = []
+    for path in [*PAGES, Path("app.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            literal = None
+            if isinstance(node, ast.Subscript) and _is_session_state(node.value):
+                literal = node.slice
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    _is_session_state(node.func.value) and node.args:
+                literal = node.args[0]
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) != "chart":
+                literal = next((k.value for k in node.keywords if k.arg == "key"), None)
+            if isinstance(literal, ast.Constant | ast.JoinedStr):
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []
+
+
+def _is_session_state(node) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "session_state"
+
+
+def test_translated_choices_have_labels_and_language_independent_values():
+    from app_pages.ui import LABELS
+
+    assert set(state.TRANSLATED_FIELDS) - {state.QUERY} <= set(LABELS)  # the query's label also names its token
+    view = View()
+    for field in state.TRANSLATED_FIELDS:
+        assert not isinstance(getattr(view, field), str) or getattr(view, field).isascii()
 
 
 def test_every_text_key_used_by_the_app_is_in_the_english_catalog():
@@ -55,6 +76,7 @@ def test_the_chinese_catalog_is_complete_with_the_same_placeholders():
 
 def test_every_catalog_key_is_used_by_the_app():
     sources = "\n".join(p.read_text() for p in Path("app_pages").glob("*.py") if not p.name.startswith("text"))
-    dynamic = ("kind.", "value.", "positional.", "weights.", "nav.", "head.step.")  # built as f"kind.{kind}" etc.
+    # Keys built as f"kind.{kind}" etc.
+    dynamic = ("kind.", "value.", "positional.", "weights.", "nav.", "head.step.", "task.")
     unused = [k for k in ENGLISH if f'"{k}"' not in sources and f"'{k}'" not in sources and not k.startswith(dynamic)]
     assert unused == []

@@ -1,0 +1,36 @@
+"""What became of the link a session was opened with: the settings the app could not use are named."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from . import state
+from .state import VIEW_FIELDS
+from .ui import LABELS, current_view, tr
+
+
+def link_text(field: str, value) -> str:
+    """A view value as its widget writes it into the link."""
+    if field in LABELS:
+        return LABELS[field](value)
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def rejected_settings() -> list[str]:
+    """The view fields of the opening link that the widgets did not take as written (invalid, out of range)."""
+    asked = st.session_state.get(state.LINK_ASKED, {})
+    written = st.query_params.to_dict()
+    view = current_view()
+    return [field for field, text in asked.items() if field in VIEW_FIELDS
+            and written.get(field, link_text(field, getattr(view, field))) != text]
+
+
+def link_notice() -> None:
+    """After the first run's widgets have read the link: say, for the rest of the session, what was reset."""
+    if state.LINK_REJECTED not in st.session_state:
+        st.session_state[state.LINK_REJECTED] = rejected_settings()
+    rejected = st.session_state[state.LINK_REJECTED]
+    if rejected:
+        st.sidebar.warning(tr("error.link", names=", ".join(rejected)))
+    if state.WEIGHTS in rejected:
+        st.sidebar.caption(tr("error.link_weights"))

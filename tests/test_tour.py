@@ -1,0 +1,221 @@
+"""A scripted tour of the app in a real Chromium: what the widgets show, what the figures draw and the URL agree.
+
+The tour visits every page, switches the language twice and changes the kind, layer, head, pad,
+decoding step and cell, with page changes in between. After every step it checks that each view
+widget shows what the link says, and the figures what the widgets say. It also re-checks three bugs
+seen in a classroom (see each step's comment). The second test opens each step's URL in a fresh
+browser context and expects the very same figures.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from browser import (
+    browser_missing_reason,
+    choose_option,
+    chromium,
+    exceptions,
+    new_page,
+    open_app,
+    rerun_after,
+    streamlit_server,
+    wait_for_idle,
+)
+
+from app_pages.state import VIEW_FIELDS
+
+missing = browser_missing_reason()
+pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+
+# What a keyed widget shows, found by the st-key-<key> class Streamlit gives its container.
+SHOWN = """(key) => {
+  const box = document.querySelector(`.st-key-${key}`);
+  if (!box) return null;
+  const combo = box.querySelector('input[role=combobox]');
+  if (combo) return combo.value;
+  const radio = box.querySelector('input[type=radio]:checked');
+  if (radio) return radio.closest('label').textContent.trim();
+  const thumb = box.querySelector('[data-testid=stSliderThumbValue]');
+  if (thumb) return thumb.textContent.trim();
+  const input = box.querySelector('input');
+  return input ? (input.type === 'checkbox' ? String(input.checked) : input.value) : null;
+}"""
+# Every figure on the page: its title and a hash of its traces' data.
+FIGURES = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => {
+  const text = JSON.stringify(p.data.map(t => [t.type, t.name, t.z, t.x, t.y, t.customdata]));
+  let hash = 0;
+  for (let i = 0; i < text.length; i++) hash = (hash * 31 + text.charCodeAt(i)) | 0;
+  return [(p.layout.title && p.layout.title.text) || '', hash];
+})"""
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    with streamlit_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+def tour(app_url, browser):
+    """Walk the tour once; returns [(step name, URL, figures)]."""
+    walk = Tour(new_page(browser), app_url)
+    walk.run()
+    return walk.steps
+
+
+class Tour:
+    def __init__(self, page, url: str) -> None:
+        self.page, self.url, self.steps = page, url, []
+
+    # --- what is on screen -------------------------------------------------------------------------------
+    def shown(self, key: str) -> str | None:
+        return self.page.evaluate(SHOWN, key)
+
+    def link(self) -> tuple[str, dict[str, str]]:
+        parts = urlsplit(self.page.url)
+        return parts.path, dict(parse_qsl(parts.query))
+
+    def figures(self) -> list[tuple[str, int]]:
+        return [tuple(f) for f in self.page.evaluate(FIGURES)]
+
+    def titles(self) -> list[str]:
+        return [title for title, _ in self.figures()]
+
+    def check(self, name: str) -> None:
+        """After a step: no traceback, every view widget on the page shows what its query parameter says."""
+        wait_for_idle(self.page)
+        self.page.wait_for_timeout(300)  # the frontend writes the URL after the run's last delta
+        assert exceptions(self.page) == [], (name, exceptions(self.page))
+        _, params = self.link()
+        for key in VIEW_FIELDS:
+            shown = self.shown(key)
+            if shown is not None and key in params:
+                assert params[key] == shown, (name, key, params[key], shown)
+        self.steps.append((name, self.page.url, self.figures()))
+
+    # --- what a student does -----------------------------------------------------------------------------
+    def choose(self, key: str, label: str) -> None:
+        box = self.page.locator(f".st-key-{key}")
+        rerun_after(self.page, lambda: choose_option(self.page, box, label), until=self.shows(key, label))
+
+    def click_radio(self, key: str, label: str) -> None:
+        option = self.page.locator(f".st-key-{key}").get_by_text(label, exact=True)
+        rerun_after(self.page, option.click, until=self.shows(key, label))
+
+    @staticmethod
+    def shows(key: str, label: str) -> str:
+        """A JavaScript condition: the widget of `key` shows `label`."""
+        return f"({SHOWN})({json.dumps(key)}) === {json.dumps(label)}"
+
+    def slide(self, key: str, target: int) -> None:
+        thumb = self.page.locator(f".st-key-{key} input[type=range]")
+        steps = target - int(thumb.input_value())
+
+        def press() -> None:
+            thumb.focus()
+            for _ in range(abs(steps)):
+                thumb.press("ArrowRight" if steps > 0 else "ArrowLeft")
+
+        rerun_after(self.page, press, until=f"document.querySelector('.st-key-{key} input[type=range]')"
+                                            f".value === '{target}'")
+
+    def go(self, title: str) -> None:
+        link = self.page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True)
+        rerun_after(self.page, link.click, until=f"document.querySelector('h1') && "
+                                                 f"document.querySelector('h1').innerText.trim() !== ''")
+        self.page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+
+    # --- the tour ----------------------------------------------------------------------------------------
+    def run(self) -> None:
+        open_app(self.page, f"{self.url}/attention")
+        self.check("attention")
+        assert self.shown("kind") == "Cross-attention (decoder → encoder)"
+        assert self.titles()[0].startswith("Cross-attention")
+
+        self.choose("kind", "Encoder self-attention")
+        self.check("kind: encoder self-attention")
+        assert self.link()[1]["kind"] == "Encoder self-attention"
+        assert self.titles()[0].startswith("Encoder self-attention")
+
+        self.choose("layer", "1")
+        self.choose("head", "3")
+        self.check("layer 1, head 3")
+        assert {k: self.link()[1][k] for k in ("layer", "head")} == {"layer": "1", "head": "3"}  # as on screen
+        assert self.titles()[1] == "Layer 1 · Head 3"
+
+        # Bug 1: switching the language corrupted the model (labels taken for values).
+        self.click_radio("lang", "中文")
+        self.check("中文")
+        assert self.shown("kind") == "编码器自注意力" and self.link()[1]["kind"] == "编码器自注意力"
+        assert self.shown("weights").startswith("预训练") and self.shown("norm_first") == "Pre-LN：x + f(norm(x))"
+        assert self.titles()[1] == "Layer 1 · Head 3"
+
+        # Bug 2: on Masks, "Which attention" said one kind and the figure drew another.
+        self.go("掩码")
+        self.check("掩码")
+        assert self.shown("kind") == "编码器自注意力" and self.shown("weights").startswith("预训练")
+        assert self.titles()[-1].startswith("Encoder self-attention · Layer 1 · Head 3")
+        assert self.page.get_by_test_id("stAlert").filter(has_text="随机权重").count() == 0  # no random banner
+        self.slide("pad", 9)
+        self.check("pad 9")
+        assert self.link()[1]["pad"] == "9"
+        self.choose("kind", "解码器掩码自注意力")
+        self.check("掩码: decoder self-attention")
+        assert self.titles()[-1].startswith("Decoder masked self-attention · Layer 1 · Head 3")
+
+        self.click_radio("lang", "English")
+        self.check("English")
+        assert self.shown("kind") == "Decoder masked self-attention" and "lang" not in self.link()[1]
+        assert self.page.get_by_test_id("stAlert").filter(has_text="cannot be built").count() == 0
+
+        self.go("Decoding")
+        self.check("decoding")
+        assert self.shown("step") == "6"  # "hello" -> "olleh" + <eos>: the last step by default
+        self.slide("step", 2)
+        self.check("decoding step 2")
+        assert self.link()[1]["step"] == "2" and self.page.get_by_text("Step 2:").count() == 1
+
+        self.go("Inside one head")
+        self.check("inside one head")
+        assert (self.shown("kind"), self.shown("layer"), self.shown("head")) == (
+            "Decoder masked self-attention", "1", "3")
+        self.choose("cell_query", "3: l")
+        self.choose("cell_key", "1: o")
+        self.check("cell 3 -> 1")
+        assert any("query 3 (l), key 1 (o)" in t or "score(l → o)" in t for t in self.titles())
+
+        self.go("Attention")
+        self.check("attention again")
+        assert (self.shown("kind"), self.shown("layer"), self.shown("head")) == (
+            "Decoder masked self-attention", "1", "3")
+        assert self.titles()[1] == "Layer 1 · Head 3"
+
+
+def test_widgets_figures_and_link_agree_along_a_tour(tour):
+    assert tour[-1][0] == "attention again"  # every step's checks held
+    assert len({url for _, url, _ in tour}) == len(tour)  # the link changed with every step
+
+
+def test_each_link_of_the_tour_opens_the_same_figures(browser, tour):
+    for name, url, figures in tour:
+        page = new_page(browser)  # a page in a new browser context: a new student, no session
+        open_app(page, url)
+        page.wait_for_timeout(300)
+        assert [tuple(f) for f in page.evaluate(FIGURES)] == figures, name
+        page.context.close()
+
+
+def test_the_overview_has_a_link_like_every_page(app_url, browser):
+    page = new_page(browser)
+    open_app(page, f"{app_url}/overview")
+    assert page.get_by_text("Page not found").count() == 0
+    assert page.locator("h1").first.inner_text().startswith("Overview")
