@@ -10,7 +10,7 @@ import torch
 from helpers import make_model, random_ids
 
 from transformer_viz import Trace, name, recording
-from transformer_viz.recording import _active_recorder
+from transformer_viz.recording import ATTENTION_KINDS, _active_recorder, attention_name
 
 
 def contract_shapes(cfg, batch: int, src_len: int, tgt_len: int) -> dict[str, tuple]:
@@ -67,6 +67,27 @@ def test_name_helper_builds_contract_names():
     assert name("decoder", 1, "cross_attn", "weights") == "decoder.layers.1.cross_attn.weights"
     assert name("src_embed", "position") == "src_embed.position"
     assert name("logits") == "logits"
+
+
+def test_attention_kinds_name_their_tensors_and_tokens():
+    model = make_model(n_encoder_layers=3, n_decoder_layers=2)
+    _, trace = model.run_with_trace(random_ids(1, 5, 20), random_ids(1, 3, 22))
+    trace = trace.with_tokens("abcde", "xyz")
+    lengths = {"src": 5, "tgt": 3}
+    assert list(ATTENTION_KINDS) == ["encoder_self", "decoder_self", "cross"]
+    assert attention_name("cross", 1, "weights") == "decoder.layers.1.cross_attn.weights"
+    for kind, attention in ATTENTION_KINDS.items():
+        layer = getattr(model, attention.stack).layers[0]
+        assert isinstance(getattr(layer, attention.norm), torch.nn.LayerNorm) and attention.title
+        rows, cols = trace[attention_name(kind, 0, "weights")].shape[-2:]
+        assert (rows, cols) == (lengths[attention.query_side], lengths[attention.key_side])
+        query_tokens, key_tokens = trace.attention_tokens(kind)
+        assert (len(query_tokens), len(key_tokens)) == (rows, cols)
+    assert trace.attention_tokens("cross") == (tuple("xyz"), tuple("abcde"))
+    assert [trace.n_layers(kind) for kind in ATTENTION_KINDS] == [3, 2, 2]
+    # Without a config, the layers are counted from the recorded names.
+    bare = Trace({k: v for k, v in trace.items() if not k.startswith("decoder.layers.1")})
+    assert [bare.n_layers(kind) for kind in ATTENTION_KINDS] == [3, 1, 1]
 
 
 @pytest.mark.parametrize("norm_first", [True, False])

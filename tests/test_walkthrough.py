@@ -13,8 +13,8 @@ import torch
 from helpers import make_model, random_ids
 
 from transformer_viz import ModelConfig, Trace, Transformer
-from transformer_viz.figures.common import ATTENTION_KINDS
-from transformer_viz.walkthrough import KINDS, TraceMismatchError, head_walkthrough
+from transformer_viz.recording import ATTENTION_KINDS
+from transformer_viz.walkthrough import TraceMismatchError, head_walkthrough
 
 D_MODEL, N_HEADS, D_HEAD, LENGTH = 8, 2, 4, 4
 PREFIX = {"encoder_self": "encoder.layers.{}.self_attn", "decoder_self": "decoder.layers.{}.self_attn",
@@ -31,7 +31,7 @@ def tiny(norm_first: bool, **overrides):
 
 
 def cases():
-    return [(norm_first, kind, layer) for norm_first in (True, False) for kind in KINDS for layer in (0, 1)]
+    return [(norm_first, kind, layer) for norm_first in (True, False) for kind in ATTENTION_KINDS for layer in (0, 1)]
 
 
 @pytest.mark.parametrize("norm_first, kind, layer", cases())
@@ -205,10 +205,6 @@ def test_token_labels_follow_the_attention_kind():
     assert head_walkthrough(model, trace, "encoder_self", 0, 0).query_tokens == ("a", "b", "c", "<pad>")
     model, bare = tiny(True)
     assert head_walkthrough(model, bare, "decoder_self", 0, 0).key_tokens == ("0", "1", "2", "3")
-
-
-def test_kinds_agree_with_the_figures():
-    assert {k: (v[0], v[1], v[3], v[4]) for k, v in KINDS.items()} == ATTENTION_KINDS
 
 
 def hand_model() -> Transformer:

@@ -17,19 +17,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
+from ..recording import ATTENTION_KINDS, attention_name
 from .common import (
-    ATTENTION_KINDS,
     BLOCKED_GREY,
     HIGHLIGHT,
-    KIND_TITLES,
     MUTED,
     SEQUENTIAL,
     VALUE_TITLES,
     as_numpy,
     attention_arrays,
-    attention_layers,
-    attention_name,
-    attention_tokens,
     base_layout,
     cell_label,
     fill_text,
@@ -68,7 +64,7 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     one tile; `width` is the pixel width to lay out for (heights, ticks and targets follow).
     """
     check_choice(kind, value)
-    stacks = [attention_arrays(trace, kind, layer) for layer in range(attention_layers(trace, kind))]
+    stacks = [attention_arrays(trace, kind, layer) for layer in range(trace.n_layers(kind))]
     weights = np.stack([w for w, _, _ in stacks])  # (layers, heads, q_len, k_len)
     scores = np.stack([s for _, s, _ in stacks])  # (layers, heads, q_len, k_len)
     mask = np.stack([m for _, _, m in stacks])  # (layers, q_len, k_len)
@@ -82,7 +78,7 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
               "masked_scores": "masked score <b>%{z:.4~g}</b><br>raw score %{customdata[1]:.3f}<br>"
                                "weight %{customdata[0]:.3f}"}[value]
 
-    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     y_names = _names("Layer", "query", layers, q_text, gap)
     x_names = _names("Head", "key", heads, k_text, gap)
@@ -134,7 +130,7 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     ])
 
     size = f"{layers} layer{'s' * (layers > 1)} × {heads} head{'s' * (heads > 1)}"
-    base_layout(fig, f"{KIND_TITLES[kind]} · {VALUE_TITLES[value]}s · {size}", height)
+    base_layout(fig, f"{ATTENTION_KINDS[kind].title} · {VALUE_TITLES[value]}s · {size}", height)
     fig.update_layout(margin=dict(l=left, r=right, t=top, b=bottom), plot_bgcolor="#ffffff")
     names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont_size=12, tickmode="array")
     fig.update_xaxes(**names, tickvals=_tile_names(x_names, heads, k_len, gap) if show_x else [],
@@ -192,7 +188,7 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     if value != "scores" and not mask.all():
         fig.add_trace(blocked_layer(mask, "0" if value == "weights" else fill_text(fill), show, font))
 
-    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     query, key = np.divmod(np.arange(q_len * k_len), k_len)  # (q_len·k_len,) each, row by row
     verdict = np.where(mask.ravel(), "may attend", f"blocked: score → {fill_text(fill)}, weight 0")
@@ -208,17 +204,17 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
         fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
                       line=dict(color=HIGHLIGHT, width=4), layer="above")
 
-    _, _, q_side, k_side = ATTENTION_KINDS[kind]
+    attention = ATTENTION_KINDS[kind]
     title = f"Layer {layer + 1} · Head {head + 1}"
     if width >= HEAD_PX:
-        title = f"{KIND_TITLES[kind]} · {title}"
+        title = f"{attention.title} · {title}"
     base_layout(fig, title, height=round(cell * q_len) + 150)
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=120))
     # Explicit ranges: autorange would pad the axes to fit the click targets.
     fig.update_xaxes(**token_text_axis(k_tokens, k_len), side="top", tickfont_size=min(font + 2, 15),
-                     title=dict(text=f"key ({SIDES[k_side]})", standoff=6), range=[-0.5, k_len - 0.5])
+                     title=dict(text=f"key ({SIDES[attention.key_side]})", standoff=6), range=[-0.5, k_len - 0.5])
     fig.update_yaxes(**token_text_axis(q_tokens, q_len), tickfont_size=min(font + 2, 15),
-                     title=f"query ({SIDES[q_side]})", range=[q_len - 0.5, -0.5])
+                     title=f"query ({SIDES[attention.query_side]})", range=[q_len - 0.5, -0.5])
     return fig
 
 
@@ -232,7 +228,7 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     weights, _, mask = attention_arrays(trace, kind, layer)
     weight = weights[head]  # (q_len, k_len)
     q_len, k_len = weight.shape
-    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     fig = go.Figure()
 
@@ -269,8 +265,9 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
         marker=dict(size=10, color=colour), showlegend=False, name="keys",
         hovertext=key_hover, hovertemplate="%{hovertext}<extra></extra>",
     ))
-    _, _, q_side, k_side = ATTENTION_KINDS[kind]
-    for x, anchor, text in ((0, "right", f"queries<br>({SIDES[q_side]})"), (1, "left", f"keys<br>({SIDES[k_side]})")):
+    attention = ATTENTION_KINDS[kind]
+    for x, anchor, text in ((0, "right", f"queries<br>({SIDES[attention.query_side]})"),
+                            (1, "left", f"keys<br>({SIDES[attention.key_side]})")):
         fig.add_annotation(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{text}</b>",
                            showarrow=False, font_size=14)
     base_layout(fig, f"Layer {layer + 1} · Head {head + 1}" + ("" if query is None else f" · query {query}"),
@@ -301,7 +298,7 @@ def head_entropy(trace, kind: str) -> go.Figure:
     looks at a single key has 0. The line is log2 of the mean number of allowed keys.
     """
     check_choice(kind, "weights")
-    stacks = [attention_arrays(trace, kind, layer) for layer in range(attention_layers(trace, kind))]
+    stacks = [attention_arrays(trace, kind, layer) for layer in range(trace.n_layers(kind))]
     bits = np.stack([entropy_bits(w, m) for w, _, m in stacks])  # (layers, heads)
     allowed = [m.sum(1)[m.any(1)] for _, _, m in stacks]  # allowed keys of each live query, per layer
     uniform = float(np.log2(max(np.concatenate(allowed).mean(), 1.0))) if np.concatenate(allowed).size else 0.0
@@ -321,7 +318,7 @@ def head_entropy(trace, kind: str) -> go.Figure:
         annotations=[dict(xref="paper", x=1, xanchor="right", y=uniform, yanchor="bottom", showarrow=False,
                           text=f"uniform attention: {uniform:.2f} bits", font_size=13)],
     )
-    base_layout(fig, f"{KIND_TITLES[kind]} · entropy per head (bits)", height=340)
+    base_layout(fig, f"{ATTENTION_KINDS[kind].title} · entropy per head (bits)", height=340)
     fig.update_layout(barmode="group", bargap=0.25, legend=dict(orientation="h", y=-0.15),
                       yaxis=dict(title="entropy (bits)", rangemode="tozero", range=[0, max(uniform, bits.max()) * 1.15
                                                                                      + 0.05]))
@@ -348,7 +345,7 @@ def cell_breakdown(trace, kind: str, layer: int, head: int, query: int, key: int
     if row_allowed.any():
         exp = np.exp(row_masked[row_allowed] - row_masked[row_allowed].max())
         row_softmax[row_allowed] = exp / exp.sum()
-    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_tokens, k_tokens = trace.attention_tokens(kind)
     return {
         "kind": kind, "layer": layer, "head": head, "query": query, "key": key,
         "query_token": _token(q_tokens, query), "key_token": _token(k_tokens, key),

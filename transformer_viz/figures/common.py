@@ -12,14 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import name
-
-# The three uses of attention: (stack, sublayer, query side, key side).
-ATTENTION_KINDS = {
-    "encoder_self": ("encoder", "self_attn", "src", "src"),
-    "decoder_self": ("decoder", "self_attn", "tgt", "tgt"),
-    "cross": ("decoder", "cross_attn", "tgt", "src"),
-}
+from ..recording import attention_name
 
 # Colour-blind-safe scales that stay readable on a projector.
 SEQUENTIAL = "Viridis"  # attention weights, masks: 0 dark -> 1 bright
@@ -71,25 +64,6 @@ def as_numpy(tensor) -> np.ndarray:
     return tensor.numpy() if hasattr(tensor, "numpy") else np.asarray(tensor)
 
 
-def attention_name(kind: str, layer: int, leaf: str) -> str:
-    """attention_name("cross", 1, "weights") -> "decoder.layers.1.cross_attn.weights"."""
-    stack, sublayer, _, _ = ATTENTION_KINDS[kind]
-    return name(stack, layer, sublayer, leaf)
-
-
-def attention_tokens(trace, kind: str) -> tuple[list[str] | None, list[str] | None]:
-    """(query tokens, key tokens) of an attention kind, from the trace's display strings."""
-    _, _, query_side, key_side = ATTENTION_KINDS[kind]
-    tokens = {"src": trace.src_tokens, "tgt": trace.tgt_tokens}
-    return tokens[query_side], tokens[key_side]
-
-
-def n_layers(trace, kind: str) -> int:
-    """How many layers of this kind the trace's config has."""
-    stack = ATTENTION_KINDS[kind][0]
-    return trace.config.n_encoder_layers if stack == "encoder" else trace.config.n_decoder_layers
-
-
 # Lines and bars: the Okabe-Ito palette (colour-blind safe), set explicitly on every trace.
 LINE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 HIGHLIGHT = "#D55E00"  # the chosen token, the current step
@@ -125,16 +99,6 @@ def fill_text(value: float) -> str:
     return (mantissa + (f"e{int(exponent)}" if exponent else "")).replace("-", MINUS)
 
 
-def attention_layers(trace, kind: str) -> int:
-    """How many layers of this kind the trace holds (from the config, else from the recorded names)."""
-    if trace.config is not None:
-        return n_layers(trace, kind)
-    count = 0
-    while attention_name(kind, count, "weights") in trace:
-        count += 1
-    return count
-
-
 def attention_arrays(trace, kind: str, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(weights, scores, mask) of batch item 0 as float64 / bool numpy arrays.
 
@@ -156,8 +120,6 @@ def mask_value(trace) -> float:
 
 # What an attention figure can colour: the weights, the raw scores QKᵀ/√d_k, or the scores after masking.
 ATTENTION_VALUES = ("weights", "scores", "masked_scores")
-KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
-               "cross": "Cross-attention (decoder → encoder)"}
 VALUE_TITLES = {"weights": "weight", "scores": "raw score", "masked_scores": "masked score"}
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import name
+from ..recording import attention_name
 from .common import HIGHLIGHT, MUTED, SEQUENTIAL, as_numpy, base_layout, escape_text, token_axis, token_texts
 
 
@@ -46,7 +46,7 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     step_traces: one Trace per step (Transformer.generate); layer and head are zero-based, head None
     averages the heads. Rows are labelled by the token produced (`produced`, else its id from the logits).
     """
-    key = name("decoder", layer, "cross_attn", "weights")
+    key = attention_name("cross", layer, "weights")
     rows = []
     for trace in step_traces:
         weights = as_numpy(trace[key])[0, :, -1]  # (heads, src_len): the last query of this step

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from ..recording import ATTENTION_KINDS
 from ..walkthrough import HeadWalkthrough
 from .common import DIVERGING, MASK_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis
 
@@ -21,8 +22,6 @@ from .common import DIVERGING, MASK_COLOURS, SEQUENTIAL, as_numpy, base_layout, 
 STEP_LABELS = {"x": "X", "projections": "Q, K, V", "qk": "QKᵀ", "scale": "÷ √d_k", "mask": "+ mask",
                "softmax": "softmax", "weighted_sum": "× V", "concat": "concat heads", "output": "× W_O"}
 STEP_KEYS = tuple(STEP_LABELS)
-KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
-               "cross": "Encoder–decoder (cross) attention"}
 MAX_VALUE_ROWS, MAX_VALUE_COLS = 12, 16  # larger matrices show colours only (values on hover)
 BLOCKED_GREY = "#c8c8c8"
 OUTLINE = "#111111"
@@ -91,7 +90,7 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
     def size(rows: int, cols: int) -> str:
         return f"({rows} × {cols})"
 
-    context = f"{KIND_TITLES[w.kind]} · layer {w.layer + 1} · head {h} of {w.n_heads}"
+    context = f"{ATTENTION_KINDS[w.kind].title} · layer {w.layer + 1} · head {h} of {w.n_heads}"
     box = () if cell is None else (_box(*cell),)
 
     def figure(cells: list[list[Panel | None]], title: str) -> go.Figure:

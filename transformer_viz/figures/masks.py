@@ -13,18 +13,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..recording import ATTENTION_KINDS, attention_name
 from .common import (
-    ATTENTION_KINDS,
     ATTENTION_VALUES,
     BLOCKED_GREY,
     DIVERGING,
-    KIND_TITLES,
     MASK_COLOURS,
     SEQUENTIAL,
     as_numpy,
     attention_arrays,
-    attention_name,
-    attention_tokens,
     base_layout,
     cell_label,
     fill_text,
@@ -163,7 +160,7 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
     show = max(q_len, k_len) <= MAX_STEP_TOKENS
     cell = float(np.clip(300 / max(q_len, k_len), 10, 44))
     font = int(np.clip(cell / 3.0, 10, 15))
-    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     labels = [[cell_label(i, q_text[i], j, k_text[j]) for j in range(k_len)] for i in range(q_len)]
 
@@ -195,7 +192,7 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
         if col > 1 and not mask.all():
             fig.add_trace(blocked_layer(mask, fill_text(fill) if col == 2 else "0", show, font), row=1, col=col)
 
-    title = f"{KIND_TITLES[kind]} · Layer {layer + 1} · Head {head + 1}: from scores to weights"
+    title = f"{ATTENTION_KINDS[kind].title} · Layer {layer + 1} · Head {head + 1}: from scores to weights"
     base_layout(fig, title, height=round(cell * q_len) + 190)
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
     fig.update_annotations(font_size=15)
