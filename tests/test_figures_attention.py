@@ -42,8 +42,8 @@ def real_trace(layers=2, heads=4, src=SRC, tgt=TGT, mask_value=-1e9) -> Trace:
     return trace.with_tokens(src, tgt)
 
 
-def hand_trace(weights, mask=None, scores=None, kind="encoder_self") -> Trace:
-    """A one-layer trace built by hand: weights (heads, q_len, k_len), mask (q_len, k_len)."""
+def hand_trace(weights, mask=None, scores=None, masked_scores=None, kind="encoder_self") -> Trace:
+    """A one-layer trace built by hand: weights, scores, masked_scores (heads, q_len, k_len), mask (q_len, k_len)."""
     weights = torch.as_tensor(np.asarray(weights, np.float32))[None]  # (1, heads, q_len, k_len)
     stack, sublayer = {"encoder_self": ("encoder", "self_attn"), "decoder_self": ("decoder", "self_attn")}[kind]
     prefix = f"{stack}.layers.0.{sublayer}"
@@ -51,6 +51,8 @@ def hand_trace(weights, mask=None, scores=None, kind="encoder_self") -> Trace:
                f"{prefix}.scores": torch.zeros_like(weights) if scores is None else torch.as_tensor(scores)[None],
                f"{prefix}.mask": torch.ones(weights.shape[2:], dtype=torch.bool)[None, None] if mask is None
                else torch.as_tensor(np.asarray(mask, bool))[None, None]}
+    if masked_scores is not None:
+        tensors[f"{prefix}.masked_scores"] = torch.as_tensor(masked_scores)[None]
     return Trace(tensors)
 
 
@@ -247,6 +249,21 @@ def test_heatmap_writes_values_only_when_they_fit():
     trace = real_trace(1, 2, tokens, tokens)
     assert attention_heatmap(trace, "encoder_self", 0, 0).data[0].text is None
     assert attention_heatmap(trace, "encoder_self", 0, 0, show_values=True).data[0].text is not None
+
+
+def test_masked_scores_are_drawn_as_recorded_not_recomputed():
+    # The recorded fill (-7) is not the default mask value (-1e9): a figure that recomputed the
+    # masked scores from scores, mask and a mask value would draw -1e9.
+    mask = np.tril(np.ones((3, 3), bool))
+    scores = np.arange(2 * 9, dtype=np.float32).reshape(2, 3, 3) / 10  # (heads, q_len, k_len)
+    masked = np.where(mask, scores, np.float32(-7.0))
+    trace = hand_trace(np.where(mask, 0.5, 0.0)[None].repeat(2, 0), mask, scores, masked)
+    grid = np.asarray(attention_grid(trace, "encoder_self", "masked_scores").data[0].z, float)
+    np.testing.assert_allclose(tile(grid, 0, 1, 3, 3, 1), masked[1])
+    heatmap = attention_heatmap(trace, "encoder_self", 0, 1, "masked_scores").data[0]
+    np.testing.assert_allclose(np.asarray(heatmap.z, float), masked[1])
+    steps = masking_steps(trace, "encoder_self", 0, 1).data[1]
+    np.testing.assert_allclose(np.asarray(steps.z, float), masked[1])
 
 
 # attention_lines ------------------------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ def contract_shapes(cfg, batch: int, src_len: int, tgt_len: int) -> dict[str, tu
 
     def attention(prefix, q_len, k_len):
         return {f"{prefix}.q": (B, H, q_len, Dh), f"{prefix}.k": (B, H, k_len, Dh), f"{prefix}.v": (B, H, k_len, Dh),
-                f"{prefix}.scores": (B, H, q_len, k_len), f"{prefix}.weights": (B, H, q_len, k_len),
+                f"{prefix}.scores": (B, H, q_len, k_len), f"{prefix}.masked_scores": (B, H, q_len, k_len),
+                f"{prefix}.weights": (B, H, q_len, k_len),
                 f"{prefix}.mask": (B, 1, q_len, k_len), f"{prefix}.out": (B, q_len, D)}
 
     for i in range(cfg.n_encoder_layers):
@@ -51,7 +52,7 @@ def test_every_contract_name_has_its_shape(n_layers, n_heads):
 def test_golden_order_of_names_for_one_layer_each():
     model = make_model(n_encoder_layers=1, n_decoder_layers=1)
     _, trace = model.run_with_trace(random_ids(1, 3, 20), random_ids(1, 2, 22))
-    attention = ["q", "k", "v", "mask", "scores", "weights", "out"]
+    attention = ["q", "k", "v", "mask", "scores", "masked_scores", "weights", "out"]
     golden = (["src_embed.token", "src_embed.position", "src_embed.out"]
               + [f"encoder.layers.0.self_attn.{leaf}" for leaf in attention]
               + ["encoder.layers.0.resid_mid", "encoder.layers.0.ffn.hidden", "encoder.layers.0.resid_post",
@@ -111,6 +112,8 @@ def test_weights_are_softmax_of_masked_scores():
         if key.endswith(".weights"):
             prefix = key.removesuffix(".weights")
             mask = trace[f"{prefix}.mask"]
+            masked = trace[f"{prefix}.scores"].masked_fill(~mask, model.config.mask_value)
+            assert torch.equal(trace[f"{prefix}.masked_scores"], masked), key
             expected = trace[f"{prefix}.scores"].masked_fill(~mask, float("-inf")).softmax(-1)
             assert torch.allclose(trace[key], expected, atol=1e-6), key
 

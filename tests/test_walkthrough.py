@@ -60,7 +60,7 @@ def test_recomputed_steps_equal_the_trace_for_batch_item_0(norm_first, kind, lay
     model, trace = tiny(norm_first)
     w = head_walkthrough(model, trace, kind, layer, head)
     prefix = PREFIX[kind].format(layer)
-    for leaf in ("q", "k", "v", "scores", "weights"):
+    for leaf in ("q", "k", "v", "scores", "masked_scores", "weights"):
         np.testing.assert_allclose(getattr(w, leaf), trace[f"{prefix}.{leaf}"][0, head].numpy(), atol=1e-5)
     np.testing.assert_array_equal(w.mask, trace[f"{prefix}.mask"][0, 0].numpy())
     np.testing.assert_allclose(w.output, trace[f"{prefix}.out"][0].numpy(), atol=1e-5)
@@ -131,13 +131,15 @@ def test_a_trace_from_altered_weights_is_refused(kind, path, leaf):
     head_walkthrough(model, own_trace, kind, layer, 0)  # the same input with the model's own weights passes
 
 
-@pytest.mark.parametrize("leaf", ["q", "k", "v", "scores", "weights", "out"])
+@pytest.mark.parametrize("leaf", ["q", "k", "v", "scores", "masked_scores", "weights", "out"])
 def test_a_tampered_trace_tensor_is_refused(leaf):
     model, trace = tiny(False)
     name = f"decoder.layers.1.cross_attn.{leaf}"
     tensors = dict(trace.tensors)
     tensors[name] = tensors[name].contiguous().clone()
-    tensors[name][0].view(-1)[-1] += 0.01  # the last head's last value: every head is checked
+    # A value of the last head (every head is checked), not of the last key: that one is a pad, and
+    # -1e9 + 0.01 is still -1e9 in float32.
+    tensors[name][0].view(-1)[-2] += 0.01
     with pytest.raises(TraceMismatchError, match=rf"{leaf} of decoder layer 2"):
         head_walkthrough(model, Trace(tensors, config=trace.config), "cross", 1, 0)
 
@@ -232,6 +234,7 @@ def hand_trace(config, weights_high: float) -> Trace:
                f"{prefix}.k": torch.eye(2)[None, None], f"{prefix}.v": v[None, None],
                f"{prefix}.mask": torch.ones(1, 1, 2, 2, dtype=torch.bool),
                f"{prefix}.scores": torch.tensor([[s, 0.0], [0.0, s]])[None, None],
+               f"{prefix}.masked_scores": torch.tensor([[s, 0.0], [0.0, s]])[None, None],
                f"{prefix}.weights": weights[None, None], f"{prefix}.out": (weights @ v)[None]}
     return Trace(tensors, config=config)
 

@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 # The leaf names a recorded tensor may have (see DESIGN.md, "The trace").
-LEAVES = ("token", "position", "out", "q", "k", "v", "scores", "mask", "weights",
+LEAVES = ("token", "position", "out", "q", "k", "v", "scores", "mask", "masked_scores", "weights",
           "hidden", "resid_mid", "resid_cross", "resid_post", "logits")
 
 _active_recorder: contextvars.ContextVar[dict[str, torch.Tensor] | None] = contextvars.ContextVar(

@@ -99,7 +99,7 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
 
     where = f"{attention.stack} layer {layer + 1} {attention.sublayer}"
     for h, steps in enumerate(heads):
-        for leaf in ("q", "k", "v", "scores", "weights"):
+        for leaf in ("q", "k", "v", "scores", "masked_scores", "weights"):
             _check(steps[leaf], trace[attention_name(kind, layer, leaf)][0, h], f"{leaf} of {where}, head {h + 1}")
     _check(output, trace[attention_name(kind, layer, "out")][0], f"out of {where} (all heads concatenated, times W_O)")
 

@@ -24,6 +24,7 @@ from .common import (
     MUTED,
     SEQUENTIAL,
     VALUE_TITLES,
+    AttentionArrays,
     as_numpy,
     attention_arrays,
     base_layout,
@@ -65,12 +66,11 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     """
     check_choice(kind, value)
     stacks = [attention_arrays(trace, kind, layer) for layer in range(trace.n_layers(kind))]
-    weights = np.stack([w for w, _, _ in stacks])  # (layers, heads, q_len, k_len)
-    scores = np.stack([s for _, s, _ in stacks])  # (layers, heads, q_len, k_len)
-    mask = np.stack([m for _, _, m in stacks])  # (layers, q_len, k_len)
+    # weights, scores, masked (layers, heads, q_len, k_len); mask (layers, q_len, k_len)
+    weights, scores, masked, mask = (np.stack(planes) for planes in zip(*stacks, strict=True))
     layers, heads, q_len, k_len = weights.shape
     gap = max(1, round(0.08 * max(q_len, k_len)))
-    z, zmin, zmax, colorscale = value_plane(value, weights, scores, mask[:, None], mask_value(trace))
+    z, zmin, zmax, colorscale = value_plane(value, AttentionArrays(weights, scores, masked, mask[:, None]))
     # The hover shows whichever of weight and raw score the colour does not.
     other = {"weights": scores, "scores": weights, "masked_scores": np.stack([weights, scores], -1)}[value]
     number = {"weights": "weight <b>%{z:.3f}</b><br>raw score %{customdata:.3f}",
@@ -169,10 +169,10 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     `highlight` = (query, key) outlines one cell.
     """
     check_choice(kind, value)
-    weights, scores, mask = attention_arrays(trace, kind, layer)
-    weight, score = weights[head], scores[head]  # (q_len, k_len)
+    arrays = attention_arrays(trace, kind, layer).head(head)
+    weight, score, mask = arrays.weights, arrays.scores, arrays.mask  # (q_len, k_len) each
     fill = mask_value(trace)
-    z, zmin, zmax, colorscale = value_plane(value, weight, score, mask, fill)
+    z, zmin, zmax, colorscale = value_plane(value, arrays)
     q_len, k_len = weight.shape
     cell = float(np.clip(width / max(q_len, k_len), 14, 64))  # px per cell at the nominal size
     show = cell >= MIN_VALUE_CELL_PX if show_values is None else show_values
@@ -225,8 +225,8 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     with `query` given its lines are drawn strongly and the others faintly.
     """
     check_choice(kind, "weights")
-    weights, _, mask = attention_arrays(trace, kind, layer)
-    weight = weights[head]  # (q_len, k_len)
+    arrays = attention_arrays(trace, kind, layer).head(head)
+    weight, mask = arrays.weights, arrays.mask  # (q_len, k_len) each
     q_len, k_len = weight.shape
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
@@ -299,8 +299,8 @@ def head_entropy(trace, kind: str) -> go.Figure:
     """
     check_choice(kind, "weights")
     stacks = [attention_arrays(trace, kind, layer) for layer in range(trace.n_layers(kind))]
-    bits = np.stack([entropy_bits(w, m) for w, _, m in stacks])  # (layers, heads)
-    allowed = [m.sum(1)[m.any(1)] for _, _, m in stacks]  # allowed keys of each live query, per layer
+    bits = np.stack([entropy_bits(a.weights, a.mask) for a in stacks])  # (layers, heads)
+    allowed = [a.mask.sum(1)[a.mask.any(1)] for a in stacks]  # allowed keys of each live query, per layer
     uniform = float(np.log2(max(np.concatenate(allowed).mean(), 1.0))) if np.concatenate(allowed).size else 0.0
     layers, heads = bits.shape
     colours = sample_colorscale(SEQUENTIAL, list(np.linspace(0.0, 0.85, heads)))
@@ -333,14 +333,14 @@ def cell_breakdown(trace, kind: str, layer: int, head: int, query: int, key: int
     and its entry at `key` equals the recorded `weight`.
     """
     check_choice(kind, "weights")
-    weights, scores, mask = attention_arrays(trace, kind, layer)
+    weights, scores, masked, mask = attention_arrays(trace, kind, layer)
     q = as_numpy(trace[attention_name(kind, layer, "q")])[0, head, query].astype(np.float64)  # (d_head,)
     k = as_numpy(trace[attention_name(kind, layer, "k")])[0, head, key].astype(np.float64)  # (d_head,)
     d_head = q.shape[0]
     dot = float(q @ k)
     fill = mask_value(trace)
     row_allowed = mask[query]  # (k_len,)
-    row_masked = np.where(row_allowed, scores[head, query], fill)  # (k_len,)
+    row_masked = masked[head, query]  # (k_len,)
     row_softmax = np.zeros_like(row_masked)
     if row_allowed.any():
         exp = np.exp(row_masked[row_allowed] - row_masked[row_allowed].max())

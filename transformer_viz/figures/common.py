@@ -8,6 +8,7 @@ Plotly's default template.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -99,18 +100,37 @@ def fill_text(value: float) -> str:
     return (mantissa + (f"e{int(exponent)}" if exponent else "")).replace("-", MINUS)
 
 
-def attention_arrays(trace, kind: str, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(weights, scores, mask) of batch item 0 as float64 / bool numpy arrays.
+class AttentionArrays(NamedTuple):
+    """One layer of one attention kind for batch item 0, as numpy (float64, mask bool).
 
-    weights and scores (heads, q_len, k_len); mask (q_len, k_len), True = may attend. A trace
-    without a recorded mask allows every key; one without scores gets NaN scores.
+    weights, scores, masked_scores (heads, q_len, k_len); mask (q_len, k_len), True = may attend.
+    """
+
+    weights: np.ndarray
+    scores: np.ndarray
+    masked_scores: np.ndarray
+    mask: np.ndarray
+
+    def head(self, head: int) -> AttentionArrays:
+        """The arrays of one head: weights, scores, masked_scores (q_len, k_len)."""
+        return AttentionArrays(self.weights[head], self.scores[head], self.masked_scores[head], self.mask)
+
+
+def attention_arrays(trace, kind: str, layer: int) -> AttentionArrays:
+    """The recorded weights, scores, masked scores and mask of one layer, batch item 0.
+
+    A trace without a recorded mask allows every key; one without scores or masked
+    scores (a trace built by hand) gets NaN for them.
     """
     weights = as_numpy(trace[attention_name(kind, layer, "weights")])[0].astype(np.float64)  # (heads, q_len, k_len)
-    scores = trace.get(attention_name(kind, layer, "scores"))
-    scores = np.full_like(weights, np.nan) if scores is None else as_numpy(scores)[0].astype(np.float64)
+
+    def plane(leaf: str) -> np.ndarray:
+        recorded = trace.get(attention_name(kind, layer, leaf))
+        return np.full_like(weights, np.nan) if recorded is None else as_numpy(recorded)[0].astype(np.float64)
+
     mask = trace.get(attention_name(kind, layer, "mask"))
     mask = np.ones(weights.shape[1:], bool) if mask is None else as_numpy(mask)[0, 0].astype(bool)  # (q_len, k_len)
-    return weights, scores, mask
+    return AttentionArrays(weights, plane("scores"), plane("masked_scores"), mask)
 
 
 def mask_value(trace) -> float:
@@ -123,23 +143,19 @@ ATTENTION_VALUES = ("weights", "scores", "masked_scores")
 VALUE_TITLES = {"weights": "weight", "scores": "raw score", "masked_scores": "masked score"}
 
 
-def value_plane(value: str, weights: np.ndarray, scores: np.ndarray, mask: np.ndarray,
-                fill: float) -> tuple[np.ndarray, float, float, str]:
-    """(z, zmin, zmax, colour scale) for drawing `value`.
+def value_plane(value: str, arrays: AttentionArrays) -> tuple[np.ndarray, float, float, str]:
+    """(z, zmin, zmax, colour scale) for drawing `value` of `arrays` (any leading dimensions).
 
-    weights, scores (..., q_len, k_len); mask broadcastable to them, True = may attend.
-    Weights use a fixed 0-1 range; scores a range symmetric about 0 taken from the
-    allowed cells only, so a fill such as -1e9 never stretches the colours.
+    Weights use a fixed 0-1 range; scores and masked scores a range symmetric about 0
+    taken from the allowed cells only, so a fill such as -1e9 never stretches the colours.
     """
     if value == "weights":
-        return weights, 0.0, 1.0, SEQUENTIAL
-    if value == "scores":
-        limit = symmetric_limit(scores[np.isfinite(scores)])
-        return scores, -limit, limit, DIVERGING
-    if value == "masked_scores":
-        allowed = np.broadcast_to(mask, scores.shape)
+        return arrays.weights, 0.0, 1.0, SEQUENTIAL
+    if value in ("scores", "masked_scores"):
+        scores = arrays.scores
+        allowed = np.broadcast_to(arrays.mask, scores.shape) if value == "masked_scores" else True
         limit = symmetric_limit(scores[allowed & np.isfinite(scores)])
-        return np.where(allowed, scores, fill), -limit, limit, DIVERGING
+        return getattr(arrays, value), -limit, limit, DIVERGING
     raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
 
 

@@ -151,11 +151,9 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
     keeps its colour until the mask greys it; panel 3 uses the fixed 0-1 weight range.
     """
     check_choice(kind)
-    weights, scores, mask = attention_arrays(trace, kind, layer)
-    weight, score = weights[head], scores[head]  # (q_len, k_len)
+    weight, score, masked, mask = attention_arrays(trace, kind, layer).head(head)  # (q_len, k_len) each
     q_len, k_len = weight.shape
     fill = mask_value(trace)
-    masked = np.where(mask, score, fill)  # (q_len, k_len)
     limit = symmetric_limit(score[np.isfinite(score)])
     show = max(q_len, k_len) <= MAX_STEP_TOKENS
     cell = float(np.clip(300 / max(q_len, k_len), 10, 44))
