@@ -13,7 +13,6 @@ from transformer_viz.figures.attention import (
     attention_grid,
     attention_heatmap,
     attention_lines,
-    cell_breakdown,
     cell_selection,
     entropy_bits,
     grid_selection,
@@ -371,32 +370,6 @@ def test_masking_steps_turn_the_fill_into_zero_weight():
     assert "−1e9 (blocked)" in masked.hovertext[0][3] and "≈ 0" in weight.hovertext[0][3]
     assert [a.text for a in fig.layout.annotations][:3] == [
         "① raw scores q·k / √d_k", "② masked: blocked → −1e9", "③ softmax → weights"]
-
-
-# cell_breakdown -------------------------------------------------------------------------------------------------
-
-def test_cell_breakdown_recomputes_the_recorded_score_and_weight():
-    trace = real_trace()
-    prefix = "decoder.layers.1.cross_attn"
-    numbers = cell_breakdown(trace, "cross", 1, 3, 2, 4)
-    q = recorded(trace, prefix, "q")[3, 2]
-    assert numbers["q"] == pytest.approx(q.tolist()) and len(numbers["k"]) == numbers["d_head"] == 4
-    assert numbers["dot"] == pytest.approx(float(np.dot(q, recorded(trace, prefix, "k")[3, 4])), rel=1e-5)
-    assert numbers["sqrt_d_head"] == 2.0
-    assert numbers["score"] == pytest.approx(numbers["recorded_score"], rel=1e-5, abs=1e-6)
-    assert numbers["recorded_score"] == pytest.approx(float(recorded(trace, prefix, "scores")[3, 2, 4]))
-    assert numbers["allowed"] and numbers["masked_score"] == pytest.approx(numbers["recorded_score"])
-    assert numbers["row_softmax"][4] == pytest.approx(numbers["weight"], abs=1e-6)
-    assert numbers["row_softmax"] == pytest.approx(recorded(trace, prefix, "weights")[3, 2].tolist(), abs=1e-6)
-    assert (numbers["query_token"], numbers["key_token"]) == ("chat", "the")
-
-
-def test_cell_breakdown_of_a_blocked_cell():
-    numbers = cell_breakdown(real_trace(), "encoder_self", 0, 0, 1, 7)
-    assert not numbers["allowed"] and numbers["key_token"] == "<pad>"
-    assert numbers["masked_score"] == -1e9 == numbers["mask_value"]
-    assert numbers["weight"] == 0.0 and numbers["row_softmax"][6:] == [0.0, 0.0]
-    assert sum(numbers["row_softmax"]) == pytest.approx(1.0)
 
 
 # shared ---------------------------------------------------------------------------------------------------------

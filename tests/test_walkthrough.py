@@ -14,7 +14,7 @@ from helpers import make_model, random_ids
 
 from transformer_viz import ModelConfig, Trace, Transformer
 from transformer_viz.recording import ATTENTION_KINDS
-from transformer_viz.walkthrough import TraceMismatchError, head_walkthrough
+from transformer_viz.walkthrough import TraceMismatchError, cell_numbers, head_walkthrough
 
 D_MODEL, N_HEADS, D_HEAD, LENGTH = 8, 2, 4, 4
 PREFIX = {"encoder_self": "encoder.layers.{}.self_attn", "decoder_self": "decoder.layers.{}.self_attn",
@@ -207,6 +207,44 @@ def test_token_labels_follow_the_attention_kind():
     assert head_walkthrough(model, trace, "encoder_self", 0, 0).query_tokens == ("a", "b", "c", "<pad>")
     model, bare = tiny(True)
     assert head_walkthrough(model, bare, "decoder_self", 0, 0).key_tokens == ("0", "1", "2", "3")
+
+
+def test_cell_numbers_recompute_the_recorded_score_and_weight():
+    _, trace = tiny(True)
+    trace = trace.with_tokens(["a", "b", "c", "<pad>"], ["<bos>", "x", "y", "z"])
+    prefix = PREFIX["cross"].format(1)
+    numbers = cell_numbers(trace, "cross", 1, 1, 2, 1)
+    q = trace[f"{prefix}.q"][0, 1, 2].numpy()
+    assert numbers["q"] == pytest.approx(q.tolist()) and len(numbers["k"]) == numbers["d_head"] == D_HEAD
+    assert numbers["dot"] == pytest.approx(float(np.dot(q, trace[f"{prefix}.k"][0, 1, 1].numpy())), rel=1e-5)
+    assert numbers["sqrt_d_head"] == 2.0
+    assert numbers["score"] == pytest.approx(numbers["recorded_score"], rel=1e-5, abs=1e-6)
+    assert numbers["recorded_score"] == pytest.approx(float(trace[f"{prefix}.scores"][0, 1, 2, 1]))
+    assert numbers["allowed"] and numbers["masked_score"] == pytest.approx(numbers["recorded_score"])
+    assert numbers["row_softmax"][1] == pytest.approx(numbers["weight"], abs=1e-6)
+    assert numbers["row_softmax"] == pytest.approx(trace[f"{prefix}.weights"][0, 1, 2].tolist(), abs=1e-6)
+    assert (numbers["query_token"], numbers["key_token"]) == ("y", "b")
+
+
+def test_cell_numbers_of_a_blocked_cell():
+    _, trace = tiny(True)  # item 0's source ends with a pad
+    numbers = cell_numbers(trace.with_tokens(["a", "b", "c", "<pad>"], None), "encoder_self", 0, 0, 1, 3)
+    assert not numbers["allowed"] and numbers["key_token"] == "<pad>"
+    assert numbers["masked_score"] == -1e9 == numbers["mask_value"]
+    assert numbers["weight"] == 0.0 and numbers["row_softmax"][3] == 0.0
+    assert sum(numbers["row_softmax"]) == pytest.approx(1.0)
+
+
+def test_cell_numbers_read_the_recorded_masked_row():
+    # A recorded fill of -7 instead of the config's -1e9: the row shown is the recorded one.
+    _, trace = tiny(True)
+    name = PREFIX["encoder_self"].format(0) + ".masked_scores"
+    tensors = dict(trace.tensors)
+    tensors[name] = tensors[name].clamp(min=-7.0)
+    numbers = cell_numbers(Trace(tensors, config=trace.config), "encoder_self", 0, 0, 1, 3)
+    assert numbers["masked_score"] == numbers["row_masked_scores"][3] == -7.0
+    with pytest.raises(ValueError, match="Unknown attention kind"):
+        cell_numbers(trace, "self", 0, 0, 0, 0)
 
 
 def hand_model() -> Transformer:

@@ -2,7 +2,8 @@
 
 `head_walkthrough` recomputes every step of one head from the recorded inputs and
 the model's own weights, then checks each step against the trace, so a page never
-shows a number the model did not compute.
+shows a number the model did not compute. `cell_numbers` does the same for one cell
+from the trace alone.
 """
 
 from __future__ import annotations
@@ -115,6 +116,41 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
         scale=chosen["scale"], mask=_np(mask), mask_value=float(attn.mask_value),
         all_heads=_np(all_heads), w_o=_np(w_o), b_o=_np(b_o), output=_np(output),
     )
+
+
+def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) -> dict:
+    """The numbers behind one attention cell of batch item 0, recomputed from the recorded q and k.
+
+    q and k are this head's vectors (d_head,); `score` = q·k/√d_head equals `recorded_score`.
+    `row_masked_scores` is the recorded masked row (blocked keys hold the mask value) and
+    `row_softmax` its softmax (blocked keys exactly 0, as in the model), whose entry at
+    `key` equals the recorded `weight`.
+    """
+    if kind not in ATTENTION_KINDS:
+        raise ValueError(f"Unknown attention kind {kind!r}; choose one of {', '.join(ATTENTION_KINDS)}.")
+
+    def recorded(leaf: str) -> np.ndarray:
+        return trace[attention_name(kind, layer, leaf)][0].double().numpy()
+
+    q, k = recorded("q")[head, query], recorded("k")[head, key]  # (d_head,) each
+    d_head = q.shape[0]
+    dot = float(q @ k)
+    row_allowed = trace[attention_name(kind, layer, "mask")][0, 0, query].numpy()  # (k_len,)
+    row_masked = recorded("masked_scores")[head, query]  # (k_len,)
+    row_softmax = np.zeros_like(row_masked)  # (k_len,) a row with no allowed key stays all zeros
+    if row_allowed.any():
+        exp = np.exp(row_masked[row_allowed] - row_masked[row_allowed].max())
+        row_softmax[row_allowed] = exp / exp.sum()
+    query_tokens, key_tokens = trace.attention_tokens(kind)
+    return {
+        "kind": kind, "layer": layer, "head": head, "query": query, "key": key,
+        "query_token": _labels(query_tokens, query + 1)[query], "key_token": _labels(key_tokens, key + 1)[key],
+        "q": q.tolist(), "k": k.tolist(), "dot": dot, "d_head": d_head, "sqrt_d_head": math.sqrt(d_head),
+        "score": dot / math.sqrt(d_head), "recorded_score": float(recorded("scores")[head, query, key]),
+        "allowed": bool(row_allowed[key]), "mask_value": float(trace.config.mask_value),
+        "masked_score": float(row_masked[key]), "row_masked_scores": row_masked.tolist(),
+        "row_softmax": row_softmax.tolist(), "weight": float(recorded("weights")[head, query, key]),
+    }
 
 
 def _check_choice(model, trace, kind: str, layer: int, head: int) -> None:

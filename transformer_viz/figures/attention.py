@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from ..recording import ATTENTION_KINDS, attention_name
+from ..recording import ATTENTION_KINDS
 from .common import (
     BLOCKED_GREY,
     HIGHLIGHT,
@@ -25,7 +25,6 @@ from .common import (
     SEQUENTIAL,
     VALUE_TITLES,
     AttentionArrays,
-    as_numpy,
     attention_arrays,
     base_layout,
     cell_label,
@@ -39,7 +38,7 @@ from .common import (
 from .masks import blocked_layer, blocked_path, check_choice, mask_figures, mask_heatmap, masking_steps
 
 __all__ = [
-    "attention_grid", "attention_heatmap", "attention_lines", "cell_breakdown", "cell_selection", "entropy_bits",
+    "attention_grid", "attention_heatmap", "attention_lines", "cell_selection", "entropy_bits",
     "grid_selection", "head_entropy", "mask_figures", "mask_heatmap", "masking_steps", "query_selection",
 ]
 
@@ -325,38 +324,6 @@ def head_entropy(trace, kind: str) -> go.Figure:
     return fig
 
 
-def cell_breakdown(trace, kind: str, layer: int, head: int, query: int, key: int) -> dict:
-    """The numbers behind one cell, recomputed with numpy from the recorded q, k, scores, mask and weights.
-
-    q and k are this head's vectors (d_head,); `score` = q·k/√d_head equals `recorded_score`;
-    `row_softmax` is the softmax of the masked row (blocked keys exactly 0, as in the model)
-    and its entry at `key` equals the recorded `weight`.
-    """
-    check_choice(kind, "weights")
-    weights, scores, masked, mask = attention_arrays(trace, kind, layer)
-    q = as_numpy(trace[attention_name(kind, layer, "q")])[0, head, query].astype(np.float64)  # (d_head,)
-    k = as_numpy(trace[attention_name(kind, layer, "k")])[0, head, key].astype(np.float64)  # (d_head,)
-    d_head = q.shape[0]
-    dot = float(q @ k)
-    fill = mask_value(trace)
-    row_allowed = mask[query]  # (k_len,)
-    row_masked = masked[head, query]  # (k_len,)
-    row_softmax = np.zeros_like(row_masked)
-    if row_allowed.any():
-        exp = np.exp(row_masked[row_allowed] - row_masked[row_allowed].max())
-        row_softmax[row_allowed] = exp / exp.sum()
-    q_tokens, k_tokens = trace.attention_tokens(kind)
-    return {
-        "kind": kind, "layer": layer, "head": head, "query": query, "key": key,
-        "query_token": _token(q_tokens, query), "key_token": _token(k_tokens, key),
-        "q": q.tolist(), "k": k.tolist(), "dot": dot, "d_head": d_head, "sqrt_d_head": float(np.sqrt(d_head)),
-        "score": dot / float(np.sqrt(d_head)), "recorded_score": float(scores[head, query, key]),
-        "allowed": bool(row_allowed[key]), "mask_value": fill, "masked_score": float(row_masked[key]),
-        "row_masked_scores": row_masked.tolist(), "row_softmax": row_softmax.tolist(),
-        "weight": float(weights[head, query, key]),
-    }
-
-
 def _names(outer: str, inner: str, count: int, texts: list[str], gap: int) -> list[str]:
     """Category names of the grid's rows or columns: "Layer 2 · query 3 “the”", gutters "gap 1.0"."""
     names = [f"{outer} {block + 1} · {inner} {i} “{texts[i]}”" if i < len(texts) else f"gap {block}.{i}"
@@ -400,8 +367,3 @@ def _selected_pair(event, size: int = 2) -> tuple[int, ...] | None:
                 isinstance(v, int | float) and not isinstance(v, bool) for v in data):
             return tuple(int(v) for v in data)
     return None
-
-
-def _token(tokens, position: int) -> str:
-    return str(tokens[position]) if tokens is not None and position < len(tokens) else str(position)
-
