@@ -28,10 +28,9 @@ from .common import (
     attention_arrays,
     base_layout,
     cell_label,
-    fill_text,
     format_number,
     mask_value,
-    token_text_axis,
+    token_axis,
     token_texts,
     value_plane,
 )
@@ -185,12 +184,12 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
         colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14),
     ))
     if value != "scores" and not mask.all():
-        fig.add_trace(blocked_layer(mask, "0" if value == "weights" else fill_text(fill), show, font))
+        fig.add_trace(blocked_layer(mask, "0" if value == "weights" else format_number(fill), show, font))
 
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     query, key = np.divmod(np.arange(q_len * k_len), k_len)  # (q_len·k_len,) each, row by row
-    verdict = np.where(mask.ravel(), "may attend", f"blocked: score → {fill_text(fill)}, weight 0")
+    verdict = np.where(mask.ravel(), "may attend", f"blocked: score → {format_number(fill)}, weight 0")
     hover = [f"<b>{cell_label(i, q_text[i], j, k_text[j])}</b><br>weight {w:.3f}<br>raw score {s:.3f}<br>{v}"
              for i, j, w, s, v in zip(query, key, weight.ravel(), score.ravel(), verdict, strict=True)]
     fig.add_trace(go.Scatter(
@@ -210,9 +209,9 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     base_layout(fig, title, height=round(cell * q_len) + 150)
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=120))
     # Explicit ranges: autorange would pad the axes to fit the click targets.
-    fig.update_xaxes(**token_text_axis(k_tokens, k_len), side="top", tickfont_size=min(font + 2, 15),
+    fig.update_xaxes(**token_axis(k_tokens, k_len), side="top", tickfont_size=min(font + 2, 15),
                      title=dict(text=f"key ({SIDES[attention.key_side]})", standoff=6), range=[-0.5, k_len - 0.5])
-    fig.update_yaxes(**token_text_axis(q_tokens, q_len), tickfont_size=min(font + 2, 15),
+    fig.update_yaxes(**token_axis(q_tokens, q_len), tickfont_size=min(font + 2, 15),
                      title=f"query ({SIDES[attention.query_side]})", range=[q_len - 0.5, -0.5])
     return fig
 

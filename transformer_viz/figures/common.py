@@ -1,4 +1,4 @@
-"""What every figure shares: colour scales, token axes, the base layout.
+"""What every figure shares: colours, the base layout, token text and axes, numbers, attention arrays.
 
 Figures are pure Plotly: numpy arrays or Trace entries in, go.Figure out. Colour
 scales are set explicitly on every trace, because importing Streamlit changes
@@ -22,6 +22,13 @@ MASK_COLOURS = [[0.0, "#3b3b3b"], [1.0, "#f2c14e"]]  # blocked (dark) / may atte
 TEXT_COLOUR = "#2a3f5f"
 GRID_COLOUR = "#EBF0F8"
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=14)
+# Lines and bars: the Okabe-Ito palette (colour-blind safe), set explicitly on every trace.
+LINE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+HIGHLIGHT = "#D55E00"  # the chosen token, the current step
+MUTED = "#9aa5b1"  # everything else
+# Attention cells the mask blocks: a neutral grey that no colour scale above contains.
+BLOCKED_GREY = "#c8c8c8"
+MINUS = "−"  # a true minus sign: "-" is a hyphen
 
 
 def base_layout(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
@@ -44,6 +51,11 @@ def base_layout(fig: go.Figure, title: str | None = None, height: int | None = N
     return fig
 
 
+def escape_text(text: str) -> str:
+    """Text Plotly shows literally: "<s>" or "<pad>" would otherwise be read as markup."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def token_labels(tokens: Sequence[str] | None, length: int) -> list[str]:
     """Tick text for positions 0..length-1; without tokens, the positions themselves."""
     if tokens is None:
@@ -51,24 +63,41 @@ def token_labels(tokens: Sequence[str] | None, length: int) -> list[str]:
     return [str(t) for t in tokens[:length]] + [str(i) for i in range(len(tokens), length)]
 
 
+def token_texts(tokens: Sequence[str] | None, length: int) -> list[str]:
+    """`token_labels`, escaped for tick text, hover and annotations."""
+    return [escape_text(t) for t in token_labels(tokens, length)]
+
+
 def token_axis(tokens: Sequence[str] | None, length: int, reverse: bool = False) -> dict:
-    """An axis of integer positions with tokens as tick text, so a repeated token keeps its own column."""
-    axis = dict(tickmode="array", tickvals=list(range(length)), ticktext=token_labels(tokens, length),
+    """An axis of integer positions with tokens as tick text, so a repeated token keeps its own column.
+
+    The tick text is escaped, so "<s>" or "<pad>" shows as written.
+    """
+    axis = dict(tickmode="array", tickvals=list(range(length)), ticktext=token_texts(tokens, length),
                 showgrid=False, zeroline=False)
     if reverse:
         axis["autorange"] = "reversed"  # first query at the top
     return axis
 
 
-def as_numpy(tensor) -> np.ndarray:
-    """A trace entry (torch tensor) or array-like as a numpy array."""
-    return tensor.numpy() if hasattr(tensor, "numpy") else np.asarray(tensor)
+def cell_label(query: int, query_text: str, key: int, key_text: str) -> str:
+    """Hover heading of one attention cell: query 2 “cat” → key 0 “the” (texts already escaped)."""
+    return f"query {query} “{query_text}” → key {key} “{key_text}”"
 
 
-# Lines and bars: the Okabe-Ito palette (colour-blind safe), set explicitly on every trace.
-LINE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
-HIGHLIGHT = "#D55E00"  # the chosen token, the current step
-MUTED = "#9aa5b1"  # everything else
+def format_number(value: float, digits: int = 2) -> str:
+    """A number as a student writes it, with a true minus sign: -2.345 -> "−2.35", -0.004 -> "0.00".
+
+    Mask fills and other huge values in short scientific form: -1e9 -> "−1e9", -1e4 -> "−1e4",
+    -2.5e9 -> "−2.5e9"; -inf -> "−∞".
+    """
+    if np.isinf(value):
+        return f"{MINUS}∞" if value < 0 else "∞"
+    if abs(value) >= 1e4:
+        mantissa, exponent = f"{value:.3g}".split("e")
+        return f"{mantissa}e{int(exponent)}".replace("-", MINUS)
+    text = f"{value:.{digits}f}"
+    return text.lstrip("-") if float(text) == 0 else text.replace("-", MINUS)
 
 
 def symmetric_limit(*arrays) -> float:
@@ -77,27 +106,9 @@ def symmetric_limit(*arrays) -> float:
     return limit if limit > 0 else 1.0
 
 
-# Attention cells the mask blocks: a neutral grey that no colour scale above contains.
-BLOCKED_GREY = "#c8c8c8"
-MINUS = "−"
-
-
-def escape_text(text: str) -> str:
-    """Text Plotly shows literally: "<s>" or "<pad>" would otherwise be read as markup."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def token_texts(tokens: Sequence[str] | None, length: int) -> list[str]:
-    """`token_labels`, escaped for tick text, hover and annotations."""
-    return [escape_text(t) for t in token_labels(tokens, length)]
-
-
-def fill_text(value: float) -> str:
-    """A mask fill as a student reads it: -1e9 -> "−1e9", -1e4 -> "−1e4", -inf -> "−∞"."""
-    if np.isinf(value):
-        return f"{MINUS}∞" if value < 0 else "∞"
-    mantissa, exponent = f"{value:.3g}".partition("e")[::2]
-    return (mantissa + (f"e{int(exponent)}" if exponent else "")).replace("-", MINUS)
+def as_numpy(tensor) -> np.ndarray:
+    """A trace entry (torch tensor) or array-like as a numpy array."""
+    return tensor.numpy() if hasattr(tensor, "numpy") else np.asarray(tensor)
 
 
 class AttentionArrays(NamedTuple):
@@ -157,21 +168,3 @@ def value_plane(value: str, arrays: AttentionArrays) -> tuple[np.ndarray, float,
         limit = symmetric_limit(scores[allowed & np.isfinite(scores)])
         return getattr(arrays, value), -limit, limit, DIVERGING
     raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
-
-
-def format_number(value: float, digits: int = 2) -> str:
-    """A cell value with a true minus sign; fills such as -1e9 or -inf via `fill_text`."""
-    if not np.isfinite(value) or abs(value) >= 1e4:
-        return fill_text(value)
-    text = f"{value:.{digits}f}"
-    return text.lstrip("-") if float(text) == 0 else text.replace("-", MINUS)
-
-
-def cell_label(query: int, query_text: str, key: int, key_text: str) -> str:
-    """Hover heading of one attention cell: query 2 “cat” → key 0 “the” (texts already escaped)."""
-    return f"query {query} “{query_text}” → key {key} “{key_text}”"
-
-
-def token_text_axis(tokens: Sequence[str] | None, length: int, reverse: bool = False) -> dict:
-    """`token_axis` with escaped tick text, so "<s>" or "<pad>" shows as written."""
-    return {**token_axis(tokens, length, reverse), "ticktext": token_texts(tokens, length)}

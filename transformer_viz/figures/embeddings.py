@@ -21,7 +21,7 @@ POSITIONAL_TITLES = {"sinusoidal": "sinusoidal", "sinusoidal_concat": "[sin | co
                      "none": "none: zeros"}
 
 
-def matrix_heatmap(matrix: np.ndarray, tokens: Sequence[str] | None, zmax: float, showscale: bool = True,
+def embedding_heatmap_trace(matrix: np.ndarray, tokens: Sequence[str] | None, zmax: float, showscale: bool = True,
                    name: str = "") -> go.Heatmap:
     """One (positions, d_model) matrix as a heatmap trace with token / position / dimension / value hover."""
     positions, dims = matrix.shape
@@ -41,10 +41,10 @@ def embedding_heatmap(matrix, tokens: Sequence[str] | None, title: str, zmax: fl
     """
     matrix = as_numpy(matrix)  # (positions, d_model)
     limit = zmax if zmax is not None else symmetric_limit(matrix)
-    fig = go.Figure(matrix_heatmap(matrix, tokens, limit))
+    fig = go.Figure(embedding_heatmap_trace(matrix, tokens, limit))
     base_layout(fig, title, height=max(260, 60 + 28 * matrix.shape[0]))
     fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False)
-    fig.update_yaxes(token_axis(token_texts(tokens, len(matrix)), len(matrix), reverse=True), title_text="position")
+    fig.update_yaxes(token_axis(tokens, len(matrix), reverse=True), title_text="position")
     return fig
 
 
@@ -78,7 +78,7 @@ def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | Non
             hovertemplate=f"{label}<br>“%{{customdata}}” position %{{x}}<br>value %{{y:.3f}}<extra></extra>",
         ))
     base_layout(fig, "Waves over the positions", height=440)
-    axis = token_axis(labels, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
+    axis = token_axis(tokens, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
     fig.update_xaxes(axis, title_text="position")
     fig.update_yaxes(title_text="value", range=[-1.15, 1.15] if np.abs(encoding).max() <= 1 else None,
                      zeroline=True, zerolinecolor="#888")
@@ -106,8 +106,8 @@ def position_similarity(encoding, tokens: Sequence[str] | None = None) -> go.Fig
         hovertemplate="%{customdata}<br>cosine similarity %{z:.3f}<extra></extra>",
     ))
     base_layout(fig, "Cosine similarity of two positions", height=520)
-    fig.update_xaxes(token_axis(labels, length), title_text="position")
-    fig.update_yaxes(token_axis(labels, length, reverse=True), title_text="position")
+    fig.update_xaxes(token_axis(tokens, length), title_text="position")
+    fig.update_yaxes(token_axis(tokens, length, reverse=True), title_text="position")
     return fig
 
 
@@ -148,7 +148,7 @@ def positional_variants(max_len: int, d_model: int, learned: bool = True) -> go.
     fig = make_subplots(rows=1, cols=len(variants), shared_yaxes=True, horizontal_spacing=0.025,
                         subplot_titles=[title for title, _ in variants])
     for col, (title, matrix) in enumerate(variants, start=1):
-        trace = matrix_heatmap(matrix, None, 1.0, showscale=col == len(variants), name=title.split("<br>")[0])
+        trace = embedding_heatmap_trace(matrix, None, 1.0, showscale=col == len(variants), name=title.split("<br>")[0])
         fig.add_trace(trace, row=1, col=col)
         fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False, row=1, col=col)
     fig.layout.annotations[2].font.color = "#b00020"  # the bug's title in red
@@ -182,12 +182,13 @@ def embedding_pipeline(trace, side: str) -> go.Figure:
     fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.03,
                         subplot_titles=[title for title, _ in panels])
     for col, (title, matrix) in enumerate(panels, start=1):
-        fig.add_trace(matrix_heatmap(matrix, tokens, limit, showscale=col == len(panels), name=title), row=1, col=col)
+        trace = embedding_heatmap_trace(matrix, tokens, limit, showscale=col == len(panels), name=title)
+        fig.add_trace(trace, row=1, col=col)
         fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False, row=1, col=col)
     stack = "encoder" if side == "src" else "decoder"
     base_layout(fig, f"{'Source' if side == 'src' else 'Target'}: what enters {stack} layer 1 "
                      f"(one colour range: ±{limit:.2f})", height=max(300, 110 + 30 * len(token)))
     fig.update_layout(margin=dict(t=80))
-    fig.update_yaxes(token_axis(token_texts(tokens, len(token)), len(token), reverse=True))
+    fig.update_yaxes(token_axis(tokens, len(token), reverse=True))
     fig.update_yaxes(title_text="position", row=1, col=1)
     return fig

@@ -16,16 +16,25 @@ import plotly.graph_objects as go
 
 from ..recording import ATTENTION_KINDS
 from ..walkthrough import HeadWalkthrough
-from .common import DIVERGING, MASK_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis
+from .common import (
+    BLOCKED_GREY,
+    DIVERGING,
+    MASK_COLOURS,
+    SEQUENTIAL,
+    as_numpy,
+    base_layout,
+    escape_text,
+    format_number,
+    token_axis,
+    token_texts,
+)
 
 # Step key -> a short label for a tab or a slider, in the order of the computation.
 STEP_LABELS = {"x": "X", "projections": "Q, K, V", "qk": "QKᵀ", "scale": "÷ √d_k", "mask": "+ mask",
                "softmax": "softmax", "weighted_sum": "× V", "concat": "concat heads", "output": "× W_O"}
 STEP_KEYS = tuple(STEP_LABELS)
 MAX_VALUE_ROWS, MAX_VALUE_COLS = 12, 16  # larger matrices show colours only (values on hover)
-BLOCKED_GREY = "#c8c8c8"
 OUTLINE = "#111111"
-MINUS = "−"
 HEADER_PX, SUBPLOT_TITLE_PX = 80, 24  # room for the title with its subtitle; for a subplot's title
 PAGE_PX = 1100  # the width figures are laid out for (a wide page on a projector)
 MIN_CELL_PX, MIN_TOKEN_PX = 6.0, 14.0  # smallest cell height; rows labelled by tokens need room for the text
@@ -44,19 +53,6 @@ class Panel:
     blocked: np.ndarray | None = None  # (rows, cols) bool, True = masked out: drawn grey, outside the colours
     text: np.ndarray | None = None  # (rows, cols) str, replaces the formatted values
     marks: tuple[dict, ...] = ()  # outlines and lines in cell coordinates (x = column, y = row)
-
-
-def number_text(value: float) -> str:
-    """2 decimals with a true minus sign; huge fills such as -1e9 as "−1e9", -inf as "−∞"."""
-    if math.isinf(value):
-        return f"{MINUS}∞" if value < 0 else "∞"
-    if abs(value) >= 1e4:
-        exponent = math.floor(math.log10(abs(value)))
-        mantissa = value / 10**exponent
-        text = f"{mantissa:.0f}e{exponent}" if mantissa == round(mantissa) else f"{mantissa:.1f}e{exponent}"
-        return text.replace("-", MINUS)
-    text = f"{value:.2f}"
-    return "0.00" if text == "-0.00" else text.replace("-", MINUS)
 
 
 def dims(n: int) -> list[str]:
@@ -85,7 +81,7 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
     memory = w.kind == "cross"
     xk = "M" if memory else "X"  # keys and values come from the encoder's memory in cross-attention
     h = w.head + 1
-    mask_text = number_text(w.mask_value)
+    mask_text = format_number(w.mask_value)
 
     def size(rows: int, cols: int) -> str:
         return f"({rows} × {cols})"
@@ -132,7 +128,7 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
     steps.append(("mask", figure([[
         Panel(w.scores, qt, kt, "scores"),
         Panel(w.mask.astype(float), qt, kt, f"+ M (0 = may attend, {mask_text} = blocked)", "mask",
-              text=np.vectorize(number_text)(additive)),
+              text=np.vectorize(format_number)(additive)),
         Panel(w.masked_scores, qt, kt, "= masked scores", blocked=~w.mask, marks=box),
     ]], f"masked scores = scores + M {size(q_len, k_len)}")))
 
@@ -167,22 +163,23 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int) -> go.Figure:
     total = float(products.sum())
     labels = [f"q{i + 1}·k{i + 1}" for i in range(len(products))] + ["Σ = q·k"]
     if len(products) <= MAX_VALUE_COLS:  # the factors under each bar: a student can redo the sum by hand
-        labels[:-1] = [f"{label}<br>{number_text(a)} × {number_text(b)}"
+        labels[:-1] = [f"{label}<br>{format_number(a)} × {format_number(b)}"
                        for label, a, b in zip(labels[:-1], q, k, strict=True)]
-    hover = [f"{number_text(a)} × {number_text(b)} = {number_text(p)}" for a, b, p in zip(q, k, products, strict=True)]
+    hover = [f"{format_number(a)} × {format_number(b)} = {format_number(p)}"
+             for a, b, p in zip(q, k, products, strict=True)]
     fig = go.Figure(go.Waterfall(
         x=labels, y=[*products, 0.0], measure=["relative"] * len(products) + ["total"],
-        text=[number_text(p) for p in products] + [number_text(total)],
+        text=[format_number(p) for p in products] + [format_number(total)],
         textposition="outside" if len(products) <= MAX_VALUE_COLS else "none",
-        hovertext=[*hover, f"sum = {number_text(total)}"], hoverinfo="text",
+        hovertext=[*hover, f"sum = {format_number(total)}"], hoverinfo="text",
         increasing=dict(marker_color="#d6604d"), decreasing=dict(marker_color="#4393c3"),
         totals=dict(marker_color="#3b3b3b"), connector=dict(line=dict(color="#9e9e9e", width=1)),
     ))
-    q_token, k_token = w.query_tokens[query], w.key_tokens[key]
-    title = (f"score({q_token} → {k_token}) = q·k / √d_head = {number_text(total)} / {w.scale:.2f} "
-             f"= {number_text(total / w.scale)}")
+    q_token, k_token = escape_text(w.query_tokens[query]), escape_text(w.key_tokens[key])
+    title = (f"score({q_token} → {k_token}) = q·k / √d_head = {format_number(total)} / {w.scale:.2f} "
+             f"= {format_number(total / w.scale)}")
     base_layout(fig, title, height=420)
-    note = "" if w.mask[query, key] else f" · blocked by the mask: becomes {number_text(w.mask_value)}, weight 0"
+    note = "" if w.mask[query, key] else f" · blocked by the mask: becomes {format_number(w.mask_value)}, weight 0"
     fig.update_layout(showlegend=False, title_subtitle_text=f"query {query + 1} ({q_token}), "
                       f"key {key + 1} ({k_token}), head {w.head + 1}{note}", margin_t=90)
     fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text="running sum")
@@ -270,9 +267,9 @@ def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: 
     rows, cols = matrix.shape
     blocked = ~np.isfinite(matrix) if panel.blocked is None else panel.blocked | ~np.isfinite(matrix)
     shown = np.where(blocked, np.nan, matrix)  # (rows, cols)
-    text = panel.text if panel.text is not None else np.vectorize(number_text, otypes=[str])(matrix)
-    hover = [[f"{panel.row_labels[i]} · {panel.col_labels[j]}: {text[i][j]}" for j in range(cols)]
-             for i in range(rows)]
+    text = panel.text if panel.text is not None else np.vectorize(format_number, otypes=[str])(matrix)
+    row_texts, col_texts = token_texts(panel.row_labels, rows), token_texts(panel.col_labels, cols)
+    hover = [[f"{row_texts[i]} · {col_texts[j]}: {text[i][j]}" for j in range(cols)] for i in range(rows)]
     if panel.style == "weights":
         colours = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0)
     elif panel.style == "mask":

@@ -24,11 +24,10 @@ from .common import (
     attention_arrays,
     base_layout,
     cell_label,
-    fill_text,
     format_number,
     mask_value,
     symmetric_limit,
-    token_text_axis,
+    token_axis,
     token_texts,
 )
 
@@ -110,8 +109,8 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=160, b=40), title_font_size=17,
                       legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font_size=14))
     tick = dict(tickfont_size=12, fixedrange=True)
-    fig.update_xaxes(**token_text_axis(key_tokens, k_len), side="top", **tick)
-    fig.update_yaxes(**token_text_axis(query_tokens, q_len, reverse=True), **tick)
+    fig.update_xaxes(**token_axis(key_tokens, k_len), side="top", **tick)
+    fig.update_yaxes(**token_axis(query_tokens, q_len, reverse=True), **tick)
     return fig
 
 
@@ -167,14 +166,14 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
 
     spacing = 0.09
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=spacing, subplot_titles=[
-        "① raw scores q·k / √d_k", f"② masked: blocked → {fill_text(fill)}", "③ softmax → weights"])
+        "① raw scores q·k / √d_k", f"② masked: blocked → {format_number(fill)}", "③ softmax → weights"])
     panels = (
         (score, -limit, limit, DIVERGING, hover(lambda i, j: f"raw score {score[i, j]:.3f}" + (
-            "" if mask[i, j] else f"<br>the mask blocks this key: it becomes {fill_text(fill)}"))),
+            "" if mask[i, j] else f"<br>the mask blocks this key: it becomes {format_number(fill)}"))),
         (masked, -limit, limit, DIVERGING, hover(lambda i, j: f"masked score {score[i, j]:.3f} (may attend)"
-                                                  if mask[i, j] else f"masked score {fill_text(fill)} (blocked)")),
+                                                  if mask[i, j] else f"masked score {format_number(fill)} (blocked)")),
         (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: f"weight {weight[i, j]:.3f}" + (
-            "" if mask[i, j] else f"<br>blocked: e^({fill_text(fill)}) ≈ 0"))),
+            "" if mask[i, j] else f"<br>blocked: e^({format_number(fill)}) ≈ 0"))),
     )
     width = (1 - 2 * spacing) / 3
     for col, (z, zmin, zmax, colorscale, text) in enumerate(panels, start=1):
@@ -188,7 +187,7 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
             hovertext=text, hovertemplate="%{hovertext}<extra></extra>",
         ), row=1, col=col)
         if col > 1 and not mask.all():
-            fig.add_trace(blocked_layer(mask, fill_text(fill) if col == 2 else "0", show, font), row=1, col=col)
+            fig.add_trace(blocked_layer(mask, format_number(fill) if col == 2 else "0", show, font), row=1, col=col)
 
     title = f"{ATTENTION_KINDS[kind].title} · Layer {layer + 1} · Head {head + 1}: from scores to weights"
     base_layout(fig, title, height=round(cell * q_len) + 190)
@@ -196,8 +195,8 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
     fig.update_annotations(font_size=15)
     fig.add_annotation(x=width + spacing / 2, y=0.5, xref="paper", yref="paper", text="→", showarrow=False,
                        font=dict(size=34, color="#777777"))
-    fig.update_xaxes(**token_text_axis(k_tokens, k_len), tickfont_size=12, fixedrange=True)
-    fig.update_yaxes(**token_text_axis(q_tokens, q_len, reverse=True), tickfont_size=12,
+    fig.update_xaxes(**token_axis(k_tokens, k_len), tickfont_size=12, fixedrange=True)
+    fig.update_yaxes(**token_axis(q_tokens, q_len, reverse=True), tickfont_size=12,
                      fixedrange=True)
     fig.update_yaxes(showticklabels=False, col=2)
     fig.update_yaxes(showticklabels=False, col=3)
