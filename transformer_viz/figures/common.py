@@ -7,13 +7,13 @@ Plotly's default template.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import attention_name
+from ..recording import ATTENTION_KINDS, attention_name
 
 # Colour-blind-safe scales that stay readable on a projector.
 SEQUENTIAL = "Viridis"  # attention weights, masks: 0 dark -> 1 bright
@@ -154,6 +154,14 @@ ATTENTION_VALUES = ("weights", "scores", "masked_scores")
 VALUE_TITLES = {"weights": "weight", "scores": "raw score", "masked_scores": "masked score"}
 
 
+def check_choice(kind: str, value: str = "weights") -> None:
+    """Raise ValueError naming the choices for an unknown attention kind or value."""
+    if kind not in ATTENTION_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(ATTENTION_KINDS)}, got {kind!r}.")
+    if value not in ATTENTION_VALUES:
+        raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
+
+
 def value_plane(value: str, arrays: AttentionArrays) -> tuple[np.ndarray, float, float, str]:
     """(z, zmin, zmax, colour scale) for drawing `value` of `arrays` (any leading dimensions).
 
@@ -168,3 +176,23 @@ def value_plane(value: str, arrays: AttentionArrays) -> tuple[np.ndarray, float,
         limit = symmetric_limit(scores[allowed & np.isfinite(scores)])
         return getattr(arrays, value), -limit, limit, DIVERGING
     raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
+
+
+# Click targets: a scatter over heatmap cells, because Streamlit reports selected scatter points but not
+# heatmap cells. Invisible: hover and clicks find a point by distance, not by its pixels.
+CLICK_OPACITY = 0.01
+CLICK_COLOUR = "rgba(255, 255, 255, 0)"
+
+
+def selected_pair(event, size: int = 2) -> tuple[int, ...] | None:
+    """The first clicked point's customdata [a, b] (or [a] for size 1) as ints, from a Streamlit selection event."""
+    selection = event.get("selection") if isinstance(event, Mapping) else None
+    points = selection.get("points") if isinstance(selection, Mapping) else None
+    for point in points or ():
+        data = point.get("customdata") if isinstance(point, Mapping) else None
+        if isinstance(data, Mapping):  # a typed array that went through JSON: {"0": a, "1": b}
+            data = [data.get(str(i)) for i in range(size)]
+        if isinstance(data, list | tuple) and len(data) == size and all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in data):
+            return tuple(int(v) for v in data)
+    return None

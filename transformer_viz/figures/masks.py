@@ -15,7 +15,6 @@ from plotly.subplots import make_subplots
 
 from ..recording import ATTENTION_KINDS, attention_name
 from .common import (
-    ATTENTION_VALUES,
     BLOCKED_GREY,
     DIVERGING,
     MASK_COLOURS,
@@ -24,6 +23,7 @@ from .common import (
     attention_arrays,
     base_layout,
     cell_label,
+    check_choice,
     format_number,
     mask_value,
     symmetric_limit,
@@ -33,14 +33,6 @@ from .common import (
 
 MAX_STEP_TOKENS = 10  # up to this many tokens a side, the three masking panels write their values
 BLOCKED_TEXT = "#3b3b3b"
-
-
-def check_choice(kind: str, value: str = "weights") -> None:
-    """Raise ValueError naming the choices for an unknown attention kind or value."""
-    if kind not in ATTENTION_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(ATTENTION_KINDS)}, got {kind!r}.")
-    if value not in ATTENTION_VALUES:
-        raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
 
 
 def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, **position) -> go.Heatmap:
@@ -54,36 +46,6 @@ def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, 
     )
 
 
-def blocked_rectangles(blocked: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """Blocked cells (q_len, k_len) as (top, bottom, left, right) half-open rectangles.
-
-    Runs within a row, merged with the same run in the rows below (a padding column is one rectangle).
-    """
-    rectangles, open_runs = [], {}
-    for row, cells in enumerate([*blocked, np.zeros(blocked.shape[1], bool)]):
-        edges = np.flatnonzero(np.diff(np.concatenate([[0], cells.astype(np.int8), [0]])))
-        runs = set(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
-        for run in [r for r in open_runs if r not in runs]:
-            rectangles.append((open_runs.pop(run), row, *run))
-        for run in runs:
-            open_runs.setdefault(run, row)
-    return rectangles
-
-
-def blocked_path(mask: np.ndarray, heads: int, gap: int) -> str:
-    """One SVG path over every blocked cell of `attention_grid`'s tiles (`gap` cells apart).
-
-    mask (layers, q_len, k_len), True = may attend; the same for every head of a layer.
-    """
-    layers, q_len, k_len = mask.shape
-    parts = []
-    for layer in range(layers):
-        for top, bottom, left, right in blocked_rectangles(~mask[layer]):
-            y0, y1 = layer * (q_len + gap) + top - 0.5, layer * (q_len + gap) + bottom - 0.5
-            for head in range(heads):
-                x0, x1 = head * (k_len + gap) + left - 0.5, head * (k_len + gap) + right - 0.5
-                parts.append(f"M{x0:g},{y0:g}H{x1:g}V{y1:g}H{x0:g}Z")
-    return "".join(parts)
 
 
 def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[str] | None,
