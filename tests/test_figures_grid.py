@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from helpers import SRC, TGT, hand_trace, real_trace, recorded, tile
 
-from transformer_viz.figures.grid import attention_grid, grid_selection
+from transformer_viz.figures.grid import TICK_PX, attention_grid, grid_layout, grid_selection
 
 
 def path_cells(path: str) -> set[tuple[int, int]]:
@@ -133,3 +133,55 @@ def test_grid_selection_reads_layer_and_head_and_tolerates_empty_events():
                   {"selection": {"points": [{"x": 1, "y": 2}]}}, {"selection": {"points": [{"customdata": [0.5]}]}},
                   {"selection": {"points": [{"customdata": None}]}}, "not an event"):
         assert grid_selection(empty) is None
+
+
+# grid_layout ----------------------------------------------------------------------------------------------------
+
+SIZES = [(layers, heads, length) for layers in (1, 2, 6) for heads in (1, 4, 8) for length in (1, 2, 5, 8, 16, 32, 64)]
+
+
+@pytest.mark.parametrize("layers, heads, length", SIZES)
+def test_grid_layout_keeps_cells_square_and_tiles_between_90_and_360_px(layers, heads, length):
+    layout = grid_layout(layers, heads, length, length, 5, 5)
+    tile_height = layout.cell_height * length
+    assert 90 - 1e-9 <= tile_height <= 360 + 1e-9
+    if 90 < layout.cell_width * length < 360:
+        assert layout.cell_height == pytest.approx(layout.cell_width)  # square unless the clamp acts
+    assert layout.gap >= 1
+    assert layout.show_key_ticks == (layout.cell_width >= TICK_PX)
+    assert layout.show_query_ticks == (layout.cell_height >= TICK_PX)
+    rows = layers * (length + layout.gap) - layout.gap
+    assert layout.height == round(layout.cell_height * rows) + layout.top + layout.bottom
+    # The columns, gutters and margins fill the width laid out for.
+    columns = heads * (length + layout.gap) - layout.gap
+    left = 40 + 8 * 5  # the query labels' room, whether or not they are shown
+    assert layout.cell_width * columns + left + layout.right == pytest.approx(900)
+
+
+def test_grid_layout_clamps_and_hides_ticks_at_the_extremes():
+    one = grid_layout(1, 1, 2, 2, 3, 3)  # two huge cells: the tile stops at 360 px
+    assert one.cell_height * 2 == pytest.approx(360) and one.cell_width > one.cell_height
+    assert one.show_key_ticks and one.show_query_ticks
+    big = grid_layout(6, 8, 32, 32, 5, 5)  # 2.6 px cells: the tile grows to 90 px, ticks would collide
+    assert big.cell_height * 32 == pytest.approx(90) and big.cell_height > big.cell_width
+    assert not big.show_key_ticks and not big.show_query_ticks
+    assert (big.left, big.bottom) == (40, 16)  # no room kept for labels that are not drawn
+    assert big.gap == 3 and grid_layout(1, 1, 1, 1, 1, 1).gap == 1
+
+
+def test_grid_layout_makes_room_for_long_labels_and_follows_the_width():
+    short, long = grid_layout(2, 2, 4, 4, 3, 3), grid_layout(2, 2, 4, 4, 12, 12)
+    assert long.left > short.left and long.bottom > short.bottom and long.cell_width < short.cell_width
+    assert grid_layout(2, 4, 8, 8, 5, 5, width=1400).cell_width > grid_layout(2, 4, 8, 8, 5, 5).cell_width
+
+
+def test_the_grid_is_drawn_with_its_layout():
+    trace = real_trace(2, 4)
+    fig = attention_grid(trace, "encoder_self", width=700)
+    layout = grid_layout(2, 4, 8, 8, len("<pad>"), len("<pad>"), 700)
+    assert fig.layout.height == layout.height
+    margin = fig.layout.margin
+    assert (margin.l, margin.r, margin.t, margin.b) == (layout.left, layout.right, layout.top, layout.bottom)
+    assert fig.data[1].marker.size == pytest.approx(layout.target_size)
+    assert len(fig.layout.xaxis.tickvals) == (4 * 8 if layout.show_key_ticks else 0)
+

@@ -7,6 +7,8 @@ scatter with one point per tile makes the tiles clickable in Streamlit.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -22,12 +24,56 @@ from .common import (
     base_layout,
     check_choice,
     selected_pair,
+    token_labels,
     token_texts,
     value_plane,
 )
 
 GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
 TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text
+TILE_PX = (90, 360)  # the smallest and largest height of one tile
+TOP_PX, RIGHT_PX = 96, 96  # room for the title and head names; for the colour bar
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """Pixel geometry of `attention_grid` at its nominal width (margins and sizes in px)."""
+
+    gap: int  # cells between two tiles
+    cell_width: float
+    cell_height: float
+    show_key_ticks: bool  # tokens under the columns, when a column is wide enough to read one
+    show_query_ticks: bool
+    left: int
+    right: int
+    top: int
+    bottom: int
+    height: int  # of the whole figure
+    target_size: float  # the click target of a tile
+    layer_title_shift: int  # how far left of the plot the "Layer i" titles sit
+
+
+def grid_layout(layers: int, heads: int, q_len: int, k_len: int, query_label_chars: int, key_label_chars: int,
+                width: int = GRID_PX) -> GridLayout:
+    """Lay out layers × heads tiles of q_len × k_len cells in `width` px.
+
+    Cells are square unless a tile would leave TILE_PX; tokens label the axes only where a
+    cell has room for them; label lengths (in characters) size the margins they need.
+    """
+    gap = max(1, round(0.08 * max(q_len, k_len)))
+    left = 40 + 8 * max(query_label_chars, 1)
+    cell_width = (width - left - RIGHT_PX) / (heads * (k_len + gap) - gap)
+    cell_height = float(np.clip(cell_width * q_len, *TILE_PX)) / q_len
+    show_keys, show_queries = cell_width >= TICK_PX, cell_height >= TICK_PX
+    left = left if show_queries else 40
+    bottom = 16 + 7 * max(key_label_chars, 1) if show_keys else 16
+    height = round(cell_height * (layers * (q_len + gap) - gap)) + TOP_PX + bottom
+    return GridLayout(
+        gap=gap, cell_width=cell_width, cell_height=cell_height, show_key_ticks=show_keys,
+        show_query_ticks=show_queries, left=left, right=RIGHT_PX, top=TOP_PX, bottom=bottom, height=height,
+        target_size=0.7 * min(cell_width * k_len, cell_height * q_len),
+        layer_title_shift=left - 30 if show_queries else 8,
+    )
 
 
 def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple[int, int] | None = None,
@@ -47,7 +93,10 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     # weights, scores, masked (layers, heads, q_len, k_len); mask (layers, q_len, k_len)
     weights, scores, masked, mask = (np.stack(planes) for planes in zip(*stacks, strict=True))
     layers, heads, q_len, k_len = weights.shape
-    gap = max(1, round(0.08 * max(q_len, k_len)))
+    q_tokens, k_tokens = trace.attention_tokens(kind)
+    layout = grid_layout(layers, heads, q_len, k_len, max(map(len, token_labels(q_tokens, q_len)), default=1),
+                         max(map(len, token_labels(k_tokens, k_len)), default=1), width or GRID_PX)
+    gap = layout.gap
     z, zmin, zmax, colorscale = value_plane(value, AttentionArrays(weights, scores, masked, mask[:, None]))
     # The hover shows whichever of weight and raw score the colour does not.
     other = {"weights": scores, "scores": weights, "masked_scores": np.stack([weights, scores], -1)}[value]
@@ -56,34 +105,23 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
               "masked_scores": "masked score <b>%{z:.4~g}</b><br>raw score %{customdata[1]:.3f}<br>"
                                "weight %{customdata[0]:.3f}"}[value]
 
-    q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     y_names = _names("Layer", "query", layers, q_text, gap)
     x_names = _names("Head", "key", heads, k_text, gap)
-
-    # Pixel geometry at the nominal width: square cells, a tile between 90 and 360 px high.
-    width = width or GRID_PX
-    left = 40 + 8 * max(map(len, q_text), default=1)
-    top, right = 96, 96
-    cell_w = (width - left - right) / len(x_names)
-    cell_h = float(np.clip(cell_w * q_len, 90, 360)) / q_len
-    show_x, show_y = cell_w >= TICK_PX, cell_h >= TICK_PX
-    left = left if show_y else 40
-    bottom = 16 + 7 * max(map(len, k_text), default=1) if show_x else 16
-    height = round(cell_h * len(y_names)) + top + bottom
 
     fig = go.Figure(go.Heatmap(
         # numpy arrays, not lists: Plotly validates a list element by element (tens of ms here).
         z=_tile(z, gap), x=np.array(x_names), y=np.array(y_names), customdata=_tile(other, gap), zmin=zmin, zmax=zmax,
         colorscale=colorscale, hoverongaps=False, name="attention",
-        colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14, len=min(1.0, 420 / height)),
+        colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14,
+                      len=min(1.0, 420 / layout.height)),
         hovertemplate=f"%{{y}}<br>%{{x}}<br>{number}<extra></extra>",
     ))
     centre_x = [x_names[h * (k_len + gap) + k_len // 2] for h in range(heads)]
     centre_y = [y_names[layer * (q_len + gap) + q_len // 2] for layer in range(layers)]
     fig.add_trace(go.Scatter(
         x=centre_x * layers, y=np.repeat(centre_y, heads).tolist(), mode="markers", name="tiles",
-        marker=dict(symbol="square", size=0.7 * min(cell_w * k_len, cell_h * q_len), opacity=CLICK_OPACITY,
+        marker=dict(symbol="square", size=layout.target_size, opacity=CLICK_OPACITY,
                     color=CLICK_COLOUR),
         customdata=[[layer, head] for layer in range(layers) for head in range(heads)],
         hovertext=[f"<b>Layer {layer + 1} · Head {head + 1}</b><br>click to open this head"
@@ -102,20 +140,24 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     fig.update_layout(annotations=[
         *(dict(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
                text=f"Head {head + 1}", showarrow=False, font_size=15) for head in range(heads)),
-        *(dict(x=0, xref="paper", xanchor="right", xshift=-(left - 30 if show_y else 8),
+        *(dict(x=0, xref="paper", xanchor="right", xshift=-layout.layer_title_shift,
                y=layer * (q_len + gap) + (q_len - 1) / 2, text=f"Layer {layer + 1}",
                textangle=-90, showarrow=False, font_size=15) for layer in range(layers)),
     ])
 
     size = f"{layers} layer{'s' * (layers > 1)} × {heads} head{'s' * (heads > 1)}"
-    base_layout(fig, f"{ATTENTION_KINDS[kind].title} · {VALUE_TITLES[value]}s · {size}", height)
-    fig.update_layout(margin=dict(l=left, r=right, t=top, b=bottom), plot_bgcolor="#ffffff")
+    base_layout(fig, f"{ATTENTION_KINDS[kind].title} · {VALUE_TITLES[value]}s · {size}", layout.height)
+    margin = dict(l=layout.left, r=layout.right, t=layout.top, b=layout.bottom)
+    fig.update_layout(margin=margin, plot_bgcolor="#ffffff")
     names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont_size=12, tickmode="array")
-    fig.update_xaxes(**names, tickvals=_tile_names(x_names, heads, k_len, gap) if show_x else [],
-                     ticktext=k_text * heads if show_x else [], automargin=True, range=[-0.5, len(x_names) - 0.5])
+    keys = dict(tickvals=_tile_names(x_names, heads, k_len, gap), ticktext=k_text * heads)
+    queries = dict(tickvals=_tile_names(y_names, layers, q_len, gap), ticktext=q_text * layers)
+    no_ticks = dict(tickvals=[], ticktext=[])
     # Explicit ranges: autorange would pad the axes to fit the large click targets.
-    fig.update_yaxes(**names, tickvals=_tile_names(y_names, layers, q_len, gap) if show_y else [],
-                     ticktext=q_text * layers if show_y else [], range=[len(y_names) - 0.5, -0.5], automargin=False)
+    fig.update_xaxes(**names, **(keys if layout.show_key_ticks else no_ticks), automargin=True,
+                     range=[-0.5, len(x_names) - 0.5])
+    fig.update_yaxes(**names, **(queries if layout.show_query_ticks else no_ticks), automargin=False,
+                     range=[len(y_names) - 0.5, -0.5])
     return fig
 
 
