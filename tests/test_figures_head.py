@@ -198,6 +198,12 @@ def test_values_in_cells_only_where_they_fit():
     assert not any(has_text(t) for t in panels(dict(large)["qk"]))
 
 
+def test_every_step_builds_when_the_panel_widths_add_up_to_just_over_1():
+    # d_head 8 and 10 tokens: Q, Kᵀ and QKᵀ are 8, 10 and 10 columns wide, whose fractions overshoot 1.0.
+    steps = walkthrough_figures(walk("cross", d_model=16, n_heads=2, length=10))
+    assert [key for key, _ in steps] == list(STEP_KEYS)
+
+
 def test_dot_product_bars_sum_to_the_score():
     w = walk("cross")
     query, key = 2, 0
