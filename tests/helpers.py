@@ -2,6 +2,7 @@
 
 import numpy as np
 import torch
+from plotly.colors import hex_to_rgb, sample_colorscale
 
 from transformer_viz import ModelConfig, Trace, Transformer
 from transformer_viz.recording import attention_name
@@ -59,3 +60,25 @@ def recorded(trace, kind_prefix, leaf):
 
 def tile(z, layer, head, q_len, k_len, gap):
     return z[layer * (q_len + gap): layer * (q_len + gap) + q_len, head * (k_len + gap): head * (k_len + gap) + k_len]
+
+
+def rgb(colour: str) -> tuple[float, ...]:
+    """"#c8c8c8", "rgb(1, 2, 3)" or "rgba(1, 2, 3, 0.5)" -> (r, g, b) or (r, g, b, alpha)."""
+    if colour.startswith("#"):
+        return tuple(hex_to_rgb(colour))
+    return tuple(float(value) for value in colour[colour.index("(") + 1:-1].split(","))
+
+
+def drawn_alpha(scatter) -> float:
+    """How opaque a scatter's markers are drawn at most: as plotted, selected or unselected."""
+    colour = rgb(scatter.marker.color)
+    alpha = colour[3] if len(colour) == 4 else 1.0
+    plain = 1.0 if scatter.marker.opacity is None else scatter.marker.opacity
+    states = [s.marker.opacity for s in (scatter.selected, scatter.unselected) if s.marker.opacity is not None]
+    return (1.0 if scatter.opacity is None else scatter.opacity) * alpha * max([plain, *states])
+
+
+def scale_colours(colorscale, fractions) -> list[tuple[float, ...]]:
+    """The (r, g, b) a heatmap's colour scale draws at these fractions of its range (0 = zmin, 1 = zmax)."""
+    return [rgb(c) for c in sample_colorscale([list(step) for step in colorscale], list(fractions))]
+

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import hand_trace, real_trace, recorded, tile
+from helpers import drawn_alpha, hand_trace, real_trace, recorded, tile
 
 from transformer_viz.figures.attention import (
     attention_heatmap,
@@ -44,7 +44,7 @@ def test_heatmap_greys_blocked_cells_and_its_click_targets_carry_query_and_key()
     assert grey.hoverinfo == "skip" and grey.showscale is False
     targets = fig.data[2]
     assert [tuple(c) for c in targets.customdata] == [(i, j) for i in range(6) for j in range(6)]
-    assert targets.marker.opacity <= 0.05 and targets.hoverinfo != "skip"
+    assert drawn_alpha(targets) < 0.02 and targets.hoverinfo != "skip"  # invisible, yet hovered and clicked
     weights = recorded(trace, "decoder.layers.0.self_attn", "weights")[1]
     scores = recorded(trace, "decoder.layers.0.self_attn", "scores")[1]
     hover = targets.hovertext[2 * 6 + 4]  # query 2 "chat" may not see key 4 "le"

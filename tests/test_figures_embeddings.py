@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from helpers import make_model
+from helpers import make_model, scale_colours
 
 from transformer_viz.figures.embeddings import (
     embedding_heatmap,
@@ -37,7 +37,8 @@ def test_embedding_heatmap_rows_are_positions_with_tokens_as_ticks():
     assert list(fig.layout.yaxis.ticktext) == SRC
     assert fig.layout.yaxis.autorange == "reversed"
     assert heatmap.zmin == -19 and heatmap.zmax == 19  # symmetric around 0
-    assert heatmap.colorscale is not None
+    low, middle, high = scale_colours(heatmap.colorscale, [0, 0.5, 1])
+    assert low != high and sum(middle) > max(sum(low), sum(high))  # diverging: a light middle at 0
     assert heatmap.customdata[3, 0] == "“the”" and "dimension" in heatmap.hovertemplate
     assert fig.layout.title.text == "Token embeddings"
 

@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import SRC, TGT, hand_trace, real_trace, recorded, tile
+from helpers import SRC, TGT, drawn_alpha, hand_trace, real_trace, recorded, rgb, scale_colours, tile
 
 from transformer_viz.figures.grid import TICK_PX, attention_grid, grid_layout, grid_selection
 
@@ -37,7 +37,8 @@ def test_grid_z_holds_each_heads_weights_at_its_tile_with_nan_gutters(kind, q_to
     assert np.isnan(z[q_len]).all()  # the gutter row between the layers
     assert all(np.isnan(z[:, (head + 1) * (k_len + gap) - 1]).all() for head in range(3))
     assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
-    assert fig.data[0].colorscale is not None
+    zero, one = scale_colours(fig.data[0].colorscale, [0, 1])
+    assert zero != one  # a weight of 0 and a weight of 1 look different
 
 
 @pytest.mark.parametrize("layers,heads,length", [(1, 1, 5), (2, 4, 8), (6, 8, 32)])
@@ -48,7 +49,7 @@ def test_grid_is_one_heatmap_with_one_click_target_per_tile(layers, heads, lengt
     targets = fig.data[1]
     assert sorted(map(tuple, targets.customdata)) == [(lay, h) for lay in range(layers) for h in range(heads)]
     assert len(targets.x) == len(targets.y) == layers * heads
-    assert targets.marker.opacity <= 0.05 and targets.hoverinfo != "skip"
+    assert drawn_alpha(targets) < 0.02 and targets.hoverinfo != "skip"  # invisible, yet hovered and clicked
     assert targets.marker.size >= 20  # large enough to click
     headers = [a.text for a in fig.layout.annotations]
     assert headers == [f"Head {h + 1}" for h in range(heads)] + [f"Layer {lay + 1}" for lay in range(layers)]
@@ -109,7 +110,8 @@ def test_grid_greys_exactly_the_blocked_cells_including_rows_with_no_allowed_key
     weights = np.where(mask, 1 / 3, 0.0)[None].repeat(2, 0)  # (heads, q_len, k_len)
     fig = attention_grid(hand_trace(weights, mask), "encoder_self")
     (shape,) = fig.layout.shapes
-    assert shape.layer == "above" and shape.fillcolor is not None
+    red, green, blue = rgb(shape.fillcolor)
+    assert shape.layer == "above" and red == green == blue  # a grey over the cells
     expected = {(i, head * 5 + j) for head in range(2) for i, j in zip(*np.nonzero(~mask), strict=True)}
     assert path_cells(shape.path) == expected
     assert not attention_grid(hand_trace(weights, mask), "encoder_self", "scores").layout.shapes

@@ -3,7 +3,6 @@
 import numpy as np
 from helpers import real_trace, recorded
 
-from transformer_viz.figures.common import MASK_COLOURS
 from transformer_viz.figures.masks import mask_figures, mask_heatmap, masking_steps
 
 
@@ -11,9 +10,10 @@ def test_mask_heatmap_draws_the_mask_with_a_may_attend_and_blocked_legend():
     mask = np.array([[True, False, False], [True, True, False]])
     fig = mask_heatmap(mask, ["a", "b"], ["a", "b", "<pad>"], "Look-ahead")
     np.testing.assert_array_equal(np.asarray(fig.data[0].z), mask.astype(int))
-    assert {t.name: t.marker.color for t in fig.data[1:]} == {"may attend": MASK_COLOURS[-1][1],
-                                                              "blocked": MASK_COLOURS[0][1]}
-    assert fig.data[0].colorscale[0][1] == MASK_COLOURS[0][1] and fig.data[0].colorscale[-1][1] == MASK_COLOURS[-1][1]
+    scale = fig.data[0].colorscale  # z = 0 (blocked) at its start, 1 (may attend) at its end
+    legend = {t.name: t.marker.color for t in fig.data[1:]}
+    assert legend == {"may attend": scale[-1][1], "blocked": scale[0][1]}  # the legend names the cells' colours
+    assert legend["may attend"] != legend["blocked"]
     assert list(fig.layout.xaxis.ticktext) == ["a", "b", "&lt;pad&gt;"]
     assert "blocked" in fig.data[0].hovertext[0][2] and "may attend" in fig.data[0].hovertext[1][1]
 
