@@ -7,6 +7,7 @@ import pytest
 from helpers import SRC, TGT, drawn_alpha, hand_trace, real_trace, recorded, rgb, scale_colours, tile
 
 from transformer_viz.figures.grid import TICK_PX, attention_grid, grid_layout, grid_selection
+from transformer_viz.recording import attention_name
 
 
 def path_cells(path: str) -> set[tuple[int, int]]:
@@ -28,10 +29,8 @@ def test_grid_z_holds_each_heads_weights_at_its_tile_with_nan_gutters(kind, q_to
     z = np.asarray(fig.data[0].z, dtype=float)
     q_len, k_len, gap = len(q_tokens), len(k_tokens), 1
     assert z.shape == (2 * (q_len + gap) - gap, 4 * (k_len + gap) - gap)
-    sublayer = "cross_attn" if kind == "cross" else "self_attn"
-    stack = "decoder" if kind == "cross" else "encoder"
     for layer in range(2):
-        weights = recorded(trace, f"{stack}.layers.{layer}.{sublayer}", "weights")
+        weights = trace[attention_name(kind, layer, "weights")][0].numpy()
         for head in range(4):
             np.testing.assert_allclose(tile(z, layer, head, q_len, k_len, gap), weights[head], atol=1e-6)
     assert np.isnan(z[q_len]).all()  # the gutter row between the layers
