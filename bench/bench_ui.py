@@ -269,7 +269,8 @@ def figure_costs() -> list[str]:
 
     from app_pages.state import View
     from transformer_viz import Transformer
-    from transformer_viz.figures.attention import attention_grid, attention_heatmap, attention_lines, head_entropy
+    from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
+    from transformer_viz.figures.grid import attention_grid
     from transformer_viz.inference import run_text
     from transformer_viz.tasks import TASKS, model_config_for
 

@@ -21,9 +21,9 @@ def test_two_token_case_worked_out_by_hand():
     q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     k = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     v = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
-    out, weights, scores = scaled_dot_product_attention(q, k, v, None, -1e9)
+    out, weights, scores, masked_scores = scaled_dot_product_attention(q, k, v, None, -1e9)
     s = 1 / math.sqrt(2)
-    assert torch.allclose(scores, torch.tensor([[s, 0.0], [0.0, s]]))
+    assert torch.allclose(scores, torch.tensor([[s, 0.0], [0.0, s]])) and torch.equal(masked_scores, scores)
     w_high = math.exp(s) / (math.exp(s) + 1)
     assert torch.allclose(weights, torch.tensor([[w_high, 1 - w_high], [1 - w_high, w_high]]))
     assert torch.allclose(out[0], w_high * v[0] + (1 - w_high) * v[1])
@@ -34,7 +34,7 @@ def test_masked_key_gets_exactly_zero_and_rest_renormalises():
     k = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [5.0, 5.0]]])
     v = torch.eye(3)[None]
     mask = torch.tensor([True, True, False])[None, None, :]
-    _, weights, _ = scaled_dot_product_attention(q, k, v, mask, -1e9)
+    _, weights, _, _ = scaled_dot_product_attention(q, k, v, mask, -1e9)
     assert torch.all(weights[..., 2] == 0)
     assert torch.allclose(weights[..., :2], torch.full((1, 3, 2), 0.5))
 
@@ -43,7 +43,7 @@ def test_masked_key_gets_exactly_zero_and_rest_renormalises():
 def test_fully_blocked_row_is_zeros_not_nan(mask_value):
     q, k, v = torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4)
     mask = torch.tensor([[True, False, True], [False, False, False], [True, True, True]])[None, None]
-    out, weights, _ = scaled_dot_product_attention(q, k, v, mask, mask_value)
+    out, weights, _, _ = scaled_dot_product_attention(q, k, v, mask, mask_value)
     assert not torch.isnan(weights).any() and not torch.isnan(out).any()
     assert torch.all(weights[:, :, 1] == 0)
     assert torch.allclose(weights[:, :, [0, 2]].sum(-1), torch.ones(1, 2, 2))

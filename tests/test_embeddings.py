@@ -7,7 +7,12 @@ import torch
 from helpers import make_model, random_ids
 
 from transformer_viz import ModelConfig, Transformer
-from transformer_viz.model import sinusoidal_concat_encoding, sinusoidal_encoding
+from transformer_viz.model import (
+    learned_init_encoding,
+    seed002_buggy_encoding,
+    sinusoidal_concat_encoding,
+    sinusoidal_encoding,
+)
 
 
 @pytest.mark.parametrize("position, dim", [(0, 0), (0, 1), (1, 0), (3, 5), (7, 10), (20, 31)])
@@ -26,6 +31,23 @@ def test_sinusoidal_concat_matches_tensorflow_formula(position, dim):
     angle = position * math.exp(-i * math.log(10000) / (half - 1))
     expected = math.sin(angle) if dim < half else math.cos(angle)
     assert sinusoidal_concat_encoding(24, d_model)[position, dim].item() == pytest.approx(expected, abs=1e-5)
+
+
+@pytest.mark.parametrize("position, dim", [(0, 0), (3, 2), (7, 5), (20, 31)])
+def test_seed002_bug_doubles_the_paper_exponent(position, dim):
+    d_model, two_i = 32, dim - dim % 2  # the seed's loop variable is already 2i
+    angle = position / 10000 ** (2 * two_i / d_model)
+    expected = math.sin(angle) if dim % 2 == 0 else math.cos(angle)
+    assert seed002_buggy_encoding(24, d_model)[position, dim].item() == pytest.approx(expected, abs=1e-6)
+
+
+def test_learned_init_encoding_is_drawn_as_a_fresh_learned_table():
+    table = make_model(positional="learned").src_embed.positional.table.weight.detach()  # (max_len, d_model)
+    init = learned_init_encoding(*table.shape)
+    bound = math.sqrt(6 / sum(table.shape))  # Xavier-uniform
+    for values in (table, init):
+        assert 0.9 * bound < values.abs().max() <= bound
+    assert torch.equal(init, learned_init_encoding(*table.shape))  # seeded: the figure does not change
 
 
 def trace_of(**overrides):

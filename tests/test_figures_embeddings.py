@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from helpers import make_model
+from helpers import make_model, scale_colours
 
 from transformer_viz.figures.embeddings import (
     embedding_heatmap,
@@ -14,7 +14,7 @@ from transformer_viz.figures.embeddings import (
     positional_curves,
     positional_variants,
 )
-from transformer_viz.model import sinusoidal_concat_encoding, sinusoidal_encoding
+from transformer_viz.model import encoding_tables, sinusoidal_concat_encoding, sinusoidal_encoding
 
 SRC = ["the", "cat", "saw", "the", "dog"]  # "the" twice: must stay two rows
 TGT = ["<bos>", "le", "chat"]
@@ -37,7 +37,8 @@ def test_embedding_heatmap_rows_are_positions_with_tokens_as_ticks():
     assert list(fig.layout.yaxis.ticktext) == SRC
     assert fig.layout.yaxis.autorange == "reversed"
     assert heatmap.zmin == -19 and heatmap.zmax == 19  # symmetric around 0
-    assert heatmap.colorscale is not None
+    low, middle, high = scale_colours(heatmap.colorscale, [0, 0.5, 1])
+    assert low != high and sum(middle) > max(sum(low), sum(high))  # diverging: a light middle at 0
     assert heatmap.customdata[3, 0] == "“the”" and "dimension" in heatmap.hovertemplate
     assert fig.layout.title.text == "Token embeddings"
 
@@ -75,20 +76,23 @@ def test_position_similarity_of_no_encoding_is_zero_not_nan():
 
 def test_positional_variants_side_by_side():
     max_len, d_model = 20, 16
-    fig = positional_variants(max_len, d_model)
+    fig = positional_variants(encoding_tables(max_len, d_model))
     paper, learned = np.asarray(fig.data[0].z), np.asarray(fig.data[3].z)
     np.testing.assert_allclose(paper, sinusoidal_encoding(max_len, d_model).numpy(), atol=1e-6)
     titles = [annotation.text for annotation in fig.layout.annotations]
     assert "BUG" in titles[2] and "seed 002" in titles[2] and "Paper" in titles[0]
+    colours = [annotation.font.color for annotation in fig.layout.annotations]
+    assert colours[2] is not None and colours.count(colours[2]) == 1  # only the bug's title stands out
     assert all((trace.zmin, trace.zmax) == (-1.0, 1.0) for trace in fig.data)
     assert [trace.showscale for trace in fig.data] == [False, False, False, True]
     assert learned.shape == (max_len, d_model) and np.abs(learned).max() < 1
-    assert len(positional_variants(max_len, d_model, learned=False).data) == 3
+    without = {k: v for k, v in encoding_tables(max_len, d_model).items() if k != "learned_init"}
+    assert len(positional_variants(without).data) == 3
 
 
 def test_concat_variant_left_half_is_sin():
     max_len, d_model, half = 20, 16, 8
-    concat = np.asarray(positional_variants(max_len, d_model).data[1].z)
+    concat = np.asarray(positional_variants(encoding_tables(max_len, d_model)).data[1].z)
     position = np.arange(max_len)[:, None]
     angle = position * np.exp(-np.arange(half) * math.log(10000) / (half - 1))
     np.testing.assert_allclose(concat[:, :half], np.sin(angle), atol=1e-5)
@@ -97,12 +101,12 @@ def test_concat_variant_left_half_is_sin():
 
 def test_seed002_bug_variant_doubles_the_exponent():
     max_len, d_model = 20, 16
-    fig = positional_variants(max_len, d_model)
+    fig = positional_variants(encoding_tables(max_len, d_model))
     paper, bug = np.asarray(fig.data[0].z), np.asarray(fig.data[2].z)
     assert not np.allclose(paper, bug)
     np.testing.assert_allclose(bug[:, :2], paper[:, :2])  # i = 0: the same first pair
     i = 2  # the loop variable of the seed for dims 2 and 3
-    np.testing.assert_allclose(bug[:, 2], np.sin(np.arange(max_len) / 10000 ** (2 * i / d_model)), atol=1e-12)
+    np.testing.assert_allclose(bug[:, 2], np.sin(np.arange(max_len) / 10000 ** (2 * i / d_model)), atol=1e-6)
     # From the middle dimension on, the bug's sines barely move while the paper's still turn.
     assert np.abs(bug[:, d_model // 2]).max() < 0.01 < 0.1 < np.abs(paper[:, d_model // 2]).max()
 

@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 from helpers import make_model, random_ids
 
+from transformer_viz.figures.common import BLOCKED_GREY, format_number
 from transformer_viz.figures.head import (
-    BLOCKED_GREY,
     STEP_KEYS,
     STEP_LABELS,
     dot_product_figure,
     matrix_heatmap,
-    number_text,
     walkthrough_figures,
 )
 from transformer_viz.walkthrough import head_walkthrough
@@ -46,12 +45,6 @@ def subplot_titles(fig) -> list[str]:
     return [a.text for a in fig.layout.annotations]
 
 
-@pytest.mark.parametrize("value, text", [(-1e9, "−1e9"), (float("-inf"), "−∞"), (-1e4, "−1e4"), (-2.5e9, "−2.5e9"),
-                                         (1.234, "1.23"), (-0.5, "−0.50"), (-0.001, "0.00"), (0.0, "0.00")])
-def test_number_text(value, text):
-    assert number_text(value) == text
-
-
 def test_small_matrix_has_values_in_cells_and_first_row_on_top():
     matrix = np.array([[0.5, -1.25, 0.0], [2.0, 0.125, -0.75]])
     fig = matrix_heatmap(matrix, ["a", "b"], ["x", "y", "x"], "M (2 × 3)")
@@ -64,6 +57,13 @@ def test_small_matrix_has_values_in_cells_and_first_row_on_top():
     assert list(fig.layout.xaxis.tickvals) == [0, 1, 2] and list(fig.layout.xaxis.ticktext) == ["x", "y", "x"]
     assert not main.showscale  # the numbers are in the cells
     assert not fig.layout.shapes
+
+
+def test_tokens_show_as_written_on_axes_and_in_hover():
+    fig = matrix_heatmap(np.zeros((2, 2)), ["<s>", "a"], ["<pad>", "b"], "t")
+    assert list(fig.layout.yaxis.ticktext) == ["&lt;s&gt;", "a"]
+    assert list(fig.layout.xaxis.ticktext) == ["&lt;pad&gt;", "b"]
+    assert fig.data[0].hovertext[0][0].startswith("&lt;s&gt; · &lt;pad&gt;")
 
 
 def test_large_matrix_has_colours_only_and_a_colour_bar():
@@ -198,6 +198,12 @@ def test_values_in_cells_only_where_they_fit():
     assert not any(has_text(t) for t in panels(dict(large)["qk"]))
 
 
+def test_every_step_builds_when_the_panel_widths_add_up_to_just_over_1():
+    # d_head 8 and 10 tokens: Q, Kᵀ and QKᵀ are 8, 10 and 10 columns wide, whose fractions overshoot 1.0.
+    steps = walkthrough_figures(walk("cross", d_model=16, n_heads=2, length=10))
+    assert [key for key, _ in steps] == list(STEP_KEYS)
+
+
 def test_dot_product_bars_sum_to_the_score():
     w = walk("cross")
     query, key = 2, 0
@@ -206,7 +212,7 @@ def test_dot_product_bars_sum_to_the_score():
     np.testing.assert_allclose(bars.y[:-1], w.q[query] * w.k[key], rtol=1e-6)
     assert list(bars.measure) == ["relative"] * 4 + ["total"]
     assert sum(bars.y[:-1]) == pytest.approx(float(w.qk[query, key]), abs=1e-5)
-    assert number_text(float(w.scores[query, key])) in fig.layout.title.text
+    assert format_number(float(w.scores[query, key])) in fig.layout.title.text
     assert f"→ {w.key_tokens[key]})" in fig.layout.title.text
     assert "query 3" in fig.layout.title.subtitle.text and "blocked" not in fig.layout.title.subtitle.text
 

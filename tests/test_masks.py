@@ -50,8 +50,17 @@ def test_a_fully_padded_source_gives_zero_rows_not_nan(mask_value):
     assert torch.all(trace["decoder.layers.1.cross_attn.weights"][1] == 0)
 
 
-def test_the_mask_value_is_what_blocked_scores_become():
-    # With -1e4 (seed 002) a blocked key still gets exactly zero: the recorded weights are masked after softmax.
-    model = make_model(mask_value=-1e4)
-    _, trace = model.run_with_trace(torch.tensor([[3, 4, 0]]), torch.tensor([[1, 2]]))
+@pytest.mark.parametrize("mask_value", [-1e9, -1e4, float("-inf")])
+def test_the_mask_value_is_what_blocked_scores_become(mask_value):
+    # Catches a model that fills blocked scores with a constant of its own instead of config.mask_value.
+    model = make_model(mask_value=mask_value)
+    src, tgt = torch.tensor([[3, 4, 0]]), torch.tensor([[1, 2, 0]])
+    _, trace = model.run_with_trace(src, tgt)
+    for key, masked in trace.items():
+        if key.endswith(".masked_scores"):
+            prefix = key.removesuffix(".masked_scores")
+            blocked = ~trace[f"{prefix}.mask"].expand_as(masked)
+            assert blocked.any() and torch.all(masked[blocked] == mask_value), key
+            assert torch.equal(masked[~blocked], trace[f"{prefix}.scores"][~blocked]), key
+    # Even with -1e4 (seed 002) a blocked key gets exactly zero: the weights are masked after the softmax.
     assert torch.all(trace["encoder.layers.0.self_attn.weights"][..., 2] == 0)

@@ -4,13 +4,16 @@ import pickle
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 import torch
 from helpers import make_model, random_ids
 
 from transformer_viz import Trace, name, recording
-from transformer_viz.recording import _active_recorder
+from transformer_viz.recording import ATTENTION_KINDS, _active_recorder, attention_name
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def contract_shapes(cfg, batch: int, src_len: int, tgt_len: int) -> dict[str, tuple]:
@@ -23,7 +26,8 @@ def contract_shapes(cfg, batch: int, src_len: int, tgt_len: int) -> dict[str, tu
 
     def attention(prefix, q_len, k_len):
         return {f"{prefix}.q": (B, H, q_len, Dh), f"{prefix}.k": (B, H, k_len, Dh), f"{prefix}.v": (B, H, k_len, Dh),
-                f"{prefix}.scores": (B, H, q_len, k_len), f"{prefix}.weights": (B, H, q_len, k_len),
+                f"{prefix}.scores": (B, H, q_len, k_len), f"{prefix}.masked_scores": (B, H, q_len, k_len),
+                f"{prefix}.weights": (B, H, q_len, k_len),
                 f"{prefix}.mask": (B, 1, q_len, k_len), f"{prefix}.out": (B, q_len, D)}
 
     for i in range(cfg.n_encoder_layers):
@@ -51,7 +55,7 @@ def test_every_contract_name_has_its_shape(n_layers, n_heads):
 def test_golden_order_of_names_for_one_layer_each():
     model = make_model(n_encoder_layers=1, n_decoder_layers=1)
     _, trace = model.run_with_trace(random_ids(1, 3, 20), random_ids(1, 2, 22))
-    attention = ["q", "k", "v", "mask", "scores", "weights", "out"]
+    attention = ["q", "k", "v", "mask", "scores", "masked_scores", "weights", "out"]
     golden = (["src_embed.token", "src_embed.position", "src_embed.out"]
               + [f"encoder.layers.0.self_attn.{leaf}" for leaf in attention]
               + ["encoder.layers.0.resid_mid", "encoder.layers.0.ffn.hidden", "encoder.layers.0.resid_post",
@@ -67,6 +71,27 @@ def test_name_helper_builds_contract_names():
     assert name("decoder", 1, "cross_attn", "weights") == "decoder.layers.1.cross_attn.weights"
     assert name("src_embed", "position") == "src_embed.position"
     assert name("logits") == "logits"
+
+
+def test_attention_kinds_name_their_tensors_and_tokens():
+    model = make_model(n_encoder_layers=3, n_decoder_layers=2)
+    _, trace = model.run_with_trace(random_ids(1, 5, 20), random_ids(1, 3, 22))
+    trace = trace.with_tokens("abcde", "xyz")
+    lengths = {"src": 5, "tgt": 3}
+    assert list(ATTENTION_KINDS) == ["encoder_self", "decoder_self", "cross"]
+    assert attention_name("cross", 1, "weights") == "decoder.layers.1.cross_attn.weights"
+    for kind, attention in ATTENTION_KINDS.items():
+        layer = getattr(model, attention.stack).layers[0]
+        assert isinstance(getattr(layer, attention.norm), torch.nn.LayerNorm) and attention.title
+        rows, cols = trace[attention_name(kind, 0, "weights")].shape[-2:]
+        assert (rows, cols) == (lengths[attention.query_side], lengths[attention.key_side])
+        query_tokens, key_tokens = trace.attention_tokens(kind)
+        assert (len(query_tokens), len(key_tokens)) == (rows, cols)
+    assert trace.attention_tokens("cross") == (tuple("xyz"), tuple("abcde"))
+    assert [trace.n_layers(kind) for kind in ATTENTION_KINDS] == [3, 2, 2]
+    # Without a config, the layers are counted from the recorded names.
+    bare = Trace({k: v for k, v in trace.items() if not k.startswith("decoder.layers.1")})
+    assert [bare.n_layers(kind) for kind in ATTENTION_KINDS] == [3, 1, 1]
 
 
 @pytest.mark.parametrize("norm_first", [True, False])
@@ -90,6 +115,8 @@ def test_weights_are_softmax_of_masked_scores():
         if key.endswith(".weights"):
             prefix = key.removesuffix(".weights")
             mask = trace[f"{prefix}.mask"]
+            masked = trace[f"{prefix}.scores"].masked_fill(~mask, model.config.mask_value)
+            assert torch.equal(trace[f"{prefix}.masked_scores"], masked), key
             expected = trace[f"{prefix}.scores"].masked_fill(~mask, float("-inf")).softmax(-1)
             assert torch.allclose(trace[key], expected, atol=1e-6), key
 
@@ -137,6 +164,16 @@ def test_trace_can_be_built_by_hand():
     assert "logits" in trace and len(trace) == 1 and trace.get("missing") is None
 
 
-def test_importing_the_package_does_not_load_streamlit():
-    code = "import sys, transformer_viz; assert 'streamlit' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True)
+def test_no_module_of_the_package_loads_streamlit():
+    # Every module, figures included, imported in a fresh interpreter from this checkout.
+    code = """
+import importlib, pkgutil, sys, transformer_viz
+names = [m.name for m in pkgutil.walk_packages(transformer_viz.__path__, "transformer_viz.")]
+for module in names:
+    importlib.import_module(module)
+print(transformer_viz.__file__, len(names), "streamlit" in sys.modules, "transformer_viz.figures.grid" in names)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    path, count, streamlit, figures = result.stdout.split()
+    assert Path(path).is_relative_to(ROOT) and int(count) > 20 and figures == "True"
+    assert streamlit == "False"

@@ -13,12 +13,10 @@ import torch
 from helpers import make_model, random_ids
 
 from transformer_viz import ModelConfig, Trace, Transformer
-from transformer_viz.figures.common import ATTENTION_KINDS
-from transformer_viz.walkthrough import KINDS, TraceMismatchError, head_walkthrough
+from transformer_viz.recording import ATTENTION_KINDS, attention_name
+from transformer_viz.walkthrough import TraceMismatchError, cell_numbers, head_walkthrough
 
 D_MODEL, N_HEADS, D_HEAD, LENGTH = 8, 2, 4, 4
-PREFIX = {"encoder_self": "encoder.layers.{}.self_attn", "decoder_self": "decoder.layers.{}.self_attn",
-          "cross": "decoder.layers.{}.cross_attn"}
 
 
 def tiny(norm_first: bool, **overrides):
@@ -31,7 +29,7 @@ def tiny(norm_first: bool, **overrides):
 
 
 def cases():
-    return [(norm_first, kind, layer) for norm_first in (True, False) for kind in KINDS for layer in (0, 1)]
+    return [(norm_first, kind, layer) for norm_first in (True, False) for kind in ATTENTION_KINDS for layer in (0, 1)]
 
 
 @pytest.mark.parametrize("norm_first, kind, layer", cases())
@@ -59,13 +57,14 @@ def test_every_field_has_its_shape(norm_first, kind, layer):
 def test_recomputed_steps_equal_the_trace_for_batch_item_0(norm_first, kind, layer, head):
     model, trace = tiny(norm_first)
     w = head_walkthrough(model, trace, kind, layer, head)
-    prefix = PREFIX[kind].format(layer)
-    for leaf in ("q", "k", "v", "scores", "weights"):
-        np.testing.assert_allclose(getattr(w, leaf), trace[f"{prefix}.{leaf}"][0, head].numpy(), atol=1e-5)
-    np.testing.assert_array_equal(w.mask, trace[f"{prefix}.mask"][0, 0].numpy())
-    np.testing.assert_allclose(w.output, trace[f"{prefix}.out"][0].numpy(), atol=1e-5)
+    for leaf in ("q", "k", "v", "scores", "masked_scores", "weights"):
+        np.testing.assert_allclose(getattr(w, leaf), trace[attention_name(kind, layer, leaf)][0, head].numpy(),
+                                   atol=1e-5)
+    np.testing.assert_array_equal(w.mask, trace[attention_name(kind, layer, "mask")][0, 0].numpy())
+    out = trace[attention_name(kind, layer, "out")]
+    np.testing.assert_allclose(w.output, out[0].numpy(), atol=1e-5)
     # Item 1 of the batch is a different sentence: the walkthrough must not have read it.
-    assert not np.allclose(w.output, trace[f"{prefix}.out"][1].numpy(), atol=1e-3)
+    assert not np.allclose(w.output, out[1].numpy(), atol=1e-3)
 
 
 @pytest.mark.parametrize("norm_first, kind, layer", cases())
@@ -74,7 +73,7 @@ def test_concatenated_heads_times_w_o_give_the_recorded_out(norm_first, kind, la
     walks = [head_walkthrough(model, trace, kind, layer, h) for h in range(N_HEADS)]
     concat = np.concatenate([w.head_output for w in walks], axis=-1)  # (q_len, d_model)
     np.testing.assert_allclose(walks[0].all_heads, concat, atol=1e-6)
-    np.testing.assert_allclose(concat @ walks[0].w_o + walks[0].b_o, trace[f"{PREFIX[kind].format(layer)}.out"][0],
+    np.testing.assert_allclose(concat @ walks[0].w_o + walks[0].b_o, trace[attention_name(kind, layer, "out")][0],
                                atol=1e-5)
     np.testing.assert_allclose(walks[0].head_output, walks[0].weights @ walks[0].v, atol=1e-6)
 
@@ -84,11 +83,11 @@ def test_inputs_are_what_the_attention_module_reads(norm_first, kind, layer):
     """Feeding x_query / x_key and the mask to the model's own attention module reproduces the recorded out."""
     model, trace = tiny(norm_first)
     w = head_walkthrough(model, trace, kind, layer, 0)
-    stack = model.encoder if kind == "encoder_self" else model.decoder
-    attn = getattr(stack.layers[layer], "cross_attn" if kind == "cross" else "self_attn")
+    attention = ATTENTION_KINDS[kind]
+    attn = getattr(getattr(model, attention.stack).layers[layer], attention.sublayer)
     with torch.no_grad():
         out = attn(torch.tensor(w.x_query)[None], torch.tensor(w.x_key)[None], torch.tensor(w.mask)[None, None])
-    np.testing.assert_allclose(out[0].numpy(), trace[f"{PREFIX[kind].format(layer)}.out"][0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(out[0].numpy(), trace[attention_name(kind, layer, "out")][0].numpy(), atol=1e-5)
     if kind == "cross":
         np.testing.assert_array_equal(w.x_key, trace["encoder.out"][0].numpy())
 
@@ -131,13 +130,15 @@ def test_a_trace_from_altered_weights_is_refused(kind, path, leaf):
     head_walkthrough(model, own_trace, kind, layer, 0)  # the same input with the model's own weights passes
 
 
-@pytest.mark.parametrize("leaf", ["q", "k", "v", "scores", "weights", "out"])
+@pytest.mark.parametrize("leaf", ["q", "k", "v", "scores", "masked_scores", "weights", "out"])
 def test_a_tampered_trace_tensor_is_refused(leaf):
     model, trace = tiny(False)
     name = f"decoder.layers.1.cross_attn.{leaf}"
     tensors = dict(trace.tensors)
     tensors[name] = tensors[name].contiguous().clone()
-    tensors[name][0].view(-1)[-1] += 0.01  # the last head's last value: every head is checked
+    # A value of the last head (every head is checked), not of the last key: that one is a pad, and
+    # -1e9 + 0.01 is still -1e9 in float32.
+    tensors[name][0].view(-1)[-2] += 0.01
     with pytest.raises(TraceMismatchError, match=rf"{leaf} of decoder layer 2"):
         head_walkthrough(model, Trace(tensors, config=trace.config), "cross", 1, 0)
 
@@ -207,8 +208,45 @@ def test_token_labels_follow_the_attention_kind():
     assert head_walkthrough(model, bare, "decoder_self", 0, 0).key_tokens == ("0", "1", "2", "3")
 
 
-def test_kinds_agree_with_the_figures():
-    assert {k: (v[0], v[1], v[3], v[4]) for k, v in KINDS.items()} == ATTENTION_KINDS
+def test_cell_numbers_recompute_the_recorded_score_and_weight():
+    _, trace = tiny(True)
+    trace = trace.with_tokens(["a", "b", "c", "<pad>"], ["<bos>", "x", "y", "z"])
+    numbers = cell_numbers(trace, "cross", 1, 1, 2, 1)
+
+    def recorded(leaf):
+        return trace[attention_name("cross", 1, leaf)][0, 1]  # (q_len, ...) of head 1
+
+    q = recorded("q")[2].numpy()
+    assert numbers["q"] == pytest.approx(q.tolist()) and len(numbers["k"]) == numbers["d_head"] == D_HEAD
+    assert numbers["dot"] == pytest.approx(float(np.dot(q, recorded("k")[1].numpy())), rel=1e-5)
+    assert numbers["sqrt_d_head"] == 2.0
+    assert numbers["score"] == pytest.approx(numbers["recorded_score"], rel=1e-5, abs=1e-6)
+    assert numbers["recorded_score"] == pytest.approx(float(recorded("scores")[2, 1]))
+    assert numbers["allowed"] and numbers["masked_score"] == pytest.approx(numbers["recorded_score"])
+    assert numbers["row_softmax"][1] == pytest.approx(numbers["weight"], abs=1e-6)
+    assert numbers["row_softmax"] == pytest.approx(recorded("weights")[2].tolist(), abs=1e-6)
+    assert (numbers["query_token"], numbers["key_token"]) == ("y", "b")
+
+
+def test_cell_numbers_of_a_blocked_cell():
+    _, trace = tiny(True)  # item 0's source ends with a pad
+    numbers = cell_numbers(trace.with_tokens(["a", "b", "c", "<pad>"], None), "encoder_self", 0, 0, 1, 3)
+    assert not numbers["allowed"] and numbers["key_token"] == "<pad>"
+    assert numbers["masked_score"] == -1e9 == numbers["mask_value"]
+    assert numbers["weight"] == 0.0 and numbers["row_softmax"][3] == 0.0
+    assert sum(numbers["row_softmax"]) == pytest.approx(1.0)
+
+
+def test_cell_numbers_read_the_recorded_masked_row():
+    # A recorded fill of -7 instead of the config's -1e9: the row shown is the recorded one.
+    _, trace = tiny(True)
+    name = attention_name("encoder_self", 0, "masked_scores")
+    tensors = dict(trace.tensors)
+    tensors[name] = tensors[name].clamp(min=-7.0)
+    numbers = cell_numbers(Trace(tensors, config=trace.config), "encoder_self", 0, 0, 1, 3)
+    assert numbers["masked_score"] == numbers["row_masked_scores"][3] == -7.0
+    with pytest.raises(ValueError, match="Unknown attention kind"):
+        cell_numbers(trace, "self", 0, 0, 0, 0)
 
 
 def hand_model() -> Transformer:
@@ -236,6 +274,7 @@ def hand_trace(config, weights_high: float) -> Trace:
                f"{prefix}.k": torch.eye(2)[None, None], f"{prefix}.v": v[None, None],
                f"{prefix}.mask": torch.ones(1, 1, 2, 2, dtype=torch.bool),
                f"{prefix}.scores": torch.tensor([[s, 0.0], [0.0, s]])[None, None],
+               f"{prefix}.masked_scores": torch.tensor([[s, 0.0], [0.0, s]])[None, None],
                f"{prefix}.weights": weights[None, None], f"{prefix}.out": (weights @ v)[None]}
     return Trace(tensors, config=config)
 

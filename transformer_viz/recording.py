@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 # The leaf names a recorded tensor may have (see DESIGN.md, "The trace").
-LEAVES = ("token", "position", "out", "q", "k", "v", "scores", "mask", "weights",
+LEAVES = ("token", "position", "out", "q", "k", "v", "scores", "mask", "masked_scores", "weights",
           "hidden", "resid_mid", "resid_cross", "resid_post", "logits")
 
 _active_recorder: contextvars.ContextVar[dict[str, torch.Tensor] | None] = contextvars.ContextVar(
@@ -73,6 +73,31 @@ def name(*parts: str | int) -> str:
     return ".".join(f"layers.{p}" if isinstance(p, int) else p for p in parts)
 
 
+@dataclass(frozen=True)
+class AttentionKind:
+    """One of the three uses of attention: where it sits, which tokens it reads, what to call it."""
+
+    stack: str  # "encoder" or "decoder"
+    sublayer: str  # "self_attn" or "cross_attn"
+    query_side: str  # "src" or "tgt": whose tokens the rows (queries) are
+    key_side: str  # whose tokens the columns (keys) are
+    norm: str  # the LayerNorm applied just before this sublayer in pre-LN
+    title: str
+
+
+ATTENTION_KINDS: dict[str, AttentionKind] = {
+    "encoder_self": AttentionKind("encoder", "self_attn", "src", "src", "norm1", "Encoder self-attention"),
+    "decoder_self": AttentionKind("decoder", "self_attn", "tgt", "tgt", "norm1", "Decoder masked self-attention"),
+    "cross": AttentionKind("decoder", "cross_attn", "tgt", "src", "norm2", "Cross-attention (decoder → encoder)"),
+}
+
+
+def attention_name(kind: str, layer: int, leaf: str) -> str:
+    """attention_name("cross", 1, "weights") -> "decoder.layers.1.cross_attn.weights"."""
+    attention = ATTENTION_KINDS[kind]
+    return name(attention.stack, layer, attention.sublayer, leaf)
+
+
 @dataclass(frozen=True, eq=False)
 class Trace(Mapping):
     """A read-only mapping from trace name to a detached CPU tensor, plus the run's context.
@@ -98,6 +123,21 @@ class Trace(Mapping):
 
     def __len__(self) -> int:
         return len(self.tensors)
+
+    def n_layers(self, kind: str) -> int:
+        """How many layers of attention `kind` the trace holds: from the config, else from the recorded names."""
+        if self.config is not None:
+            encoder = ATTENTION_KINDS[kind].stack == "encoder"
+            return self.config.n_encoder_layers if encoder else self.config.n_decoder_layers
+        count = 0
+        while attention_name(kind, count, "weights") in self:
+            count += 1
+        return count
+
+    def attention_tokens(self, kind: str) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+        """(query tokens, key tokens) of attention `kind`: display strings, None where unknown."""
+        tokens = {"src": self.src_tokens, "tgt": self.tgt_tokens}
+        return tokens[ATTENTION_KINDS[kind].query_side], tokens[ATTENTION_KINDS[kind].key_side]
 
     def with_tokens(self, src_tokens=None, tgt_tokens=None) -> Trace:
         """The same trace with display strings for the source and target positions."""

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from .model import Transformer
-from .recording import name
+from .recording import attention_name
 from .tasks import Task, encode_source, encode_target
 from .vocab import Vocab
 
@@ -117,7 +117,7 @@ def lr_factor(step: int, steps: int, warmup: int) -> float:
 def cross_attention(model: Transformer, src_ids: torch.Tensor, tgt_ids: torch.Tensor) -> torch.Tensor:
     """Every decoder layer's cross-attention, stacked: -> (layers, batch, heads, tgt_len, src_len)."""
     _, trace = model.run_with_trace(src_ids, tgt_ids)
-    return torch.stack([trace[name("decoder", i, "cross_attn", "weights")]
+    return torch.stack([trace[attention_name("cross", i, "weights")]
                         for i in range(model.config.n_decoder_layers)])
 
 

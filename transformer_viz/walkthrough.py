@@ -2,7 +2,8 @@
 
 `head_walkthrough` recomputes every step of one head from the recorded inputs and
 the model's own weights, then checks each step against the trace, so a page never
-shows a number the model did not compute.
+shows a number the model did not compute. `cell_numbers` does the same for one cell
+from the trace alone.
 """
 
 from __future__ import annotations
@@ -13,15 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .recording import name
-
-# kind -> (stack, sublayer, norm used before it in pre-LN, query side, key side); the kinds of
-# figures.common.ATTENTION_KINDS, kept here so this module does not import Plotly.
-KINDS = {
-    "encoder_self": ("encoder", "self_attn", "norm1", "src", "src"),
-    "decoder_self": ("decoder", "self_attn", "norm1", "tgt", "tgt"),
-    "cross": ("decoder", "cross_attn", "norm2", "tgt", "src"),
-}
+from .recording import ATTENTION_KINDS, attention_name, name
 
 # Recomputation and the model's forward pass use different matrix shapes, so float32 results
 # differ in the last bits; a wrong weight or input differs by far more.
@@ -88,36 +81,35 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
     TraceMismatchError if any recomputed step differs from the recorded one.
     """
     config = model.config
-    _check_choice(config, trace, kind, layer, head)
-    stack, sublayer, norm_name, query_side, key_side = KINDS[kind]
-    block = getattr(model, stack).layers[layer]
-    attn = getattr(block, sublayer)
-    prefix = name(stack, layer, sublayer)
+    _check_choice(model, trace, kind, layer, head)
+    attention = ATTENTION_KINDS[kind]
+    block = getattr(model, attention.stack).layers[layer]
+    attn = getattr(block, attention.sublayer)
 
     with torch.no_grad():
-        x_query, x_query_source = _attention_input(trace, block, stack, layer, kind, norm_name, config.norm_first)
+        x_query, x_query_source = _attention_input(trace, block, layer, kind, config.norm_first)
         if kind == "cross":
             x_key, x_key_source = trace["encoder.out"][0].float(), "encoder.out"  # (k_len, d_model)
         else:
             x_key, x_key_source = x_query, x_query_source  # (k_len, d_model)
-        mask = trace[f"{prefix}.mask"][0, 0]  # (q_len, k_len)
+        mask = trace[attention_name(kind, layer, "mask")][0, 0]  # (q_len, k_len)
         heads = [_head_steps(attn, h, x_query, x_key, mask) for h in range(attn.n_heads)]
         all_heads = torch.cat([steps["head_output"] for steps in heads], dim=-1)  # (q_len, d_model)
         w_o, b_o = _cpu(attn.out_proj.weight).T, _cpu(attn.out_proj.bias)  # (d_model, d_model), (d_model,)
         output = all_heads @ w_o + b_o  # (q_len, d_model)
 
-    where = f"{stack} layer {layer + 1} {sublayer}"
+    where = f"{attention.stack} layer {layer + 1} {attention.sublayer}"
     for h, steps in enumerate(heads):
-        for leaf in ("q", "k", "v", "scores", "weights"):
-            _check(steps[leaf], trace[f"{prefix}.{leaf}"][0, h], f"{leaf} of {where}, head {h + 1}")
-    _check(output, trace[f"{prefix}.out"][0], f"out of {where} (all heads concatenated, times W_O)")
+        for leaf in ("q", "k", "v", "scores", "masked_scores", "weights"):
+            _check(steps[leaf], trace[attention_name(kind, layer, leaf)][0, h], f"{leaf} of {where}, head {h + 1}")
+    _check(output, trace[attention_name(kind, layer, "out")][0], f"out of {where} (all heads concatenated, times W_O)")
 
-    tokens = {"src": trace.src_tokens, "tgt": trace.tgt_tokens}
+    query_tokens, key_tokens = trace.attention_tokens(kind)
     chosen = heads[head]
     return HeadWalkthrough(
         kind=kind, layer=layer, head=head, n_heads=attn.n_heads, norm_first=config.norm_first,
-        query_tokens=_labels(tokens[query_side], x_query.shape[0]),
-        key_tokens=_labels(tokens[key_side], x_key.shape[0]),
+        query_tokens=_labels(query_tokens, x_query.shape[0]),
+        key_tokens=_labels(key_tokens, x_key.shape[0]),
         x_query_source=x_query_source, x_key_source=x_key_source,
         x_query=_np(x_query), x_key=_np(x_key),
         **{key: _np(value) for key, value in chosen.items() if key != "scale"},
@@ -126,14 +118,51 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
     )
 
 
-def _check_choice(config, trace, kind: str, layer: int, head: int) -> None:
+def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) -> dict:
+    """The numbers behind one attention cell of batch item 0, recomputed from the recorded q and k.
+
+    q and k are this head's vectors (d_head,); `score` = q·k/√d_head equals `recorded_score`.
+    `row_masked_scores` is the recorded masked row (blocked keys hold the mask value) and
+    `row_softmax` its softmax (blocked keys exactly 0, as in the model), whose entry at
+    `key` equals the recorded `weight`.
+    """
+    if kind not in ATTENTION_KINDS:
+        raise ValueError(f"Unknown attention kind {kind!r}; choose one of {', '.join(ATTENTION_KINDS)}.")
+
+    def recorded(leaf: str) -> np.ndarray:
+        return trace[attention_name(kind, layer, leaf)][0].double().numpy()
+
+    q, k = recorded("q")[head, query], recorded("k")[head, key]  # (d_head,) each
+    d_head = q.shape[0]
+    dot = float(q @ k)
+    row_allowed = trace[attention_name(kind, layer, "mask")][0, 0, query].numpy()  # (k_len,)
+    row_masked = recorded("masked_scores")[head, query]  # (k_len,)
+    row_softmax = np.zeros_like(row_masked)  # (k_len,) a row with no allowed key stays all zeros
+    if row_allowed.any():
+        exp = np.exp(row_masked[row_allowed] - row_masked[row_allowed].max())
+        row_softmax[row_allowed] = exp / exp.sum()
+    query_tokens, key_tokens = trace.attention_tokens(kind)
+    return {
+        "kind": kind, "layer": layer, "head": head, "query": query, "key": key,
+        "query_token": _labels(query_tokens, query + 1)[query], "key_token": _labels(key_tokens, key + 1)[key],
+        "q": q.tolist(), "k": k.tolist(), "dot": dot, "d_head": d_head, "sqrt_d_head": math.sqrt(d_head),
+        "score": dot / math.sqrt(d_head), "recorded_score": float(recorded("scores")[head, query, key]),
+        "allowed": bool(row_allowed[key]), "mask_value": float(trace.config.mask_value),
+        "masked_score": float(row_masked[key]), "row_masked_scores": row_masked.tolist(),
+        "row_softmax": row_softmax.tolist(), "weight": float(recorded("weights")[head, query, key]),
+    }
+
+
+def _check_choice(model, trace, kind: str, layer: int, head: int) -> None:
     """Clear errors for a choice the model does not have, or a trace from another configuration."""
-    if kind not in KINDS:
-        raise ValueError(f"Unknown attention kind {kind!r}; choose one of {', '.join(KINDS)}.")
-    n_layers = config.n_encoder_layers if KINDS[kind][0] == "encoder" else config.n_decoder_layers
+    if kind not in ATTENTION_KINDS:
+        raise ValueError(f"Unknown attention kind {kind!r}; choose one of {', '.join(ATTENTION_KINDS)}.")
+    stack = ATTENTION_KINDS[kind].stack
+    n_layers = len(getattr(model, stack).layers)
     if not 0 <= layer < n_layers:
-        raise ValueError(f"layer = {layer} does not exist: this model has {n_layers} {KINDS[kind][0]} layers "
+        raise ValueError(f"layer = {layer} does not exist: this model has {n_layers} {stack} layers "
                          f"(zero-based 0 to {n_layers - 1}).")
+    config = model.config
     if not 0 <= head < config.n_heads:
         raise ValueError(f"head = {head} does not exist: this model has {config.n_heads} heads "
                          f"(zero-based 0 to {config.n_heads - 1}).")
@@ -142,9 +171,9 @@ def _check_choice(config, trace, kind: str, layer: int, head: int) -> None:
                                  "run the shown model again to get its trace.")
 
 
-def _attention_input(trace, block, stack: str, layer: int, kind: str, norm_name: str,
-                     norm_first: bool) -> tuple[torch.Tensor, str]:
+def _attention_input(trace, block, layer: int, kind: str, norm_first: bool) -> tuple[torch.Tensor, str]:
     """What entered the query projection: the residual stream, LayerNorm-ed first in pre-LN. -> (q_len, d_model)."""
+    stack, norm_name = ATTENTION_KINDS[kind].stack, ATTENTION_KINDS[kind].norm
     if kind == "cross":
         source = name(stack, layer, "resid_mid")
     elif layer == 0:

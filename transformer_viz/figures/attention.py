@@ -1,163 +1,59 @@
-"""Attention figures (paper section 3.2): all heads at once, one head large, a line view, head entropy.
+"""One attention head (paper section 3.2): a large heatmap, a line view; and the entropy of every head.
 
 Every builder takes a Trace (batch item 0 is drawn) and returns a go.Figure. Keys are
-on x, queries on y with the first query at the top. Weights share one fixed 0-1
-colour range; scores a range symmetric about 0. Cells the mask blocks are drawn
-grey. A near-transparent scatter on top makes tiles and cells clickable in
-Streamlit, which reports selections of scatter points but not of heatmap cells.
-The mask figures live in `masks.py` and are re-exported here.
+on x, queries on y with the first query at the top. Weights use one fixed 0-1 colour
+range; scores a range symmetric about 0. Cells the mask blocks are drawn grey. A
+near-transparent scatter on top makes cells and query tokens clickable in Streamlit,
+which reports selections of scatter points but not of heatmap cells. All heads at
+once: `grid.py`; masks: `masks.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from itertools import pairwise
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
+from ..recording import ATTENTION_KINDS
 from .common import (
-    ATTENTION_KINDS,
-    BLOCKED_GREY,
+    CLICK_COLOUR,
+    CLICK_OPACITY,
     HIGHLIGHT,
-    KIND_TITLES,
     MUTED,
     SEQUENTIAL,
     VALUE_TITLES,
-    as_numpy,
     attention_arrays,
-    attention_layers,
-    attention_name,
-    attention_tokens,
     base_layout,
     cell_label,
-    fill_text,
+    check_choice,
     format_number,
     mask_value,
-    token_text_axis,
+    selected_pair,
+    token_axis,
     token_texts,
     value_plane,
 )
-from .masks import blocked_layer, blocked_path, check_choice, mask_figures, mask_heatmap, masking_steps
+from .masks import blocked_layer
 
-__all__ = [
-    "attention_grid", "attention_heatmap", "attention_lines", "cell_breakdown", "cell_selection", "entropy_bits",
-    "grid_selection", "head_entropy", "mask_figures", "mask_heatmap", "masking_steps", "query_selection",
-]
-
-GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
 HEAD_PX = 560  # the plot size one head is laid out for
-TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text
 MIN_VALUE_CELL_PX = 40  # a single head writes its values in cells at least this wide
-CLICK_OPACITY = 0.01  # click targets: invisible (hover and clicks are found by distance, not by pixels)
-CLICK_COLOUR = "rgba(255, 255, 255, 0)"
 SIDES = {"src": "source", "tgt": "target"}
 
 
-def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple[int, int] | None = None,
-                   width: int | None = None) -> go.Figure:
-    """Every layer (rows) × head (columns) of one attention kind, drawn as ONE heatmap.
-
-    The tiles sit in one z matrix, (layers·(q_len+gap) - gap, heads·(k_len+gap) - gap),
-    with NaN gutters, because one heatmap redraws far faster than one per head. The axes
-    are categories named after layer/head and token, so the hover names the layer, head,
-    query and key without a string per cell. Trace 1 holds one click target per tile
-    with customdata [layer, head] (read it with `grid_selection`); its hover names the
-    tile, the cells around it show their own numbers. `highlight` = (layer, head) outlines
-    one tile; `width` is the pixel width to lay out for (heights, ticks and targets follow).
-    """
-    check_choice(kind, value)
-    stacks = [attention_arrays(trace, kind, layer) for layer in range(attention_layers(trace, kind))]
-    weights = np.stack([w for w, _, _ in stacks])  # (layers, heads, q_len, k_len)
-    scores = np.stack([s for _, s, _ in stacks])  # (layers, heads, q_len, k_len)
-    mask = np.stack([m for _, _, m in stacks])  # (layers, q_len, k_len)
-    layers, heads, q_len, k_len = weights.shape
-    gap = max(1, round(0.08 * max(q_len, k_len)))
-    z, zmin, zmax, colorscale = value_plane(value, weights, scores, mask[:, None], mask_value(trace))
-    # The hover shows whichever of weight and raw score the colour does not.
-    other = {"weights": scores, "scores": weights, "masked_scores": np.stack([weights, scores], -1)}[value]
-    number = {"weights": "weight <b>%{z:.3f}</b><br>raw score %{customdata:.3f}",
-              "scores": "raw score <b>%{z:.3f}</b><br>weight %{customdata:.3f}",
-              "masked_scores": "masked score <b>%{z:.4~g}</b><br>raw score %{customdata[1]:.3f}<br>"
-                               "weight %{customdata[0]:.3f}"}[value]
-
-    q_tokens, k_tokens = attention_tokens(trace, kind)
-    q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
-    y_names = _names("Layer", "query", layers, q_text, gap)
-    x_names = _names("Head", "key", heads, k_text, gap)
-
-    # Pixel geometry at the nominal width: square cells, a tile between 90 and 360 px high.
-    width = width or GRID_PX
-    left = 40 + 8 * max(map(len, q_text), default=1)
-    top, right = 96, 96
-    cell_w = (width - left - right) / len(x_names)
-    cell_h = float(np.clip(cell_w * q_len, 90, 360)) / q_len
-    show_x, show_y = cell_w >= TICK_PX, cell_h >= TICK_PX
-    left = left if show_y else 40
-    bottom = 16 + 7 * max(map(len, k_text), default=1) if show_x else 16
-    height = round(cell_h * len(y_names)) + top + bottom
-
-    fig = go.Figure(go.Heatmap(
-        # numpy arrays, not lists: Plotly validates a list element by element (tens of ms here).
-        z=_tile(z, gap), x=np.array(x_names), y=np.array(y_names), customdata=_tile(other, gap), zmin=zmin, zmax=zmax,
-        colorscale=colorscale, hoverongaps=False, name="attention",
-        colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14, len=min(1.0, 420 / height)),
-        hovertemplate=f"%{{y}}<br>%{{x}}<br>{number}<extra></extra>",
-    ))
-    centre_x = [x_names[h * (k_len + gap) + k_len // 2] for h in range(heads)]
-    centre_y = [y_names[layer * (q_len + gap) + q_len // 2] for layer in range(layers)]
-    fig.add_trace(go.Scatter(
-        x=centre_x * layers, y=np.repeat(centre_y, heads).tolist(), mode="markers", name="tiles",
-        marker=dict(symbol="square", size=0.7 * min(cell_w * k_len, cell_h * q_len), opacity=CLICK_OPACITY,
-                    color=CLICK_COLOUR),
-        customdata=[[layer, head] for layer in range(layers) for head in range(heads)],
-        hovertext=[f"<b>Layer {layer + 1} · Head {head + 1}</b><br>click to open this head"
-                   for layer in range(layers) for head in range(heads)],
-        hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
-    ))
-    if value != "scores" and not mask.all():
-        fig.add_shape(type="path", path=blocked_path(mask, heads, gap), fillcolor=BLOCKED_GREY,
-                      line=dict(color=BLOCKED_GREY, width=1),  # also hides the anti-aliased seams at the edges
-                      layer="above")
-    if highlight is not None:
-        top_row, left_col = highlight[0] * (q_len + gap), highlight[1] * (k_len + gap)
-        fig.add_shape(type="rect", x0=left_col - 0.5, x1=left_col + k_len - 0.5, y0=top_row - 0.5,
-                      y1=top_row + q_len - 0.5, line=dict(color=HIGHLIGHT, width=3), layer="above")
-    # All titles in one update: add_annotation one at a time costs ~3 ms each.
-    fig.update_layout(annotations=[
-        *(dict(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
-               text=f"Head {head + 1}", showarrow=False, font_size=15) for head in range(heads)),
-        *(dict(x=0, xref="paper", xanchor="right", xshift=-(left - 30 if show_y else 8),
-               y=layer * (q_len + gap) + (q_len - 1) / 2, text=f"Layer {layer + 1}",
-               textangle=-90, showarrow=False, font_size=15) for layer in range(layers)),
-    ])
-
-    size = f"{layers} layer{'s' * (layers > 1)} × {heads} head{'s' * (heads > 1)}"
-    base_layout(fig, f"{KIND_TITLES[kind]} · {VALUE_TITLES[value]}s · {size}", height)
-    fig.update_layout(margin=dict(l=left, r=right, t=top, b=bottom), plot_bgcolor="#ffffff")
-    names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont_size=12, tickmode="array")
-    fig.update_xaxes(**names, tickvals=_tile_names(x_names, heads, k_len, gap) if show_x else [],
-                     ticktext=k_text * heads if show_x else [], automargin=True, range=[-0.5, len(x_names) - 0.5])
-    # Explicit ranges: autorange would pad the axes to fit the large click targets.
-    fig.update_yaxes(**names, tickvals=_tile_names(y_names, layers, q_len, gap) if show_y else [],
-                     ticktext=q_text * layers if show_y else [], range=[len(y_names) - 0.5, -0.5], automargin=False)
-    return fig
 
 
-def grid_selection(event) -> tuple[int, int] | None:
-    """(layer, head) of the tile clicked in `attention_grid`, from st.plotly_chart's selection; else None."""
-    return _selected_pair(event)
 
 
 def cell_selection(event) -> tuple[int, int] | None:
     """(query, key) of the cell clicked in `attention_heatmap`, from st.plotly_chart's selection; else None."""
-    return _selected_pair(event)
+    return selected_pair(event)
 
 
 def query_selection(event) -> int | None:
     """The query token clicked in `attention_lines` (its left column), from st.plotly_chart's selection; else None."""
-    pair = _selected_pair(event, size=1)
+    pair = selected_pair(event, size=1)
     return None if pair is None else pair[0]
 
 
@@ -173,10 +69,10 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     `highlight` = (query, key) outlines one cell.
     """
     check_choice(kind, value)
-    weights, scores, mask = attention_arrays(trace, kind, layer)
-    weight, score = weights[head], scores[head]  # (q_len, k_len)
+    arrays = attention_arrays(trace, kind, layer).head(head)
+    weight, score, mask = arrays.weights, arrays.scores, arrays.mask  # (q_len, k_len) each
     fill = mask_value(trace)
-    z, zmin, zmax, colorscale = value_plane(value, weight, score, mask, fill)
+    z, zmin, zmax, colorscale = value_plane(value, arrays)
     q_len, k_len = weight.shape
     cell = float(np.clip(width / max(q_len, k_len), 14, 64))  # px per cell at the nominal size
     show = cell >= MIN_VALUE_CELL_PX if show_values is None else show_values
@@ -190,12 +86,12 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
         colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14),
     ))
     if value != "scores" and not mask.all():
-        fig.add_trace(blocked_layer(mask, "0" if value == "weights" else fill_text(fill), show, font))
+        fig.add_trace(blocked_layer(mask, "0" if value == "weights" else format_number(fill), show, font))
 
-    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     query, key = np.divmod(np.arange(q_len * k_len), k_len)  # (q_len·k_len,) each, row by row
-    verdict = np.where(mask.ravel(), "may attend", f"blocked: score → {fill_text(fill)}, weight 0")
+    verdict = np.where(mask.ravel(), "may attend", f"blocked: score → {format_number(fill)}, weight 0")
     hover = [f"<b>{cell_label(i, q_text[i], j, k_text[j])}</b><br>weight {w:.3f}<br>raw score {s:.3f}<br>{v}"
              for i, j, w, s, v in zip(query, key, weight.ravel(), score.ravel(), verdict, strict=True)]
     fig.add_trace(go.Scatter(
@@ -208,17 +104,17 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
         fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
                       line=dict(color=HIGHLIGHT, width=4), layer="above")
 
-    _, _, q_side, k_side = ATTENTION_KINDS[kind]
+    attention = ATTENTION_KINDS[kind]
     title = f"Layer {layer + 1} · Head {head + 1}"
     if width >= HEAD_PX:
-        title = f"{KIND_TITLES[kind]} · {title}"
+        title = f"{attention.title} · {title}"
     base_layout(fig, title, height=round(cell * q_len) + 150)
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=120))
     # Explicit ranges: autorange would pad the axes to fit the click targets.
-    fig.update_xaxes(**token_text_axis(k_tokens, k_len), side="top", tickfont_size=min(font + 2, 15),
-                     title=dict(text=f"key ({SIDES[k_side]})", standoff=6), range=[-0.5, k_len - 0.5])
-    fig.update_yaxes(**token_text_axis(q_tokens, q_len), tickfont_size=min(font + 2, 15),
-                     title=f"query ({SIDES[q_side]})", range=[q_len - 0.5, -0.5])
+    fig.update_xaxes(**token_axis(k_tokens, k_len), side="top", tickfont_size=min(font + 2, 15),
+                     title=dict(text=f"key ({SIDES[attention.key_side]})", standoff=6), range=[-0.5, k_len - 0.5])
+    fig.update_yaxes(**token_axis(q_tokens, q_len), tickfont_size=min(font + 2, 15),
+                     title=f"query ({SIDES[attention.query_side]})", range=[q_len - 0.5, -0.5])
     return fig
 
 
@@ -229,10 +125,10 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     with `query` given its lines are drawn strongly and the others faintly.
     """
     check_choice(kind, "weights")
-    weights, _, mask = attention_arrays(trace, kind, layer)
-    weight = weights[head]  # (q_len, k_len)
+    arrays = attention_arrays(trace, kind, layer).head(head)
+    weight, mask = arrays.weights, arrays.mask  # (q_len, k_len) each
     q_len, k_len = weight.shape
-    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     fig = go.Figure()
 
@@ -269,8 +165,9 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
         marker=dict(size=10, color=colour), showlegend=False, name="keys",
         hovertext=key_hover, hovertemplate="%{hovertext}<extra></extra>",
     ))
-    _, _, q_side, k_side = ATTENTION_KINDS[kind]
-    for x, anchor, text in ((0, "right", f"queries<br>({SIDES[q_side]})"), (1, "left", f"keys<br>({SIDES[k_side]})")):
+    attention = ATTENTION_KINDS[kind]
+    for x, anchor, text in ((0, "right", f"queries<br>({SIDES[attention.query_side]})"),
+                            (1, "left", f"keys<br>({SIDES[attention.key_side]})")):
         fig.add_annotation(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{text}</b>",
                            showarrow=False, font_size=14)
     base_layout(fig, f"Layer {layer + 1} · Head {head + 1}" + ("" if query is None else f" · query {query}"),
@@ -301,9 +198,9 @@ def head_entropy(trace, kind: str) -> go.Figure:
     looks at a single key has 0. The line is log2 of the mean number of allowed keys.
     """
     check_choice(kind, "weights")
-    stacks = [attention_arrays(trace, kind, layer) for layer in range(attention_layers(trace, kind))]
-    bits = np.stack([entropy_bits(w, m) for w, _, m in stacks])  # (layers, heads)
-    allowed = [m.sum(1)[m.any(1)] for _, _, m in stacks]  # allowed keys of each live query, per layer
+    stacks = [attention_arrays(trace, kind, layer) for layer in range(trace.n_layers(kind))]
+    bits = np.stack([entropy_bits(a.weights, a.mask) for a in stacks])  # (layers, heads)
+    allowed = [a.mask.sum(1)[a.mask.any(1)] for a in stacks]  # allowed keys of each live query, per layer
     uniform = float(np.log2(max(np.concatenate(allowed).mean(), 1.0))) if np.concatenate(allowed).size else 0.0
     layers, heads = bits.shape
     colours = sample_colorscale(SEQUENTIAL, list(np.linspace(0.0, 0.85, heads)))
@@ -321,64 +218,13 @@ def head_entropy(trace, kind: str) -> go.Figure:
         annotations=[dict(xref="paper", x=1, xanchor="right", y=uniform, yanchor="bottom", showarrow=False,
                           text=f"uniform attention: {uniform:.2f} bits", font_size=13)],
     )
-    base_layout(fig, f"{KIND_TITLES[kind]} · entropy per head (bits)", height=340)
+    base_layout(fig, f"{ATTENTION_KINDS[kind].title} · entropy per head (bits)", height=340)
     fig.update_layout(barmode="group", bargap=0.25, legend=dict(orientation="h", y=-0.15),
                       yaxis=dict(title="entropy (bits)", rangemode="tozero", range=[0, max(uniform, bits.max()) * 1.15
                                                                                      + 0.05]))
     return fig
 
 
-def cell_breakdown(trace, kind: str, layer: int, head: int, query: int, key: int) -> dict:
-    """The numbers behind one cell, recomputed with numpy from the recorded q, k, scores, mask and weights.
-
-    q and k are this head's vectors (d_head,); `score` = q·k/√d_head equals `recorded_score`;
-    `row_softmax` is the softmax of the masked row (blocked keys exactly 0, as in the model)
-    and its entry at `key` equals the recorded `weight`.
-    """
-    check_choice(kind, "weights")
-    weights, scores, mask = attention_arrays(trace, kind, layer)
-    q = as_numpy(trace[attention_name(kind, layer, "q")])[0, head, query].astype(np.float64)  # (d_head,)
-    k = as_numpy(trace[attention_name(kind, layer, "k")])[0, head, key].astype(np.float64)  # (d_head,)
-    d_head = q.shape[0]
-    dot = float(q @ k)
-    fill = mask_value(trace)
-    row_allowed = mask[query]  # (k_len,)
-    row_masked = np.where(row_allowed, scores[head, query], fill)  # (k_len,)
-    row_softmax = np.zeros_like(row_masked)
-    if row_allowed.any():
-        exp = np.exp(row_masked[row_allowed] - row_masked[row_allowed].max())
-        row_softmax[row_allowed] = exp / exp.sum()
-    q_tokens, k_tokens = attention_tokens(trace, kind)
-    return {
-        "kind": kind, "layer": layer, "head": head, "query": query, "key": key,
-        "query_token": _token(q_tokens, query), "key_token": _token(k_tokens, key),
-        "q": q.tolist(), "k": k.tolist(), "dot": dot, "d_head": d_head, "sqrt_d_head": float(np.sqrt(d_head)),
-        "score": dot / float(np.sqrt(d_head)), "recorded_score": float(scores[head, query, key]),
-        "allowed": bool(row_allowed[key]), "mask_value": fill, "masked_score": float(row_masked[key]),
-        "row_masked_scores": row_masked.tolist(), "row_softmax": row_softmax.tolist(),
-        "weight": float(weights[head, query, key]),
-    }
-
-
-def _names(outer: str, inner: str, count: int, texts: list[str], gap: int) -> list[str]:
-    """Category names of the grid's rows or columns: "Layer 2 · query 3 “the”", gutters "gap 1.0"."""
-    names = [f"{outer} {block + 1} · {inner} {i} “{texts[i]}”" if i < len(texts) else f"gap {block}.{i}"
-             for block in range(count) for i in range(len(texts) + gap)]
-    return names[:-gap]
-
-
-def _tile_names(names: list[str], count: int, length: int, gap: int) -> list[str]:
-    """The category names that belong to tiles (not gutters), in order."""
-    return [names[block * (length + gap) + i] for block in range(count) for i in range(length)]
-
-
-def _tile(values: np.ndarray, gap: int) -> np.ndarray:
-    """(layers, heads, q_len, k_len, *extra) -> (rows, cols, *extra) float32, NaN gutters `gap` cells wide."""
-    layers, heads, q_len, k_len, *extra = values.shape
-    padded = np.full((layers, heads, q_len + gap, k_len + gap, *extra), np.nan, np.float32)
-    padded[:, :, :q_len, :k_len] = values
-    rows = padded.swapaxes(1, 2).reshape(layers * (q_len + gap), heads * (k_len + gap), *extra)
-    return rows[:-gap, :-gap]
 
 
 def _segments(shown: np.ndarray, colour: str, opacity: float, width: float, name: str) -> go.Scatter:
@@ -390,21 +236,4 @@ def _segments(shown: np.ndarray, colour: str, opacity: float, width: float, name
     return go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=colour, width=width), opacity=opacity,
                       hoverinfo="skip", name=name, showlegend=False)
 
-
-def _selected_pair(event, size: int = 2) -> tuple[int, ...] | None:
-    """The first clicked point's customdata [a, b] (or [a] for size 1) as ints, from a Streamlit selection event."""
-    selection = event.get("selection") if isinstance(event, Mapping) else None
-    points = selection.get("points") if isinstance(selection, Mapping) else None
-    for point in points or ():
-        data = point.get("customdata") if isinstance(point, Mapping) else None
-        if isinstance(data, Mapping):  # a typed array that went through JSON: {"0": a, "1": b}
-            data = [data.get(str(i)) for i in range(size)]
-        if isinstance(data, list | tuple) and len(data) == size and all(
-                isinstance(v, int | float) and not isinstance(v, bool) for v in data):
-            return tuple(int(v) for v in data)
-    return None
-
-
-def _token(tokens, position: int) -> str:
-    return str(tokens[position]) if tokens is not None and position < len(tokens) else str(position)
 

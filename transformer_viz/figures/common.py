@@ -1,4 +1,4 @@
-"""What every figure shares: colour scales, token axes, the base layout.
+"""What every figure shares: colours, the base layout, token text and axes, numbers, attention arrays.
 
 Figures are pure Plotly: numpy arrays or Trace entries in, go.Figure out. Colour
 scales are set explicitly on every trace, because importing Streamlit changes
@@ -7,19 +7,13 @@ Plotly's default template.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import name
-
-# The three uses of attention: (stack, sublayer, query side, key side).
-ATTENTION_KINDS = {
-    "encoder_self": ("encoder", "self_attn", "src", "src"),
-    "decoder_self": ("decoder", "self_attn", "tgt", "tgt"),
-    "cross": ("decoder", "cross_attn", "tgt", "src"),
-}
+from ..recording import ATTENTION_KINDS, attention_name
 
 # Colour-blind-safe scales that stay readable on a projector.
 SEQUENTIAL = "Viridis"  # attention weights, masks: 0 dark -> 1 bright
@@ -28,6 +22,13 @@ MASK_COLOURS = [[0.0, "#3b3b3b"], [1.0, "#f2c14e"]]  # blocked (dark) / may atte
 TEXT_COLOUR = "#2a3f5f"
 GRID_COLOUR = "#EBF0F8"
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=14)
+# Lines and bars: the Okabe-Ito palette (colour-blind safe), set explicitly on every trace.
+LINE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+HIGHLIGHT = "#D55E00"  # the chosen token, the current step
+MUTED = "#9aa5b1"  # everything else
+# Attention cells the mask blocks: a neutral grey that no colour scale above contains.
+BLOCKED_GREY = "#c8c8c8"
+MINUS = "−"  # a true minus sign: "-" is a hyphen
 
 
 def base_layout(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
@@ -50,6 +51,11 @@ def base_layout(fig: go.Figure, title: str | None = None, height: int | None = N
     return fig
 
 
+def escape_text(text: str) -> str:
+    """Text Plotly shows literally: "<s>" or "<pad>" would otherwise be read as markup."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def token_labels(tokens: Sequence[str] | None, length: int) -> list[str]:
     """Tick text for positions 0..length-1; without tokens, the positions themselves."""
     if tokens is None:
@@ -57,43 +63,41 @@ def token_labels(tokens: Sequence[str] | None, length: int) -> list[str]:
     return [str(t) for t in tokens[:length]] + [str(i) for i in range(len(tokens), length)]
 
 
+def token_texts(tokens: Sequence[str] | None, length: int) -> list[str]:
+    """`token_labels`, escaped for tick text, hover and annotations."""
+    return [escape_text(t) for t in token_labels(tokens, length)]
+
+
 def token_axis(tokens: Sequence[str] | None, length: int, reverse: bool = False) -> dict:
-    """An axis of integer positions with tokens as tick text, so a repeated token keeps its own column."""
-    axis = dict(tickmode="array", tickvals=list(range(length)), ticktext=token_labels(tokens, length),
+    """An axis of integer positions with tokens as tick text, so a repeated token keeps its own column.
+
+    The tick text is escaped, so "<s>" or "<pad>" shows as written.
+    """
+    axis = dict(tickmode="array", tickvals=list(range(length)), ticktext=token_texts(tokens, length),
                 showgrid=False, zeroline=False)
     if reverse:
         axis["autorange"] = "reversed"  # first query at the top
     return axis
 
 
-def as_numpy(tensor) -> np.ndarray:
-    """A trace entry (torch tensor) or array-like as a numpy array."""
-    return tensor.numpy() if hasattr(tensor, "numpy") else np.asarray(tensor)
+def cell_label(query: int, query_text: str, key: int, key_text: str) -> str:
+    """Hover heading of one attention cell: query 2 “cat” → key 0 “the” (texts already escaped)."""
+    return f"query {query} “{query_text}” → key {key} “{key_text}”"
 
 
-def attention_name(kind: str, layer: int, leaf: str) -> str:
-    """attention_name("cross", 1, "weights") -> "decoder.layers.1.cross_attn.weights"."""
-    stack, sublayer, _, _ = ATTENTION_KINDS[kind]
-    return name(stack, layer, sublayer, leaf)
+def format_number(value: float, digits: int = 2) -> str:
+    """A number as a student writes it, with a true minus sign: -2.345 -> "−2.35", -0.004 -> "0.00".
 
-
-def attention_tokens(trace, kind: str) -> tuple[list[str] | None, list[str] | None]:
-    """(query tokens, key tokens) of an attention kind, from the trace's display strings."""
-    _, _, query_side, key_side = ATTENTION_KINDS[kind]
-    tokens = {"src": trace.src_tokens, "tgt": trace.tgt_tokens}
-    return tokens[query_side], tokens[key_side]
-
-
-def n_layers(trace, kind: str) -> int:
-    """How many layers of this kind the trace's config has."""
-    stack = ATTENTION_KINDS[kind][0]
-    return trace.config.n_encoder_layers if stack == "encoder" else trace.config.n_decoder_layers
-
-
-# Lines and bars: the Okabe-Ito palette (colour-blind safe), set explicitly on every trace.
-LINE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
-HIGHLIGHT = "#D55E00"  # the chosen token, the current step
-MUTED = "#9aa5b1"  # everything else
+    Mask fills and other huge values in short scientific form: -1e9 -> "−1e9", -1e4 -> "−1e4",
+    -2.5e9 -> "−2.5e9"; -inf -> "−∞".
+    """
+    if np.isinf(value):
+        return f"{MINUS}∞" if value < 0 else "∞"
+    if abs(value) >= 1e4:
+        mantissa, exponent = f"{value:.3g}".split("e")
+        return f"{mantissa}e{int(exponent)}".replace("-", MINUS)
+    text = f"{value:.{digits}f}"
+    return text.lstrip("-") if float(text) == 0 else text.replace("-", MINUS)
 
 
 def symmetric_limit(*arrays) -> float:
@@ -102,51 +106,42 @@ def symmetric_limit(*arrays) -> float:
     return limit if limit > 0 else 1.0
 
 
-# Attention cells the mask blocks: a neutral grey that no colour scale above contains.
-BLOCKED_GREY = "#c8c8c8"
-MINUS = "−"
+def as_numpy(tensor) -> np.ndarray:
+    """A trace entry (torch tensor) or array-like as a numpy array."""
+    return tensor.numpy() if hasattr(tensor, "numpy") else np.asarray(tensor)
 
 
-def escape_text(text: str) -> str:
-    """Text Plotly shows literally: "<s>" or "<pad>" would otherwise be read as markup."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+class AttentionArrays(NamedTuple):
+    """One layer of one attention kind for batch item 0, as numpy (float64, mask bool).
+
+    weights, scores, masked_scores (heads, q_len, k_len); mask (q_len, k_len), True = may attend.
+    """
+
+    weights: np.ndarray
+    scores: np.ndarray
+    masked_scores: np.ndarray
+    mask: np.ndarray
+
+    def head(self, head: int) -> AttentionArrays:
+        """The arrays of one head: weights, scores, masked_scores (q_len, k_len)."""
+        return AttentionArrays(self.weights[head], self.scores[head], self.masked_scores[head], self.mask)
 
 
-def token_texts(tokens: Sequence[str] | None, length: int) -> list[str]:
-    """`token_labels`, escaped for tick text, hover and annotations."""
-    return [escape_text(t) for t in token_labels(tokens, length)]
+def attention_arrays(trace, kind: str, layer: int) -> AttentionArrays:
+    """The recorded weights, scores, masked scores and mask of one layer, batch item 0.
 
-
-def fill_text(value: float) -> str:
-    """A mask fill as a student reads it: -1e9 -> "−1e9", -1e4 -> "−1e4", -inf -> "−∞"."""
-    if np.isinf(value):
-        return f"{MINUS}∞" if value < 0 else "∞"
-    mantissa, exponent = f"{value:.3g}".partition("e")[::2]
-    return (mantissa + (f"e{int(exponent)}" if exponent else "")).replace("-", MINUS)
-
-
-def attention_layers(trace, kind: str) -> int:
-    """How many layers of this kind the trace holds (from the config, else from the recorded names)."""
-    if trace.config is not None:
-        return n_layers(trace, kind)
-    count = 0
-    while attention_name(kind, count, "weights") in trace:
-        count += 1
-    return count
-
-
-def attention_arrays(trace, kind: str, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(weights, scores, mask) of batch item 0 as float64 / bool numpy arrays.
-
-    weights and scores (heads, q_len, k_len); mask (q_len, k_len), True = may attend. A trace
-    without a recorded mask allows every key; one without scores gets NaN scores.
+    A trace without a recorded mask allows every key; one without scores or masked
+    scores (a trace built by hand) gets NaN for them.
     """
     weights = as_numpy(trace[attention_name(kind, layer, "weights")])[0].astype(np.float64)  # (heads, q_len, k_len)
-    scores = trace.get(attention_name(kind, layer, "scores"))
-    scores = np.full_like(weights, np.nan) if scores is None else as_numpy(scores)[0].astype(np.float64)
+
+    def plane(leaf: str) -> np.ndarray:
+        recorded = trace.get(attention_name(kind, layer, leaf))
+        return np.full_like(weights, np.nan) if recorded is None else as_numpy(recorded)[0].astype(np.float64)
+
     mask = trace.get(attention_name(kind, layer, "mask"))
     mask = np.ones(weights.shape[1:], bool) if mask is None else as_numpy(mask)[0, 0].astype(bool)  # (q_len, k_len)
-    return weights, scores, mask
+    return AttentionArrays(weights, plane("scores"), plane("masked_scores"), mask)
 
 
 def mask_value(trace) -> float:
@@ -156,44 +151,48 @@ def mask_value(trace) -> float:
 
 # What an attention figure can colour: the weights, the raw scores QKᵀ/√d_k, or the scores after masking.
 ATTENTION_VALUES = ("weights", "scores", "masked_scores")
-KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
-               "cross": "Cross-attention (decoder → encoder)"}
 VALUE_TITLES = {"weights": "weight", "scores": "raw score", "masked_scores": "masked score"}
 
 
-def value_plane(value: str, weights: np.ndarray, scores: np.ndarray, mask: np.ndarray,
-                fill: float) -> tuple[np.ndarray, float, float, str]:
-    """(z, zmin, zmax, colour scale) for drawing `value`.
+def check_choice(kind: str, value: str = "weights") -> None:
+    """Raise ValueError naming the choices for an unknown attention kind or value."""
+    if kind not in ATTENTION_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(ATTENTION_KINDS)}, got {kind!r}.")
+    if value not in ATTENTION_VALUES:
+        raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
 
-    weights, scores (..., q_len, k_len); mask broadcastable to them, True = may attend.
-    Weights use a fixed 0-1 range; scores a range symmetric about 0 taken from the
-    allowed cells only, so a fill such as -1e9 never stretches the colours.
+
+def value_plane(value: str, arrays: AttentionArrays) -> tuple[np.ndarray, float, float, str]:
+    """(z, zmin, zmax, colour scale) for drawing `value` of `arrays` (any leading dimensions).
+
+    Weights use a fixed 0-1 range; scores and masked scores a range symmetric about 0
+    taken from the allowed cells only, so a fill such as -1e9 never stretches the colours.
     """
     if value == "weights":
-        return weights, 0.0, 1.0, SEQUENTIAL
-    if value == "scores":
-        limit = symmetric_limit(scores[np.isfinite(scores)])
-        return scores, -limit, limit, DIVERGING
-    if value == "masked_scores":
-        allowed = np.broadcast_to(mask, scores.shape)
+        return arrays.weights, 0.0, 1.0, SEQUENTIAL
+    if value in ("scores", "masked_scores"):
+        scores = arrays.scores
+        allowed = np.broadcast_to(arrays.mask, scores.shape) if value == "masked_scores" else True
         limit = symmetric_limit(scores[allowed & np.isfinite(scores)])
-        return np.where(allowed, scores, fill), -limit, limit, DIVERGING
+        return getattr(arrays, value), -limit, limit, DIVERGING
     raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
 
 
-def format_number(value: float, digits: int = 2) -> str:
-    """A cell value with a true minus sign; fills such as -1e9 or -inf via `fill_text`."""
-    if not np.isfinite(value) or abs(value) >= 1e4:
-        return fill_text(value)
-    text = f"{value:.{digits}f}"
-    return text.lstrip("-") if float(text) == 0 else text.replace("-", MINUS)
+# Click targets: a scatter over heatmap cells, because Streamlit reports selected scatter points but not
+# heatmap cells. Invisible: hover and clicks find a point by distance, not by its pixels.
+CLICK_OPACITY = 0.01
+CLICK_COLOUR = "rgba(255, 255, 255, 0)"
 
 
-def cell_label(query: int, query_text: str, key: int, key_text: str) -> str:
-    """Hover heading of one attention cell: query 2 “cat” → key 0 “the” (texts already escaped)."""
-    return f"query {query} “{query_text}” → key {key} “{key_text}”"
-
-
-def token_text_axis(tokens: Sequence[str] | None, length: int, reverse: bool = False) -> dict:
-    """`token_axis` with escaped tick text, so "<s>" or "<pad>" shows as written."""
-    return {**token_axis(tokens, length, reverse), "ticktext": token_texts(tokens, length)}
+def selected_pair(event, size: int = 2) -> tuple[int, ...] | None:
+    """The first clicked point's customdata [a, b] (or [a] for size 1) as ints, from a Streamlit selection event."""
+    selection = event.get("selection") if isinstance(event, Mapping) else None
+    points = selection.get("points") if isinstance(selection, Mapping) else None
+    for point in points or ():
+        data = point.get("customdata") if isinstance(point, Mapping) else None
+        if isinstance(data, Mapping):  # a typed array that went through JSON: {"0": a, "1": b}
+            data = [data.get(str(i)) for i in range(size)]
+        if isinstance(data, list | tuple) and len(data) == size and all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in data):
+            return tuple(int(v) for v in data)
+    return None

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import name
-from .common import HIGHLIGHT, MUTED, SEQUENTIAL, as_numpy, base_layout, escape_text, token_axis, token_texts
+from ..recording import attention_name
+from .common import HIGHLIGHT, MUTED, SEQUENTIAL, as_numpy, base_layout, token_axis, token_labels, token_texts
 
 
 def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: int | None = None) -> go.Figure:
@@ -22,7 +22,8 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
     chosen = order[0] if chosen is None else int(chosen)
     if chosen not in order:
         order.append(chosen)
-    labels = [escape_text(vocab_tokens[i]) if i < len(vocab_tokens) else f"id {i}" for i in order]
+    names = [vocab_tokens[i] if i < len(vocab_tokens) else f"id {i}" for i in order]
+    labels = token_texts(names, len(names))
     values = probabilities[order]  # (bars,)
     fig = go.Figure(go.Bar(
         x=values, y=np.arange(len(order)), orientation="h", customdata=np.array([labels, order], dtype=object).T,
@@ -35,7 +36,7 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
     base_layout(fig, f"Top {min(k, len(probabilities))} of {len(probabilities)} tokens", height=110 + 44 * len(order))
     fig.update_layout(margin=dict(r=60), bargap=0.25)
     fig.update_xaxes(range=[0, 1], tickformat=".0%", title_text="probability")
-    fig.update_yaxes(token_axis(labels, len(order), reverse=True), tickfont=dict(size=16))
+    fig.update_yaxes(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))
     return fig
 
 
@@ -46,7 +47,7 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     step_traces: one Trace per step (Transformer.generate); layer and head are zero-based, head None
     averages the heads. Rows are labelled by the token produced (`produced`, else its id from the logits).
     """
-    key = name("decoder", layer, "cross_attn", "weights")
+    key = attention_name("cross", layer, "weights")
     rows = []
     for trace in step_traces:
         weights = as_numpy(trace[key])[0, :, -1]  # (heads, src_len): the last query of this step
@@ -55,9 +56,8 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     n_steps, src_len = matrix.shape
     if produced is None:
         produced = [f"id {int(as_numpy(trace['logits'])[0, -1].argmax())}" for trace in step_traces]
-    produced = token_texts(produced, n_steps)
-    row_labels = [f"{k + 1} → {token}" for k, token in enumerate(produced)]
-    sources = token_texts(step_traces[0].src_tokens, src_len)
+    row_labels = [f"{k + 1} → {token}" for k, token in enumerate(token_labels(produced, n_steps))]
+    produced, sources = token_texts(produced, n_steps), token_texts(step_traces[0].src_tokens, src_len)
     cells = np.array([[f"step {k + 1} produced “{produced[k]}”<br>"
                        f"source “{sources[j]}” (position {j})" for j in range(src_len)] for k in range(n_steps)],
                      dtype=object)
@@ -69,6 +69,6 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     n_heads = step_traces[0][key].shape[1]
     which = f"mean of {n_heads} heads" if head is None else f"head {head + 1}"
     base_layout(fig, f"Cross-attention, layer {layer + 1} · {which}", height=max(300, 120 + 36 * n_steps))
-    fig.update_xaxes(token_axis(sources, src_len), title_text="source token")
+    fig.update_xaxes(token_axis(step_traces[0].src_tokens, src_len), title_text="source token")
     fig.update_yaxes(token_axis(row_labels, n_steps, reverse=True), title_text="step → token produced")
     return fig

@@ -7,21 +7,25 @@ Every matrix is drawn as positions (rows, first at the top) by dimensions
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..model.embeddings import sinusoidal_concat_encoding, sinusoidal_encoding
 from .common import DIVERGING, LINE_COLOURS, as_numpy, base_layout, symmetric_limit, token_axis, token_texts
 
 MATRIX_HOVER = "%{customdata}<br>position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"
 POSITIONAL_TITLES = {"sinusoidal": "sinusoidal", "sinusoidal_concat": "[sin | cos]", "learned": "learned",
                      "none": "none: zeros"}
+VARIANT_TITLES = {"sinusoidal": "<b>Paper</b><br>sin, cos interleaved",
+                  "sinusoidal_concat": "<b>TensorFlow</b><br>[sin | cos] halves",
+                  "seed002_bug": "<b>BUG</b> (seed 002)<br>exponent doubled",
+                  "learned_init": "<b>Learned</b><br>random init"}
+BUG_RED = "#b00020"
 
 
-def matrix_heatmap(matrix: np.ndarray, tokens: Sequence[str] | None, zmax: float, showscale: bool = True,
+def embedding_heatmap_trace(matrix: np.ndarray, tokens: Sequence[str] | None, zmax: float, showscale: bool = True,
                    name: str = "") -> go.Heatmap:
     """One (positions, d_model) matrix as a heatmap trace with token / position / dimension / value hover."""
     positions, dims = matrix.shape
@@ -41,10 +45,10 @@ def embedding_heatmap(matrix, tokens: Sequence[str] | None, title: str, zmax: fl
     """
     matrix = as_numpy(matrix)  # (positions, d_model)
     limit = zmax if zmax is not None else symmetric_limit(matrix)
-    fig = go.Figure(matrix_heatmap(matrix, tokens, limit))
+    fig = go.Figure(embedding_heatmap_trace(matrix, tokens, limit))
     base_layout(fig, title, height=max(260, 60 + 28 * matrix.shape[0]))
     fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False)
-    fig.update_yaxes(token_axis(token_texts(tokens, len(matrix)), len(matrix), reverse=True), title_text="position")
+    fig.update_yaxes(token_axis(tokens, len(matrix), reverse=True), title_text="position")
     return fig
 
 
@@ -78,7 +82,7 @@ def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | Non
             hovertemplate=f"{label}<br>“%{{customdata}}” position %{{x}}<br>value %{{y:.3f}}<extra></extra>",
         ))
     base_layout(fig, "Waves over the positions", height=440)
-    axis = token_axis(labels, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
+    axis = token_axis(tokens, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
     fig.update_xaxes(axis, title_text="position")
     fig.update_yaxes(title_text="value", range=[-1.15, 1.15] if np.abs(encoding).max() <= 1 else None,
                      zeroline=True, zerolinecolor="#888")
@@ -106,52 +110,28 @@ def position_similarity(encoding, tokens: Sequence[str] | None = None) -> go.Fig
         hovertemplate="%{customdata}<br>cosine similarity %{z:.3f}<extra></extra>",
     ))
     base_layout(fig, "Cosine similarity of two positions", height=520)
-    fig.update_xaxes(token_axis(labels, length), title_text="position")
-    fig.update_yaxes(token_axis(labels, length, reverse=True), title_text="position")
+    fig.update_xaxes(token_axis(tokens, length), title_text="position")
+    fig.update_yaxes(token_axis(tokens, length, reverse=True), title_text="position")
     return fig
 
 
-def seed002_buggy_encoding(max_len: int, d_model: int) -> np.ndarray:
-    """Seed 002's bug, kept only to show it: `10000 ** (2 * i / d)` with i already stepping by 2.
+def positional_variants(tables: Mapping[str, np.ndarray]) -> go.Figure:
+    """Positional encoding tables side by side, each (max_len, d_model), one shared colour range [-1, 1].
 
-    The exponent is doubled, so frequencies fall off twice as fast and the upper half of the
-    dimensions is almost constant (sin ≈ 0, cos ≈ 1). -> (max_len, d_model).
+    `tables` as `model.embeddings.encoding_tables` gives them, in the order to draw; keys from
+    VARIANT_TITLES. Seed 002's table is a bug, shown as one: its title is red.
     """
-    position = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
-    i = np.arange(0, d_model, 2, dtype=np.float64)  # (d_model / 2,) the loop variable 0, 2, 4, ...
-    angle = position / 10000.0 ** (2 * i / d_model)  # (max_len, d_model / 2) -- the bug: 2 * i
-    encoding = np.empty((max_len, d_model))
-    encoding[:, 0::2] = np.sin(angle)
-    encoding[:, 1::2] = np.cos(angle)
-    return encoding
-
-
-def learned_init_encoding(max_len: int, d_model: int, seed: int = 0) -> np.ndarray:
-    """A learned position table as this model initialises it (Xavier-uniform), before any training."""
-    bound = math.sqrt(6.0 / (max_len + d_model))
-    return np.random.default_rng(seed).uniform(-bound, bound, size=(max_len, d_model))  # (max_len, d_model)
-
-
-def positional_variants(max_len: int, d_model: int, learned: bool = True) -> go.Figure:
-    """The positional encodings side by side, one shared colour range [-1, 1].
-
-    Paper (interleaved sin/cos), TensorFlow ([sin | cos] halves), seed 002's doubled-exponent
-    bug (labelled as a bug), and optionally a learned table at its random initialisation.
-    """
-    variants = [
-        ("<b>Paper</b><br>sin, cos interleaved", as_numpy(sinusoidal_encoding(max_len, d_model))),
-        ("<b>TensorFlow</b><br>[sin | cos] halves", as_numpy(sinusoidal_concat_encoding(max_len, d_model))),
-        ("<b>BUG</b> (seed 002)<br>exponent doubled", seed002_buggy_encoding(max_len, d_model)),
-    ]
-    if learned:
-        variants.append(("<b>Learned</b><br>random init", learned_init_encoding(max_len, d_model)))
-    fig = make_subplots(rows=1, cols=len(variants), shared_yaxes=True, horizontal_spacing=0.025,
-                        subplot_titles=[title for title, _ in variants])
-    for col, (title, matrix) in enumerate(variants, start=1):
-        trace = matrix_heatmap(matrix, None, 1.0, showscale=col == len(variants), name=title.split("<br>")[0])
+    fig = make_subplots(rows=1, cols=len(tables), shared_yaxes=True, horizontal_spacing=0.025,
+                        subplot_titles=[VARIANT_TITLES[key] for key in tables])
+    for col, (key, table) in enumerate(tables.items(), start=1):
+        trace = embedding_heatmap_trace(as_numpy(table), None, 1.0, showscale=col == len(tables),
+                                        name=VARIANT_TITLES[key].split("<br>")[0])
         fig.add_trace(trace, row=1, col=col)
         fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False, row=1, col=col)
-    fig.layout.annotations[2].font.color = "#b00020"  # the bug's title in red
+    for annotation, key in zip(fig.layout.annotations, tables, strict=True):
+        if key == "seed002_bug":
+            annotation.font.color = BUG_RED
+    max_len, d_model = as_numpy(next(iter(tables.values()))).shape
     base_layout(fig, f"{max_len} positions × {d_model} dimensions, colours −1 to 1", height=560)
     fig.update_layout(margin=dict(t=100))
     fig.update_annotations(font_size=14)
@@ -182,12 +162,13 @@ def embedding_pipeline(trace, side: str) -> go.Figure:
     fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.03,
                         subplot_titles=[title for title, _ in panels])
     for col, (title, matrix) in enumerate(panels, start=1):
-        fig.add_trace(matrix_heatmap(matrix, tokens, limit, showscale=col == len(panels), name=title), row=1, col=col)
+        trace = embedding_heatmap_trace(matrix, tokens, limit, showscale=col == len(panels), name=title)
+        fig.add_trace(trace, row=1, col=col)
         fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False, row=1, col=col)
     stack = "encoder" if side == "src" else "decoder"
     base_layout(fig, f"{'Source' if side == 'src' else 'Target'}: what enters {stack} layer 1 "
                      f"(one colour range: ±{limit:.2f})", height=max(300, 110 + 30 * len(token)))
     fig.update_layout(margin=dict(t=80))
-    fig.update_yaxes(token_axis(token_texts(tokens, len(token)), len(token), reverse=True))
+    fig.update_yaxes(token_axis(tokens, len(token), reverse=True))
     fig.update_yaxes(title_text="position", row=1, col=1)
     return fig

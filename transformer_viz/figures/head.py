@@ -14,23 +14,28 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from ..recording import ATTENTION_KINDS
 from ..walkthrough import HeadWalkthrough
-from .common import DIVERGING, MASK_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis
+from .common import (
+    BLOCKED_GREY,
+    DIVERGING,
+    MASK_COLOURS,
+    SEQUENTIAL,
+    as_numpy,
+    base_layout,
+    escape_text,
+    format_number,
+    token_axis,
+    token_texts,
+)
+from .panel_layout import VALUE_ASPECT, cell_heights, panel_layout, tick_font_px, top_label_px
 
 # Step key -> a short label for a tab or a slider, in the order of the computation.
 STEP_LABELS = {"x": "X", "projections": "Q, K, V", "qk": "QKᵀ", "scale": "÷ √d_k", "mask": "+ mask",
                "softmax": "softmax", "weighted_sum": "× V", "concat": "concat heads", "output": "× W_O"}
 STEP_KEYS = tuple(STEP_LABELS)
-KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
-               "cross": "Encoder–decoder (cross) attention"}
 MAX_VALUE_ROWS, MAX_VALUE_COLS = 12, 16  # larger matrices show colours only (values on hover)
-BLOCKED_GREY = "#c8c8c8"
 OUTLINE = "#111111"
-MINUS = "−"
-HEADER_PX, SUBPLOT_TITLE_PX = 80, 24  # room for the title with its subtitle; for a subplot's title
-PAGE_PX = 1100  # the width figures are laid out for (a wide page on a projector)
-MIN_CELL_PX, MIN_TOKEN_PX = 6.0, 14.0  # smallest cell height; rows labelled by tokens need room for the text
-VALUE_ASPECT = 0.6  # cell height / width where a cell shows a number such as "−0.94"
 
 
 @dataclass(frozen=True)
@@ -45,19 +50,6 @@ class Panel:
     blocked: np.ndarray | None = None  # (rows, cols) bool, True = masked out: drawn grey, outside the colours
     text: np.ndarray | None = None  # (rows, cols) str, replaces the formatted values
     marks: tuple[dict, ...] = ()  # outlines and lines in cell coordinates (x = column, y = row)
-
-
-def number_text(value: float) -> str:
-    """2 decimals with a true minus sign; huge fills such as -1e9 as "−1e9", -inf as "−∞"."""
-    if math.isinf(value):
-        return f"{MINUS}∞" if value < 0 else "∞"
-    if abs(value) >= 1e4:
-        exponent = math.floor(math.log10(abs(value)))
-        mantissa = value / 10**exponent
-        text = f"{mantissa:.0f}e{exponent}" if mantissa == round(mantissa) else f"{mantissa:.1f}e{exponent}"
-        return text.replace("-", MINUS)
-    text = f"{value:.2f}"
-    return "0.00" if text == "-0.00" else text.replace("-", MINUS)
 
 
 def dims(n: int) -> list[str]:
@@ -86,12 +78,12 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
     memory = w.kind == "cross"
     xk = "M" if memory else "X"  # keys and values come from the encoder's memory in cross-attention
     h = w.head + 1
-    mask_text = number_text(w.mask_value)
+    mask_text = format_number(w.mask_value)
 
     def size(rows: int, cols: int) -> str:
         return f"({rows} × {cols})"
 
-    context = f"{KIND_TITLES[w.kind]} · layer {w.layer + 1} · head {h} of {w.n_heads}"
+    context = f"{ATTENTION_KINDS[w.kind].title} · layer {w.layer + 1} · head {h} of {w.n_heads}"
     box = () if cell is None else (_box(*cell),)
 
     def figure(cells: list[list[Panel | None]], title: str) -> go.Figure:
@@ -133,7 +125,7 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
     steps.append(("mask", figure([[
         Panel(w.scores, qt, kt, "scores"),
         Panel(w.mask.astype(float), qt, kt, f"+ M (0 = may attend, {mask_text} = blocked)", "mask",
-              text=np.vectorize(number_text)(additive)),
+              text=np.vectorize(format_number)(additive)),
         Panel(w.masked_scores, qt, kt, "= masked scores", blocked=~w.mask, marks=box),
     ]], f"masked scores = scores + M {size(q_len, k_len)}")))
 
@@ -168,22 +160,23 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int) -> go.Figure:
     total = float(products.sum())
     labels = [f"q{i + 1}·k{i + 1}" for i in range(len(products))] + ["Σ = q·k"]
     if len(products) <= MAX_VALUE_COLS:  # the factors under each bar: a student can redo the sum by hand
-        labels[:-1] = [f"{label}<br>{number_text(a)} × {number_text(b)}"
+        labels[:-1] = [f"{label}<br>{format_number(a)} × {format_number(b)}"
                        for label, a, b in zip(labels[:-1], q, k, strict=True)]
-    hover = [f"{number_text(a)} × {number_text(b)} = {number_text(p)}" for a, b, p in zip(q, k, products, strict=True)]
+    hover = [f"{format_number(a)} × {format_number(b)} = {format_number(p)}"
+             for a, b, p in zip(q, k, products, strict=True)]
     fig = go.Figure(go.Waterfall(
         x=labels, y=[*products, 0.0], measure=["relative"] * len(products) + ["total"],
-        text=[number_text(p) for p in products] + [number_text(total)],
+        text=[format_number(p) for p in products] + [format_number(total)],
         textposition="outside" if len(products) <= MAX_VALUE_COLS else "none",
-        hovertext=[*hover, f"sum = {number_text(total)}"], hoverinfo="text",
+        hovertext=[*hover, f"sum = {format_number(total)}"], hoverinfo="text",
         increasing=dict(marker_color="#d6604d"), decreasing=dict(marker_color="#4393c3"),
         totals=dict(marker_color="#3b3b3b"), connector=dict(line=dict(color="#9e9e9e", width=1)),
     ))
-    q_token, k_token = w.query_tokens[query], w.key_tokens[key]
-    title = (f"score({q_token} → {k_token}) = q·k / √d_head = {number_text(total)} / {w.scale:.2f} "
-             f"= {number_text(total / w.scale)}")
+    q_token, k_token = escape_text(w.query_tokens[query]), escape_text(w.key_tokens[key])
+    title = (f"score({q_token} → {k_token}) = q·k / √d_head = {format_number(total)} / {w.scale:.2f} "
+             f"= {format_number(total / w.scale)}")
     base_layout(fig, title, height=420)
-    note = "" if w.mask[query, key] else f" · blocked by the mask: becomes {number_text(w.mask_value)}, weight 0"
+    note = "" if w.mask[query, key] else f" · blocked by the mask: becomes {format_number(w.mask_value)}, weight 0"
     fig.update_layout(showlegend=False, title_subtitle_text=f"query {query + 1} ({q_token}), "
                       f"key {key + 1} ({k_token}), head {w.head + 1}{note}", margin_t=90)
     fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text="running sum")
@@ -198,69 +191,50 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
 
     The layout is written out as one dict: building a figure by many small updates is several times slower.
     """
-    n_rows, n_cols = len(cells), len(cells[0])
+    n_cols = len(cells[0])
     panels = [(r, c, p) for r, row in enumerate(cells) for c, p in enumerate(row) if p is not None]
     row_sizes = [max(p.matrix.shape[0] for p in row if p is not None) for row in cells]
     col_sizes = [max(row[c].matrix.shape[1] for row in cells if row[c] is not None) for c in range(n_cols)]
+    token_rows = [any(p is not None and _is_tokens(p.row_labels) for p in row) for row in cells]
     if show_values is None:
-        value_px = _cell_heights(cells, VALUE_ASPECT)
+        value_px = cell_heights(row_sizes, col_sizes, token_rows, VALUE_ASPECT)
         values = [p.matrix.shape[0] <= MAX_VALUE_ROWS and p.matrix.shape[1] <= MAX_VALUE_COLS and value_px[r] >= 24
                   for r, _, p in panels]
     else:
         values = [show_values] * len(panels)
     # Cells wider than tall only where they hold a number; colour-only cells are square and take less room.
     aspect = VALUE_ASPECT if any(values) else 1.0
-    cell_px = _cell_heights(cells, aspect)
-    row_px = [size * px for size, px in zip(row_sizes, cell_px, strict=True)]
+    cell_px = cell_heights(row_sizes, col_sizes, token_rows, aspect)
     # Room above each matrix for its top tick labels (upright when wider than a cell) and its title.
-    label_px = [max(_top_label_px(p.col_labels, cell_px[r] / aspect) for p in row if p is not None)
+    label_px = [max(top_label_px(p.col_labels, cell_px[r] / aspect) for p in row if p is not None)
                 for r, row in enumerate(cells)]
-    title_px = SUBPLOT_TITLE_PX if len(panels) > 1 else 0
-    gap_px = max(label_px[1:], default=0) + title_px + 16
-    plot_px = sum(row_px) + gap_px * (n_rows - 1)
-    tops = [1 - (sum(row_px[:r]) + gap_px * r) / plot_px for r in range(n_rows)]
-    spacing = 0.06
-    widths = [(1 - spacing * (n_cols - 1)) * size / sum(col_sizes) for size in col_sizes]
-    if colorbar:  # a lone matrix: its colour bar right beside it, not at the far edge of a wide page
-        widths = [min(1.0, col_sizes[0] * cell_px[0] / aspect / PAGE_PX)]
-    lefts = [sum(widths[:c]) + spacing * c for c in range(n_cols)]
+    titled = len(panels) > 1
+    grid = panel_layout(row_sizes, col_sizes, cell_px, aspect, label_px, titled, lone=colorbar)
 
     traces, annotations, shapes, layout = [], [], [], {}
     for n, ((r, c, panel), show) in enumerate(zip(panels, values, strict=True), start=1):
         suffix = "" if n == 1 else str(n)
         x, y = f"x{suffix}", f"y{suffix}"
         rows, cols = panel.matrix.shape
-        bar_x = widths[0] + 0.01 if colorbar and not show else None
+        bar_x = grid.x_domains[0][1] + 0.01 if colorbar and not show else None
         traces += _panel_traces(panel, bar_x, 16 if cell_px[r] >= 40 else 13, dict(xaxis=x, yaxis=y), show)
         layout[f"xaxis{suffix}"] = dict(_axis(panel.col_labels, cols, cell_px[r] / aspect), anchor=y, side="top",
-                                        domain=[lefts[c], lefts[c] + widths[c]], constrain="domain",
+                                        domain=list(grid.x_domains[c]), constrain="domain",
                                         constraintoward="left")
         # scaleanchor keeps the matrix's shape however wide the page is; it then hugs the top left of its slot.
         layout[f"yaxis{suffix}"] = dict(_axis(panel.row_labels, rows, cell_px[r], reverse=True), anchor=x,
-                                        domain=[max(0.0, tops[r] - row_px[r] / plot_px), tops[r]], scaleanchor=x,
+                                        domain=list(grid.y_domains[r]), scaleanchor=x,
                                         scaleratio=aspect, constrain="domain", constraintoward="top")
         shapes += [dict(mark, xref=x, yref=y) for mark in panel.marks]
-        if title_px:
-            annotations.append(dict(text=panel.title, x=lefts[c], y=tops[r], xref="paper", yref="paper",
+        if titled:
+            annotations.append(dict(text=panel.title, x=grid.x_domains[c][0], y=grid.y_domains[r][1],
+                                    xref="paper", yref="paper",
                                     xanchor="left", yanchor="bottom", yshift=label_px[r], showarrow=False,
                                     font=dict(size=14)))
-    top_px = HEADER_PX + label_px[0] + title_px
-    fig = base_layout(go.Figure(traces, layout), title, height=int(plot_px + top_px + 10))
-    fig.update_layout(annotations=annotations, shapes=shapes, margin_t=top_px,
+    fig = base_layout(go.Figure(traces, layout), title, height=grid.height)
+    fig.update_layout(annotations=annotations, shapes=shapes, margin_t=grid.top_px,
                       title=dict(yref="container", y=1.0, yanchor="top", pad_t=12, subtitle_text=subtitle))
     return fig
-
-
-def _cell_heights(cells: list[list[Panel | None]], aspect: float) -> list[float]:
-    """Cell height in px for each grid row: as large as fits PAGE_PX wide and about 640 px tall,
-    but never so small that token labels collide, unless the page is too narrow for that."""
-    row_sizes = [max(p.matrix.shape[0] for p in row if p is not None) for row in cells]
-    n_cols = len(cells[0])
-    col_sizes = [max(row[c].matrix.shape[1] for row in cells if row[c] is not None) for c in range(n_cols)]
-    fits_width = aspect * (PAGE_PX - 70 * (n_cols - 1)) / sum(col_sizes)
-    base = min(48.0, 640 / sum(row_sizes), fits_width)
-    smallest = [MIN_TOKEN_PX if any(p and _is_tokens(p.row_labels) for p in row) else MIN_CELL_PX for row in cells]
-    return [max(base, min(low, fits_width)) for low in smallest]
 
 
 def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: dict,
@@ -271,9 +245,9 @@ def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: 
     rows, cols = matrix.shape
     blocked = ~np.isfinite(matrix) if panel.blocked is None else panel.blocked | ~np.isfinite(matrix)
     shown = np.where(blocked, np.nan, matrix)  # (rows, cols)
-    text = panel.text if panel.text is not None else np.vectorize(number_text, otypes=[str])(matrix)
-    hover = [[f"{panel.row_labels[i]} · {panel.col_labels[j]}: {text[i][j]}" for j in range(cols)]
-             for i in range(rows)]
+    text = panel.text if panel.text is not None else np.vectorize(format_number, otypes=[str])(matrix)
+    row_texts, col_texts = token_texts(panel.row_labels, rows), token_texts(panel.col_labels, cols)
+    hover = [[f"{row_texts[i]} · {col_texts[j]}: {text[i][j]}" for j in range(cols)] for i in range(rows)]
     if panel.style == "weights":
         colours = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0)
     elif panel.style == "mask":
@@ -302,18 +276,11 @@ def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: 
 def _axis(labels: Sequence[str], length: int, cell_px: float, reverse: bool = False) -> dict:
     """Integer positions with labels as tick text, the font fitted to the cells; numbered axes keep every k-th tick."""
     axis = token_axis(labels, length, reverse=reverse)
-    axis["tickfont"] = dict(size=min(14, max(9, int(cell_px))))
+    axis["tickfont"] = dict(size=tick_font_px(cell_px))
     if not _is_tokens(labels) and cell_px < 18:
         step = math.ceil(18 / cell_px)
         axis.update(tickvals=axis["tickvals"][::step], ticktext=axis["ticktext"][::step])
     return axis
-
-
-def _top_label_px(labels: Sequence[str], cell_width_px: float) -> float:
-    """Height of a top axis's tick labels; Plotly turns them upright when they are wider than a cell."""
-    font = min(14, max(9, int(cell_width_px)))
-    widest = max(len(str(label)) for label in labels) * font * 0.6
-    return font + 8 if widest <= cell_width_px else widest + 8
 
 
 def _is_tokens(labels: Sequence[str]) -> bool:

@@ -13,38 +13,26 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..recording import ATTENTION_KINDS, attention_name
 from .common import (
-    ATTENTION_KINDS,
-    ATTENTION_VALUES,
     BLOCKED_GREY,
     DIVERGING,
-    KIND_TITLES,
     MASK_COLOURS,
     SEQUENTIAL,
     as_numpy,
     attention_arrays,
-    attention_name,
-    attention_tokens,
     base_layout,
     cell_label,
-    fill_text,
+    check_choice,
     format_number,
     mask_value,
     symmetric_limit,
-    token_text_axis,
+    token_axis,
     token_texts,
 )
 
 MAX_STEP_TOKENS = 10  # up to this many tokens a side, the three masking panels write their values
 BLOCKED_TEXT = "#3b3b3b"
-
-
-def check_choice(kind: str, value: str = "weights") -> None:
-    """Raise ValueError naming the choices for an unknown attention kind or value."""
-    if kind not in ATTENTION_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(ATTENTION_KINDS)}, got {kind!r}.")
-    if value not in ATTENTION_VALUES:
-        raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
 
 
 def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, **position) -> go.Heatmap:
@@ -58,36 +46,6 @@ def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, 
     )
 
 
-def blocked_rectangles(blocked: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """Blocked cells (q_len, k_len) as (top, bottom, left, right) half-open rectangles.
-
-    Runs within a row, merged with the same run in the rows below (a padding column is one rectangle).
-    """
-    rectangles, open_runs = [], {}
-    for row, cells in enumerate([*blocked, np.zeros(blocked.shape[1], bool)]):
-        edges = np.flatnonzero(np.diff(np.concatenate([[0], cells.astype(np.int8), [0]])))
-        runs = set(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
-        for run in [r for r in open_runs if r not in runs]:
-            rectangles.append((open_runs.pop(run), row, *run))
-        for run in runs:
-            open_runs.setdefault(run, row)
-    return rectangles
-
-
-def blocked_path(mask: np.ndarray, heads: int, gap: int) -> str:
-    """One SVG path over every blocked cell of `attention_grid`'s tiles (`gap` cells apart).
-
-    mask (layers, q_len, k_len), True = may attend; the same for every head of a layer.
-    """
-    layers, q_len, k_len = mask.shape
-    parts = []
-    for layer in range(layers):
-        for top, bottom, left, right in blocked_rectangles(~mask[layer]):
-            y0, y1 = layer * (q_len + gap) + top - 0.5, layer * (q_len + gap) + bottom - 0.5
-            for head in range(heads):
-                x0, x1 = head * (k_len + gap) + left - 0.5, head * (k_len + gap) + right - 0.5
-                parts.append(f"M{x0:g},{y0:g}H{x1:g}V{y1:g}H{x0:g}Z")
-    return "".join(parts)
 
 
 def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[str] | None,
@@ -113,8 +71,8 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=160, b=40), title_font_size=17,
                       legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font_size=14))
     tick = dict(tickfont_size=12, fixedrange=True)
-    fig.update_xaxes(**token_text_axis(key_tokens, k_len), side="top", **tick)
-    fig.update_yaxes(**token_text_axis(query_tokens, q_len, reverse=True), **tick)
+    fig.update_xaxes(**token_axis(key_tokens, k_len), side="top", **tick)
+    fig.update_yaxes(**token_axis(query_tokens, q_len, reverse=True), **tick)
     return fig
 
 
@@ -154,16 +112,14 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
     keeps its colour until the mask greys it; panel 3 uses the fixed 0-1 weight range.
     """
     check_choice(kind)
-    weights, scores, mask = attention_arrays(trace, kind, layer)
-    weight, score = weights[head], scores[head]  # (q_len, k_len)
+    weight, score, masked, mask = attention_arrays(trace, kind, layer).head(head)  # (q_len, k_len) each
     q_len, k_len = weight.shape
     fill = mask_value(trace)
-    masked = np.where(mask, score, fill)  # (q_len, k_len)
     limit = symmetric_limit(score[np.isfinite(score)])
     show = max(q_len, k_len) <= MAX_STEP_TOKENS
     cell = float(np.clip(300 / max(q_len, k_len), 10, 44))
     font = int(np.clip(cell / 3.0, 10, 15))
-    q_tokens, k_tokens = attention_tokens(trace, kind)
+    q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     labels = [[cell_label(i, q_text[i], j, k_text[j]) for j in range(k_len)] for i in range(q_len)]
 
@@ -172,14 +128,14 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
 
     spacing = 0.09
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=spacing, subplot_titles=[
-        "① raw scores q·k / √d_k", f"② masked: blocked → {fill_text(fill)}", "③ softmax → weights"])
+        "① raw scores q·k / √d_k", f"② masked: blocked → {format_number(fill)}", "③ softmax → weights"])
     panels = (
         (score, -limit, limit, DIVERGING, hover(lambda i, j: f"raw score {score[i, j]:.3f}" + (
-            "" if mask[i, j] else f"<br>the mask blocks this key: it becomes {fill_text(fill)}"))),
+            "" if mask[i, j] else f"<br>the mask blocks this key: it becomes {format_number(fill)}"))),
         (masked, -limit, limit, DIVERGING, hover(lambda i, j: f"masked score {score[i, j]:.3f} (may attend)"
-                                                  if mask[i, j] else f"masked score {fill_text(fill)} (blocked)")),
+                                                  if mask[i, j] else f"masked score {format_number(fill)} (blocked)")),
         (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: f"weight {weight[i, j]:.3f}" + (
-            "" if mask[i, j] else f"<br>blocked: e^({fill_text(fill)}) ≈ 0"))),
+            "" if mask[i, j] else f"<br>blocked: e^({format_number(fill)}) ≈ 0"))),
     )
     width = (1 - 2 * spacing) / 3
     for col, (z, zmin, zmax, colorscale, text) in enumerate(panels, start=1):
@@ -193,16 +149,16 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
             hovertext=text, hovertemplate="%{hovertext}<extra></extra>",
         ), row=1, col=col)
         if col > 1 and not mask.all():
-            fig.add_trace(blocked_layer(mask, fill_text(fill) if col == 2 else "0", show, font), row=1, col=col)
+            fig.add_trace(blocked_layer(mask, format_number(fill) if col == 2 else "0", show, font), row=1, col=col)
 
-    title = f"{KIND_TITLES[kind]} · Layer {layer + 1} · Head {head + 1}: from scores to weights"
+    title = f"{ATTENTION_KINDS[kind].title} · Layer {layer + 1} · Head {head + 1}: from scores to weights"
     base_layout(fig, title, height=round(cell * q_len) + 190)
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
     fig.update_annotations(font_size=15)
     fig.add_annotation(x=width + spacing / 2, y=0.5, xref="paper", yref="paper", text="→", showarrow=False,
                        font=dict(size=34, color="#777777"))
-    fig.update_xaxes(**token_text_axis(k_tokens, k_len), tickfont_size=12, fixedrange=True)
-    fig.update_yaxes(**token_text_axis(q_tokens, q_len, reverse=True), tickfont_size=12,
+    fig.update_xaxes(**token_axis(k_tokens, k_len), tickfont_size=12, fixedrange=True)
+    fig.update_yaxes(**token_axis(q_tokens, q_len, reverse=True), tickfont_size=12,
                      fixedrange=True)
     fig.update_yaxes(showticklabels=False, col=2)
     fig.update_yaxes(showticklabels=False, col=3)

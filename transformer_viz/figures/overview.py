@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from .common import FONT, SEQUENTIAL
+from .common import CLICK_COLOUR, CLICK_OPACITY, FONT, SEQUENTIAL
 
 PAGES = ("embeddings", "attention", "masks", "head", "decoding")
 
@@ -343,8 +343,8 @@ def hover_targets(targets) -> list[go.Scatter]:
         traces.append(go.Scatter(
             x=xs, y=ys, mode="markers", hovertext=texts, hoverinfo="text", name="blocks" if clickable else "info",
             customdata=list(pages) if clickable else None,
-            marker=dict(size=20, symbol="square", color="rgba(255,255,255,0.01)"),
-            selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)),
+            marker=dict(size=20, symbol="square", color=CLICK_COLOUR, opacity=CLICK_OPACITY),
+            selected=dict(marker=dict(opacity=CLICK_OPACITY)), unselected=dict(marker=dict(opacity=CLICK_OPACITY)),
         ))
     return traces
 

@@ -80,6 +80,6 @@ def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_token
                                   args=[[str(step)], dict(pause, frame=dict(duration=0, redraw=True))])
                              for step, _ in matrices])],
     )
-    fig.update_xaxes(token_axis(keys, k_len), title_text="key")
-    fig.update_yaxes(token_axis(queries, q_len, reverse=True), title_text="query")
+    fig.update_xaxes(token_axis(key_tokens, k_len), title_text="key")
+    fig.update_yaxes(token_axis(query_tokens, q_len, reverse=True), title_text="query")
     return fig

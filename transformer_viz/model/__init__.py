@@ -1,7 +1,15 @@
 """The instrumented Transformer: each part of the paper as its own small module."""
 
 from .attention import MultiHeadAttention, scaled_dot_product_attention
-from .embeddings import Embeddings, PositionalEncoding, sinusoidal_concat_encoding, sinusoidal_encoding
+from .embeddings import (
+    Embeddings,
+    PositionalEncoding,
+    encoding_tables,
+    learned_init_encoding,
+    seed002_buggy_encoding,
+    sinusoidal_concat_encoding,
+    sinusoidal_encoding,
+)
 from .feed_forward import FeedForward
 from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer
 from .masks import decoder_self_mask, look_ahead_mask, padding_mask
@@ -10,6 +18,7 @@ from .transformer import Transformer
 
 __all__ = [
     "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderLayer", "FeedForward", "MultiHeadAttention",
-    "PositionalEncoding", "Transformer", "block_shapes", "decoder_self_mask", "look_ahead_mask", "padding_mask",
-    "parameter_counts", "scaled_dot_product_attention", "sinusoidal_concat_encoding", "sinusoidal_encoding",
+    "PositionalEncoding", "Transformer", "block_shapes", "decoder_self_mask", "encoding_tables",
+    "learned_init_encoding", "look_ahead_mask", "padding_mask", "parameter_counts", "scaled_dot_product_attention",
+    "seed002_buggy_encoding", "sinusoidal_concat_encoding", "sinusoidal_encoding",
 ]

@@ -16,25 +16,25 @@ from ..recording import HookPoint
 def scaled_dot_product_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, mask_value: float,
     dropout: nn.Module | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """softmax(QKᵀ/√d_head, masked) V.
 
     q (..., q_len, d_head), k and v (..., k_len, d_head); mask broadcastable to
-    (..., q_len, k_len) with True = may attend. Returns (output, weights, scores)
-    where scores are before masking and weights before the optional dropout.
+    (..., q_len, k_len) with True = may attend. Returns (output, weights, scores,
+    masked_scores): scores before masking, masked_scores with every blocked score
+    replaced by mask_value (the softmax's input), weights before the optional dropout.
     Blocked keys get weight exactly 0; a row with no allowed key gets all zeros
     (not NaN, even with mask_value = -inf).
     """
     # Divide by sqrt(d_head): dot products grow with d_head and would push the softmax to one-hot.
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., q_len, k_len)
-    if mask is None:
-        weights = scores.softmax(dim=-1)
-    else:
-        weights = scores.masked_fill(~mask, mask_value).softmax(dim=-1)
+    masked_scores = scores if mask is None else scores.masked_fill(~mask, mask_value)  # (..., q_len, k_len)
+    weights = masked_scores.softmax(dim=-1)  # (..., q_len, k_len)
+    if mask is not None:
         # Exact zeros where blocked; also turns an all-blocked row (uniform or NaN) into zeros.
         weights = weights.masked_fill(~mask, 0.0)
     attended = weights if dropout is None else dropout(weights)
-    return attended @ v, weights, scores  # (..., q_len, d_head), (..., q_len, k_len) x 2
+    return attended @ v, weights, scores, masked_scores  # (..., q_len, d_head), (..., q_len, k_len) x 3
 
 
 class MultiHeadAttention(nn.Module):
@@ -51,6 +51,7 @@ class MultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()
         self.hook_scores = HookPoint()
+        self.hook_masked_scores = HookPoint()
         self.hook_mask = HookPoint()
         self.hook_weights = HookPoint()
         self.hook_out = HookPoint()
@@ -68,8 +69,10 @@ class MultiHeadAttention(nn.Module):
         k = self.hook_k(self.split_heads(self.k_proj(key_value)))  # (batch, heads, k_len, d_head)
         v = self.hook_v(self.split_heads(self.v_proj(key_value)))  # (batch, heads, k_len, d_head)
         mask = self.hook_mask(mask.expand(batch, 1, q_len, k.shape[2]))  # (batch, 1, q_len, k_len)
-        context, weights, scores = scaled_dot_product_attention(q, k, v, mask, self.mask_value, self.dropout)
+        context, weights, scores, masked_scores = scaled_dot_product_attention(
+            q, k, v, mask, self.mask_value, self.dropout)
         self.hook_scores(scores)  # (batch, heads, q_len, k_len)
+        self.hook_masked_scores(masked_scores)  # (batch, heads, q_len, k_len)
         self.hook_weights(weights)  # (batch, heads, q_len, k_len)
         merged = context.transpose(1, 2).reshape(batch, q_len, d_model)  # (batch, q_len, d_model)
         return self.hook_out(self.out_proj(merged))  # (batch, q_len, d_model)

@@ -17,11 +17,7 @@ def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
     """The paper's layout: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(same). -> (max_len, d_model)."""
     position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float32)  # (d_model / 2,)
-    angle = position / 10000.0 ** (two_i / d_model)  # (max_len, d_model / 2)
-    encoding = torch.empty(max_len, d_model)
-    encoding[:, 0::2] = torch.sin(angle)
-    encoding[:, 1::2] = torch.cos(angle)
-    return encoding
+    return _interleave(position / 10000.0 ** (two_i / d_model))  # (max_len, d_model)
 
 
 def sinusoidal_concat_encoding(max_len: int, d_model: int) -> torch.Tensor:
@@ -33,6 +29,41 @@ def sinusoidal_concat_encoding(max_len: int, d_model: int) -> torch.Tensor:
     inv_timescales = torch.exp(-log_step * torch.arange(half, dtype=torch.float32))  # (d_model / 2,)
     angle = position * inv_timescales  # (max_len, d_model / 2)
     return torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)  # (max_len, d_model)
+
+
+def seed002_buggy_encoding(max_len: int, d_model: int) -> torch.Tensor:
+    """Seed 002's table, wrong on purpose: a labelled bug to show, never used by the model.
+
+    The seed wrote `10000 ** (2 * i / d)` with its loop variable i already stepping 0, 2, 4, ...,
+    so the exponent is doubled: the frequencies fall off twice as fast and the upper half of the
+    dimensions is almost constant (sin ≈ 0, cos ≈ 1). -> (max_len, d_model).
+    """
+    position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
+    i = torch.arange(0, d_model, 2, dtype=torch.float32)  # (d_model / 2,) the seed's loop variable 0, 2, 4, ...
+    return _interleave(position / 10000.0 ** (2 * i / d_model))  # (max_len, d_model); the bug: 2 * i
+
+
+def learned_init_encoding(max_len: int, d_model: int, seed: int = 0) -> torch.Tensor:
+    """A learned table as `Transformer.reset_parameters` initialises it (Xavier-uniform), before any training."""
+    table = torch.empty(max_len, d_model)
+    return nn.init.xavier_uniform_(table, generator=torch.Generator().manual_seed(seed))  # (max_len, d_model)
+
+
+def encoding_tables(max_len: int, d_model: int) -> dict[str, torch.Tensor]:
+    """The tables to compare, each (max_len, d_model): the paper's, TensorFlow's [sin | cos],
+    seed 002's bug, and a learned table at its random initialisation."""
+    return {"sinusoidal": sinusoidal_encoding(max_len, d_model),
+            "sinusoidal_concat": sinusoidal_concat_encoding(max_len, d_model),
+            "seed002_bug": seed002_buggy_encoding(max_len, d_model),
+            "learned_init": learned_init_encoding(max_len, d_model)}
+
+
+def _interleave(angle: torch.Tensor) -> torch.Tensor:
+    """(max_len, d_model / 2) angles -> (max_len, d_model): sines in the even dimensions, cosines in the odd."""
+    encoding = torch.empty(angle.shape[0], 2 * angle.shape[1])  # (max_len, d_model)
+    encoding[:, 0::2] = torch.sin(angle)
+    encoding[:, 1::2] = torch.cos(angle)
+    return encoding
 
 
 class PositionalEncoding(nn.Module):

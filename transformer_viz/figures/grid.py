@@ -1,0 +1,219 @@
+"""All heads at once (paper section 3.2): every layer × head of one attention kind as one heatmap.
+
+Keys are on x, queries on y with the first query at the top, in tiles separated by NaN
+gutters. Cells the mask blocks are covered by one grey path; a near-transparent
+scatter with one point per tile makes the tiles clickable in Streamlit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..recording import ATTENTION_KINDS
+from .common import (
+    BLOCKED_GREY,
+    CLICK_COLOUR,
+    CLICK_OPACITY,
+    HIGHLIGHT,
+    VALUE_TITLES,
+    AttentionArrays,
+    attention_arrays,
+    base_layout,
+    check_choice,
+    selected_pair,
+    token_labels,
+    token_texts,
+    value_plane,
+)
+
+GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
+TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text
+TILE_PX = (90, 360)  # the smallest and largest height of one tile
+TOP_PX, RIGHT_PX = 96, 96  # room for the title and head names; for the colour bar
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """Pixel geometry of `attention_grid` at its nominal width (margins and sizes in px)."""
+
+    gap: int  # cells between two tiles
+    cell_width: float
+    cell_height: float
+    show_key_ticks: bool  # tokens under the columns, when a column is wide enough to read one
+    show_query_ticks: bool
+    left: int
+    right: int
+    top: int
+    bottom: int
+    height: int  # of the whole figure
+    target_size: float  # the click target of a tile
+    layer_title_shift: int  # how far left of the plot the "Layer i" titles sit
+
+
+def grid_layout(layers: int, heads: int, q_len: int, k_len: int, query_label_chars: int, key_label_chars: int,
+                width: int = GRID_PX) -> GridLayout:
+    """Lay out layers × heads tiles of q_len × k_len cells in `width` px.
+
+    Cells are square unless a tile would leave TILE_PX; tokens label the axes only where a
+    cell has room for them; label lengths (in characters) size the margins they need.
+    """
+    gap = max(1, round(0.08 * max(q_len, k_len)))
+    left = 40 + 8 * max(query_label_chars, 1)
+    cell_width = (width - left - RIGHT_PX) / (heads * (k_len + gap) - gap)
+    cell_height = float(np.clip(cell_width * q_len, *TILE_PX)) / q_len
+    show_keys, show_queries = cell_width >= TICK_PX, cell_height >= TICK_PX
+    left = left if show_queries else 40
+    bottom = 16 + 7 * max(key_label_chars, 1) if show_keys else 16
+    height = round(cell_height * (layers * (q_len + gap) - gap)) + TOP_PX + bottom
+    return GridLayout(
+        gap=gap, cell_width=cell_width, cell_height=cell_height, show_key_ticks=show_keys,
+        show_query_ticks=show_queries, left=left, right=RIGHT_PX, top=TOP_PX, bottom=bottom, height=height,
+        target_size=0.7 * min(cell_width * k_len, cell_height * q_len),
+        layer_title_shift=left - 30 if show_queries else 8,
+    )
+
+
+def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple[int, int] | None = None,
+                   width: int | None = None) -> go.Figure:
+    """Every layer (rows) × head (columns) of one attention kind, drawn as ONE heatmap.
+
+    The tiles sit in one z matrix, (layers·(q_len+gap) - gap, heads·(k_len+gap) - gap),
+    with NaN gutters, because one heatmap redraws far faster than one per head. The axes
+    are categories named after layer/head and token, so the hover names the layer, head,
+    query and key without a string per cell. Trace 1 holds one click target per tile
+    with customdata [layer, head] (read it with `grid_selection`); its hover names the
+    tile, the cells around it show their own numbers. `highlight` = (layer, head) outlines
+    one tile; `width` is the pixel width to lay out for (heights, ticks and targets follow).
+    """
+    check_choice(kind, value)
+    stacks = [attention_arrays(trace, kind, layer) for layer in range(trace.n_layers(kind))]
+    # weights, scores, masked (layers, heads, q_len, k_len); mask (layers, q_len, k_len)
+    weights, scores, masked, mask = (np.stack(planes) for planes in zip(*stacks, strict=True))
+    layers, heads, q_len, k_len = weights.shape
+    q_tokens, k_tokens = trace.attention_tokens(kind)
+    layout = grid_layout(layers, heads, q_len, k_len, max(map(len, token_labels(q_tokens, q_len)), default=1),
+                         max(map(len, token_labels(k_tokens, k_len)), default=1), width or GRID_PX)
+    gap = layout.gap
+    z, zmin, zmax, colorscale = value_plane(value, AttentionArrays(weights, scores, masked, mask[:, None]))
+    # The hover shows whichever of weight and raw score the colour does not.
+    other = {"weights": scores, "scores": weights, "masked_scores": np.stack([weights, scores], -1)}[value]
+    number = {"weights": "weight <b>%{z:.3f}</b><br>raw score %{customdata:.3f}",
+              "scores": "raw score <b>%{z:.3f}</b><br>weight %{customdata:.3f}",
+              "masked_scores": "masked score <b>%{z:.4~g}</b><br>raw score %{customdata[1]:.3f}<br>"
+                               "weight %{customdata[0]:.3f}"}[value]
+
+    q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
+    y_names = _names("Layer", "query", layers, q_text, gap)
+    x_names = _names("Head", "key", heads, k_text, gap)
+
+    fig = go.Figure(go.Heatmap(
+        # numpy arrays, not lists: Plotly validates a list element by element (tens of ms here).
+        z=_tile(z, gap), x=np.array(x_names), y=np.array(y_names), customdata=_tile(other, gap), zmin=zmin, zmax=zmax,
+        colorscale=colorscale, hoverongaps=False, name="attention",
+        colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14,
+                      len=min(1.0, 420 / layout.height)),
+        hovertemplate=f"%{{y}}<br>%{{x}}<br>{number}<extra></extra>",
+    ))
+    centre_x = [x_names[h * (k_len + gap) + k_len // 2] for h in range(heads)]
+    centre_y = [y_names[layer * (q_len + gap) + q_len // 2] for layer in range(layers)]
+    fig.add_trace(go.Scatter(
+        x=centre_x * layers, y=np.repeat(centre_y, heads).tolist(), mode="markers", name="tiles",
+        marker=dict(symbol="square", size=layout.target_size, opacity=CLICK_OPACITY,
+                    color=CLICK_COLOUR),
+        customdata=[[layer, head] for layer in range(layers) for head in range(heads)],
+        hovertext=[f"<b>Layer {layer + 1} · Head {head + 1}</b><br>click to open this head"
+                   for layer in range(layers) for head in range(heads)],
+        hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
+    ))
+    if value != "scores" and not mask.all():
+        fig.add_shape(type="path", path=blocked_path(mask, heads, gap), fillcolor=BLOCKED_GREY,
+                      line=dict(color=BLOCKED_GREY, width=1),  # also hides the anti-aliased seams at the edges
+                      layer="above")
+    if highlight is not None:
+        top_row, left_col = highlight[0] * (q_len + gap), highlight[1] * (k_len + gap)
+        fig.add_shape(type="rect", x0=left_col - 0.5, x1=left_col + k_len - 0.5, y0=top_row - 0.5,
+                      y1=top_row + q_len - 0.5, line=dict(color=HIGHLIGHT, width=3), layer="above")
+    # All titles in one update: add_annotation one at a time costs ~3 ms each.
+    fig.update_layout(annotations=[
+        *(dict(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
+               text=f"Head {head + 1}", showarrow=False, font_size=15) for head in range(heads)),
+        *(dict(x=0, xref="paper", xanchor="right", xshift=-layout.layer_title_shift,
+               y=layer * (q_len + gap) + (q_len - 1) / 2, text=f"Layer {layer + 1}",
+               textangle=-90, showarrow=False, font_size=15) for layer in range(layers)),
+    ])
+
+    size = f"{layers} layer{'s' * (layers > 1)} × {heads} head{'s' * (heads > 1)}"
+    base_layout(fig, f"{ATTENTION_KINDS[kind].title} · {VALUE_TITLES[value]}s · {size}", layout.height)
+    margin = dict(l=layout.left, r=layout.right, t=layout.top, b=layout.bottom)
+    fig.update_layout(margin=margin, plot_bgcolor="#ffffff")
+    names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont_size=12, tickmode="array")
+    keys = dict(tickvals=_tile_names(x_names, heads, k_len, gap), ticktext=k_text * heads)
+    queries = dict(tickvals=_tile_names(y_names, layers, q_len, gap), ticktext=q_text * layers)
+    no_ticks = dict(tickvals=[], ticktext=[])
+    # Explicit ranges: autorange would pad the axes to fit the large click targets.
+    fig.update_xaxes(**names, **(keys if layout.show_key_ticks else no_ticks), automargin=True,
+                     range=[-0.5, len(x_names) - 0.5])
+    fig.update_yaxes(**names, **(queries if layout.show_query_ticks else no_ticks), automargin=False,
+                     range=[len(y_names) - 0.5, -0.5])
+    return fig
+
+
+def grid_selection(event) -> tuple[int, int] | None:
+    """(layer, head) of the tile clicked in `attention_grid`, from st.plotly_chart's selection; else None."""
+    return selected_pair(event)
+
+
+def _names(outer: str, inner: str, count: int, texts: list[str], gap: int) -> list[str]:
+    """Category names of the grid's rows or columns: "Layer 2 · query 3 “the”", gutters "gap 1.0"."""
+    names = [f"{outer} {block + 1} · {inner} {i} “{texts[i]}”" if i < len(texts) else f"gap {block}.{i}"
+             for block in range(count) for i in range(len(texts) + gap)]
+    return names[:-gap]
+
+
+def _tile_names(names: list[str], count: int, length: int, gap: int) -> list[str]:
+    """The category names that belong to tiles (not gutters), in order."""
+    return [names[block * (length + gap) + i] for block in range(count) for i in range(length)]
+
+
+def _tile(values: np.ndarray, gap: int) -> np.ndarray:
+    """(layers, heads, q_len, k_len, *extra) -> (rows, cols, *extra) float32, NaN gutters `gap` cells wide."""
+    layers, heads, q_len, k_len, *extra = values.shape
+    padded = np.full((layers, heads, q_len + gap, k_len + gap, *extra), np.nan, np.float32)
+    padded[:, :, :q_len, :k_len] = values
+    rows = padded.swapaxes(1, 2).reshape(layers * (q_len + gap), heads * (k_len + gap), *extra)
+    return rows[:-gap, :-gap]
+
+
+def blocked_rectangles(blocked: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Blocked cells (q_len, k_len) as (top, bottom, left, right) half-open rectangles.
+
+    Runs within a row, merged with the same run in the rows below (a padding column is one rectangle).
+    """
+    rectangles, open_runs = [], {}
+    for row, cells in enumerate([*blocked, np.zeros(blocked.shape[1], bool)]):
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], cells.astype(np.int8), [0]])))
+        runs = set(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+        for run in [r for r in open_runs if r not in runs]:
+            rectangles.append((open_runs.pop(run), row, *run))
+        for run in runs:
+            open_runs.setdefault(run, row)
+    return rectangles
+
+
+def blocked_path(mask: np.ndarray, heads: int, gap: int) -> str:
+    """One SVG path over every blocked cell of `attention_grid`'s tiles (`gap` cells apart).
+
+    mask (layers, q_len, k_len), True = may attend; the same for every head of a layer.
+    """
+    layers, q_len, k_len = mask.shape
+    parts = []
+    for layer in range(layers):
+        for top, bottom, left, right in blocked_rectangles(~mask[layer]):
+            y0, y1 = layer * (q_len + gap) + top - 0.5, layer * (q_len + gap) + bottom - 0.5
+            for head in range(heads):
+                x0, x1 = head * (k_len + gap) + left - 0.5, head * (k_len + gap) + right - 0.5
+                parts.append(f"M{x0:g},{y0:g}H{x1:g}V{y1:g}H{x0:g}Z")
+    return "".join(parts)

@@ -1,0 +1,78 @@
+"""Pixel geometry of the walkthrough's grids of matrices (figures/head.py): cell sizes, room for labels, positions.
+
+Pure arithmetic on matrix sizes (in cells) and pixels; head.py draws with the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+HEADER_PX, SUBPLOT_TITLE_PX = 80, 24  # room for the title with its subtitle; for a subplot's title
+PAGE_PX = 1100  # the width figures are laid out for (a wide page on a projector)
+MIN_CELL_PX, MIN_TOKEN_PX = 6.0, 14.0  # smallest cell height; rows labelled by tokens need room for the text
+VALUE_ASPECT = 0.6  # cell height / width where a cell shows a number such as "−0.94"
+SPACING = 0.06  # between two grid columns, as a fraction of the width
+
+
+def cell_heights(row_sizes: Sequence[int], col_sizes: Sequence[int], token_rows: Sequence[bool],
+                 aspect: float) -> list[float]:
+    """Cell height in px for each grid row: as large as fits PAGE_PX wide and about 640 px tall,
+    but never so small that token labels collide, unless the page is too narrow for that.
+
+    row_sizes: the most matrix rows in each grid row; col_sizes: the most matrix columns in each
+    grid column; token_rows: whether a grid row's matrices have tokens as row labels; aspect:
+    cell height / cell width.
+    """
+    fits_width = aspect * (PAGE_PX - 70 * (len(col_sizes) - 1)) / sum(col_sizes)
+    base = min(48.0, 640 / sum(row_sizes), fits_width)
+    return [max(base, min(MIN_TOKEN_PX if tokens else MIN_CELL_PX, fits_width)) for tokens in token_rows]
+
+
+def tick_font_px(cell_px: float) -> int:
+    """Tick labels as large as a cell, between 9 and 14 px."""
+    return min(14, max(9, int(cell_px)))
+
+
+def top_label_px(labels: Sequence[str], cell_width_px: float) -> float:
+    """Height of a top axis's tick labels; Plotly turns them upright when they are wider than a cell."""
+    font = tick_font_px(cell_width_px)
+    widest = max(len(str(label)) for label in labels) * font * 0.6
+    return font + 8 if widest <= cell_width_px else widest + 8
+
+
+@dataclass(frozen=True)
+class PanelLayout:
+    """Where the grid's columns and rows of matrices sit, as [start, end] fractions of the plot area."""
+
+    x_domains: tuple[tuple[float, float], ...]  # per grid column, left to right
+    y_domains: tuple[tuple[float, float], ...]  # per grid row, top to bottom
+    top_px: int  # top margin: the title, the first row's tick labels and panel titles
+    height: int  # of the whole figure, px
+
+
+def panel_layout(row_sizes: Sequence[int], col_sizes: Sequence[int], cell_px: Sequence[float], aspect: float,
+                 label_px: Sequence[float], titled: bool, lone: bool) -> PanelLayout:
+    """Stack the grid rows from the top, `cell_px[r]` px per matrix row.
+
+    Between two rows there is room for the lower row's top tick labels (`label_px`) and, when
+    `titled`, its panel titles. Columns share the width in proportion to their sizes, except a
+    `lone` matrix: it takes its own width, so its colour bar sits beside it, not at the far edge.
+    """
+    row_px = [size * px for size, px in zip(row_sizes, cell_px, strict=True)]
+    title_px = SUBPLOT_TITLE_PX if titled else 0
+    gap_px = max(label_px[1:], default=0) + title_px + 16
+    plot_px = sum(row_px) + gap_px * (len(row_px) - 1)
+    tops = [1 - (sum(row_px[:r]) + gap_px * r) / plot_px for r in range(len(row_px))]
+    if lone:
+        widths = [min(1.0, col_sizes[0] * cell_px[0] / aspect / PAGE_PX)]
+    else:
+        widths = [(1 - SPACING * (len(col_sizes) - 1)) * size / sum(col_sizes) for size in col_sizes]
+    lefts = [sum(widths[:c]) + SPACING * c for c in range(len(widths))]
+    top_px = HEADER_PX + label_px[0] + title_px
+    return PanelLayout(
+        # min(): the sum of the fractions can overshoot 1 in the last bit, which Plotly refuses.
+        x_domains=tuple((left, min(1.0, left + width)) for left, width in zip(lefts, widths, strict=True)),
+        y_domains=tuple((max(0.0, top - px / plot_px), top) for top, px in zip(tops, row_px, strict=True)),
+        top_px=top_px, height=int(plot_px + top_px + 10),
+    )
