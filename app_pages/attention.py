@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.figures.attention import (
-    attention_grid,
-    attention_heatmap,
-    attention_lines,
-    cell_breakdown,
-    cell_selection,
-    grid_selection,
-    head_entropy,
-)
-from transformer_viz.figures.common import ATTENTION_VALUES, fill_text
+from transformer_viz.figures.attention import attention_heatmap, attention_lines, cell_selection, head_entropy
+from transformer_viz.figures.common import ATTENTION_VALUES, format_number
+from transformer_viz.figures.grid import attention_grid, grid_selection
+from transformer_viz.walkthrough import cell_numbers
 
 from . import state
 from .context import PageContext, attention_selectors, cell_selectors, page_context
@@ -88,20 +82,20 @@ def on_cell_click() -> None:
 
 def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, key: int) -> None:
     """The arithmetic of one weight: q·k, ÷√d_k, the mask, the softmax of its row."""
-    numbers = cell_breakdown(ctx.trace, kind, layer, head, query, key)
+    numbers = cell_numbers(ctx.trace, kind, layer, head, query, key)
     st.markdown(f"#### {tr('attention.cell_title', query=numbers['query_token'], key=numbers['key_token'])}")
     columns = st.columns(5)
     columns[0].metric(tr("cell.dot"), f"{numbers['dot']:.3f}")
     columns[1].metric(tr("cell.scale", d_head=numbers["d_head"]), f"{numbers['sqrt_d_head']:.3f}")
     columns[2].metric(tr("cell.score"), f"{numbers['score']:.3f}")
     fill = numbers["mask_value"]
-    columns[3].metric(tr("cell.mask"), "✓" if numbers["allowed"] else fill_text(fill))
+    columns[3].metric(tr("cell.mask"), "✓" if numbers["allowed"] else format_number(fill))
     columns[4].metric(tr("cell.weight_short"), f"{numbers['weight']:.3f}")
     _, key_tokens = ctx.trace.attention_tokens(kind)
     st.caption(tr("cell.row", query=numbers["query_token"]))
     st.dataframe(
         {tr("attention.key"): [f"{j}: {token}" for j, token in enumerate(key_tokens)],
-         tr("cell.masked_score"): [fill_text(v) if v <= fill else f"{v:.3f}" for v in numbers["row_masked_scores"]],
+         tr("cell.masked_score"): [format_number(v, digits=3) for v in numbers["row_masked_scores"]],
          tr("cell.weight"): [round(float(w), 4) for w in numbers["row_softmax"]]},
         hide_index=True, width="stretch",
     )

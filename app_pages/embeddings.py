@@ -11,6 +11,7 @@ from transformer_viz.figures.embeddings import (
     positional_curves,
     positional_variants,
 )
+from transformer_viz.model import encoding_tables
 
 from . import state
 from .context import page_context
@@ -47,4 +48,4 @@ def render() -> None:
     st.subheader(tr("embeddings.variants"))
     st.caption(tr("embeddings.variants_help"))
     if config.d_model % 2 == 0:
-        chart(positional_variants(config.max_len, config.d_model), key="embeddings_variants")
+        chart(positional_variants(encoding_tables(config.max_len, config.d_model)), key="embeddings_variants")

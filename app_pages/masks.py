@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.figures.attention import mask_figures, masking_steps
-from transformer_viz.figures.common import fill_text
+from transformer_viz.figures.common import format_number
+from transformer_viz.figures.masks import mask_figures, masking_steps
 
 from . import state
 from .context import attention_selectors, page_context
@@ -28,6 +28,6 @@ def render() -> None:
             chart(fig, key=f"mask_{title}")
 
     st.subheader(tr("masks.steps"))
-    st.caption(tr("masks.steps_help", value=fill_text(ctx.trace.config.mask_value)))
+    st.caption(tr("masks.steps_help", value=format_number(ctx.trace.config.mask_value)))
     kind, layer, head = attention_selectors(ctx.trace, *st.columns(3))
     chart(ctx.figure(masking_steps, kind, layer, head), key="masks_steps")

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from transformer_viz.figures.common import fill_text
+from transformer_viz.figures.common import format_number
 
 from . import state
 from .state import VIEW_FIELDS, View
@@ -32,7 +32,7 @@ LABELS: dict[str, Callable[[object], str]] = {
     state.MAX_LEN: lambda n: tr("side.max_len_task") if n == 0 else str(n),
     state.POSITIONAL: lambda positional: tr(f"positional.{positional}"),
     state.NORM_FIRST: lambda pre: tr("norm.pre" if pre else "norm.post"),
-    state.MASK_VALUE: fill_text,
+    state.MASK_VALUE: format_number,
     state.KIND: lambda kind: tr(f"kind.{kind}"),
     state.VALUE: lambda value: tr(f"value.{value}"),
     state.LAYER: counted,

@@ -8,7 +8,7 @@ Whatever the app uses for it (a radio or a selectbox), the minimal app draws the
   a        the app's Attention page at the default view, "Draw": weights ↔ raw scores
   b        the same page's encoder self-attention at 6 encoder layers × 8 heads × 32 tokens:
            a fresh `reverse` model with max_len 32 reading 31 letters + <eos> (the view comes
-           from the URL's query parameters, see `View.to_params`)
+           from the URL's query parameters, which the app's widgets are bound to)
   c        bench/minimal_app.py: one 32×32 heatmap and one "Draw" control (the yardstick)
   a-nogc,  a and b against a second server started with `--runner.postScriptGC false`
   b-nogc
@@ -56,9 +56,9 @@ from urllib.parse import urlencode
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))  # the app and devtools/, when run as `python bench/bench_ui.py`
 
-from browser import (  # noqa: E402
+from devtools.browser import (  # noqa: E402
     IDLE,
     IS_IDLE,
     choose_option,
@@ -358,8 +358,10 @@ def main() -> None:
 
     texts = app_texts()
     draw, options = texts["attention.value"], (texts["value.weights"], texts["value.scores"])
-    big = "/attention?" + urlencode({"task": "reverse", "weights": "random", "n_encoder_layers": 6, "n_heads": 8,
-                                     "max_len": 32, "src_text": LONG_TEXT, "kind": "encoder_self", "layer": 0})
+    # A link as the app writes it: bound widgets carry their labels (layers count from 1).
+    big = "/attention?" + urlencode({"task": texts["task.reverse"], "weights": texts["weights.random"],
+                                     "n_encoder_layers": 6, "n_heads": 8, "max_len": 32, "src_text": LONG_TEXT,
+                                     "kind": texts["kind.encoder_self"], "layer": 1})
     print(f"input for b: task 'reverse', max_len 32, {len(LONG_TEXT) + 1} source tokens with <eos>")
     checkpoints = sorted(path.stem for path in (ROOT / "transformer_viz" / "checkpoints").glob("*.safetensors"))
     print(f"pretrained checkpoints: {', '.join(checkpoints) or 'none (the app falls back to random weights)'}"

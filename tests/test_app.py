@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from transformer_viz.figures.common import KIND_TITLES
+from transformer_viz.recording import ATTENTION_KINDS
 
 PAGES = ("overview", "embeddings", "attention", "masks", "head", "decoding", "training")
 CONFIGS = {
@@ -78,7 +78,7 @@ def test_clicking_through_kinds_and_values():
     for kind in ("encoder_self", "decoder_self", "cross"):
         at.selectbox(key="kind").set_value(kind).run()
         assert not at.exception
-        assert KIND_TITLES[kind] in chart_specs(at)[0]["layout"]["title"]["text"]
+        assert ATTENTION_KINDS[kind].title in chart_specs(at)[0]["layout"]["title"]["text"]
     at.selectbox(key="value").set_value("masked_scores").run()
     assert not at.exception and chart_specs(at)
 

@@ -4,7 +4,8 @@ import os
 from pathlib import Path
 
 import pytest
-from browser import (
+
+from devtools.browser import (
     browser_missing_reason,
     choose_option,
     chromium_page,

@@ -13,7 +13,9 @@ import json
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from browser import (
+
+from app_pages.state import VIEW_FIELDS
+from devtools.browser import (
     browser_missing_reason,
     choose_option,
     chromium,
@@ -24,8 +26,6 @@ from browser import (
     streamlit_server,
     wait_for_idle,
 )
-
-from app_pages.state import VIEW_FIELDS
 
 missing = browser_missing_reason()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
@@ -130,8 +130,8 @@ class Tour:
 
     def go(self, title: str) -> None:
         link = self.page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True)
-        rerun_after(self.page, link.click, until=f"document.querySelector('h1') && "
-                                                 f"document.querySelector('h1').innerText.trim() !== ''")
+        rerun_after(self.page, link.click, until="document.querySelector('h1') && "
+                                                 "document.querySelector('h1').innerText.trim() !== ''")
         self.page.wait_for_selector(".js-plotly-plot", timeout=60_000)
 
     # --- the tour ----------------------------------------------------------------------------------------

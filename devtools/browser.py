@@ -171,9 +171,6 @@ def rerun_after(page, action: Callable[[], object], until: str | None = None, ti
     wait_for_idle(page, timeout)
 
 
-# Kept for older callers: waits for the app to be idle (does not know whether a rerun started).
-wait_for_rerun = wait_for_idle
-
 
 def choose_option(page, selectbox, option: str, timeout: float = 10_000) -> None:
     """Pick `option` in a Streamlit selectbox (a react-aria combobox in Streamlit >= 1.5x).
