@@ -214,7 +214,7 @@ def test_dot_product_bars_sum_to_the_score():
     assert sum(bars.y[:-1]) == pytest.approx(float(w.qk[query, key]), abs=1e-5)
     assert format_number(float(w.scores[query, key])) in fig.layout.title.text
     assert f"→ {w.key_tokens[key]})" in fig.layout.title.text
-    assert "query 3" in fig.layout.title.subtitle.text and "blocked" not in fig.layout.title.subtitle.text
+    assert "query 2" in fig.layout.title.subtitle.text and "blocked" not in fig.layout.title.subtitle.text
 
 
 def test_dot_product_of_a_blocked_key_says_so():

@@ -53,8 +53,9 @@ class Panel:
 
 
 def dims(n: int) -> list[str]:
-    """1-based labels of vector dimensions, as the UI counts them."""
-    return [str(i + 1) for i in range(n)]
+    """Labels of vector dimensions. Positions and dimensions count from 0, as in PE(pos, 2i); layers, heads
+    and steps count from 1 (the first layer)."""
+    return [str(i) for i in range(n)]
 
 
 def matrix_heatmap(matrix, row_labels, col_labels, title: str, signed: bool = True, show_values: bool | None = None,
@@ -158,7 +159,7 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int) -> go.Figure:
     q, k = w.q[query].astype(float), w.k[key].astype(float)  # (d_head,)
     products = q * k  # (d_head,)
     total = float(products.sum())
-    labels = [f"q{i + 1}·k{i + 1}" for i in range(len(products))] + ["Σ = q·k"]
+    labels = [f"q{i}·k{i}" for i in range(len(products))] + ["Σ = q·k"]
     if len(products) <= MAX_VALUE_COLS:  # the factors under each bar: a student can redo the sum by hand
         labels[:-1] = [f"{label}<br>{format_number(a)} × {format_number(b)}"
                        for label, a, b in zip(labels[:-1], q, k, strict=True)]
@@ -177,8 +178,8 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int) -> go.Figure:
              f"= {format_number(total / w.scale)}")
     base_layout(fig, title, height=420)
     note = "" if w.mask[query, key] else f" · blocked by the mask: becomes {format_number(w.mask_value)}, weight 0"
-    fig.update_layout(showlegend=False, title_subtitle_text=f"query {query + 1} ({q_token}), "
-                      f"key {key + 1} ({k_token}), head {w.head + 1}{note}", margin_t=90)
+    fig.update_layout(showlegend=False, title_subtitle_text=f"query {query} ({q_token}), "
+                      f"key {key} ({k_token}), head {w.head + 1}{note}", margin_t=90)
     fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text="running sum")
     return fig
 
