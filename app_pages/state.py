@@ -25,6 +25,7 @@ PAD = "pad"  # Masks: pad the input to this length
 CELL_QUERY, CELL_KEY = "cell_query", "cell_key"  # Inside one head: the cell followed through every step
 STEP = "step"  # Decoding: the step shown (1 = the first token written)
 SIDE, DIMS = "side", "dims"  # Embeddings: source or target; the encoding dimensions drawn as curves
+TRAIN_STEPS, TRAIN_LR, TRAIN_BATCH = "train_steps", "train_lr", "train_batch"  # Training: the next run's settings
 
 # Keys that are not part of the view.
 TRAINED = "_trained"  # the TrainedModel of this session
@@ -35,8 +36,7 @@ LINK_REJECTED = "_link_rejected"  # the ones the app could not use
 EXAMPLE = "_example"  # the example pills: a one-shot choice copied into the source text
 # Charts whose selections the pages read, and the Training page's controls.
 GRID_CHART, HEAD_CHART, DIAGRAM_CHART = "attention_grid", "attention_head", "overview_diagram"
-TRAINING_STEPS, TRAINING_LR, TRAINING_BATCH, TRAINING_START, TRAINING_STOP = (
-    "training_steps", "training_lr", "training_batch", "training_start", "training_stop")
+TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
 
 LANGUAGES = ("en", "zh")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
@@ -78,6 +78,9 @@ class View:
     step: int = 0  # 0: the last step (the slider counts from 1)
     side: str = "src"
     dims: tuple[int, ...] = ()  # (): a few telling dimensions
+    train_steps: int = 800
+    train_lr: float | None = None  # None: the task's own
+    train_batch: int | None = None  # None: the task's own
 
     def shape(self) -> dict:
         """The ModelConfig settings this view asks for (sizes and variants; max_len only when set)."""

@@ -14,10 +14,12 @@ from transformer_viz.training import evaluate, train
 
 from . import services, state
 from .context import weights_banner
-from .state import TrainedModel
-from .ui import chart, current_view, tr
+from .state import TrainedModel, View
+from .ui import chart, current_view, tr, view_widget
 
 STEP_CHOICES = (100, 200, 400, 800, 1500, 3000)
+LR_CHOICES = (1e-4, 3e-4, 1e-3, 2e-3, 3e-3)  # the same for every task (each task's default among them)
+BATCH_CHOICES = (16, 32, 64, 128)
 REDRAW_EVERY = 25
 
 
@@ -33,12 +35,12 @@ def render() -> None:
     task = TASKS[view.task]
     defaults = task.train_defaults
     steps_column, lr_column, batch_column = st.columns(3)
-    steps = steps_column.select_slider(tr("training.steps"), STEP_CHOICES, value=800, key=state.TRAINING_STEPS)
-    rates = sorted({1e-4, 3e-4, 1e-3, 3e-3, defaults.lr})
-    lr = lr_column.select_slider(tr("training.lr"), rates, value=defaults.lr, format_func=lambda v: f"{v:g}",
-                                 key=state.TRAINING_LR)
-    batch_size = batch_column.select_slider(tr("training.batch"), sorted({16, 32, 64, 128, defaults.batch_size}),
-                                            value=defaults.batch_size, key=state.TRAINING_BATCH)
+    steps = view_widget(steps_column.select_slider, state.TRAIN_STEPS, tr("training.steps"), STEP_CHOICES,
+                        value=View.train_steps)
+    lr = view_widget(lr_column.select_slider, state.TRAIN_LR, tr("training.lr"), LR_CHOICES, value=defaults.lr,
+                     format_func=lambda v: f"{v:g}")
+    batch_size = view_widget(batch_column.select_slider, state.TRAIN_BATCH, tr("training.batch"), BATCH_CHOICES,
+                             value=defaults.batch_size)
     start_column, stop_column = st.columns([1, 5])
     if start_column.button(tr("training.start"), type="primary", key=state.TRAINING_START):
         # Any click (the Stop button included) interrupts this run; what was trained so far is kept.

@@ -170,7 +170,7 @@ def test_a_corrupt_checkpoint_falls_back_to_random_weights_with_a_message(tmp_pa
 
 def test_training_a_copy_of_the_model_switches_the_view_to_it():
     at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random")
-    at.select_slider(key="training_steps").set_value(100).run()
+    at.select_slider(key="train_steps").set_value(100).run()
     at.button(key="training_start").click().run()
     assert not at.exception, at.exception
     assert at.session_state["weights"] == "trained"
@@ -192,7 +192,7 @@ def test_a_fresh_model_with_a_longer_max_len_reads_a_long_input():
 def test_a_model_trained_on_one_task_is_not_shown_for_another():
     """Bug: after training on reverse, switching the task to copy kept saying "Weights you trained"."""
     at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random")
-    at.select_slider(key="training_steps").set_value(100).run()
+    at.select_slider(key="train_steps").set_value(100).run()
     at.button(key="training_start").click().run()
     assert at.session_state["weights"] == "trained"
     at.sidebar.selectbox(key="task").set_value("copy").run()
@@ -201,3 +201,12 @@ def test_a_model_trained_on_one_task_is_not_shown_for_another():
     assert "trained" not in at.sidebar.radio(key="weights").options
     at.sidebar.selectbox(key="task").set_value("reverse").run()  # back on its own task: offered again
     assert any("trained by you" in option for option in at.sidebar.radio(key="weights").options)
+
+
+def test_every_tasks_training_defaults_are_among_the_choices():
+    """The choices stay the same when the task changes, so a chosen value never becomes invalid."""
+    from app_pages.training import BATCH_CHOICES, LR_CHOICES
+    from transformer_viz.tasks import TASKS
+
+    for task in TASKS.values():
+        assert task.train_defaults.lr in LR_CHOICES and task.train_defaults.batch_size in BATCH_CHOICES
