@@ -60,8 +60,9 @@ def head_view(ctx: PageContext, kind: str, layer: int, head: int, value: str) ->
     big, lines = st.columns([3, 2], gap="medium")
     with big:
         query_column, key_column = st.columns(2)
-        cell = cell_selectors(query_tokens, key_tokens, query_column, key_column)
-        chart(ctx.figure(attention_heatmap, kind, layer, head, value, width=HEAD_WIDTH, highlight=cell),
+        cell = cell_selectors(query_tokens, key_tokens, query_column, key_column, optional=True)
+        highlight = cell if cell[0] is not None else None
+        chart(ctx.figure(attention_heatmap, kind, layer, head, value, width=HEAD_WIDTH, highlight=highlight),
               key=state.HEAD_CHART, on_select=on_cell_click)
         st.caption(tr("attention.cell"))
     with lines:
@@ -70,7 +71,8 @@ def head_view(ctx: PageContext, kind: str, layer: int, head: int, value: str) ->
                             format_func=lambda q: tr("attention.all_queries") if q is None
                             else f"{q}: {query_tokens[q]}")
         chart(ctx.figure(attention_lines, kind, layer, head, query=query), key="attention_lines")
-    show_cell(ctx, kind, layer, head, *cell)
+    if cell[0] is not None:  # only once chosen: the arithmetic costs every rerun of this page ~40 ms
+        show_cell(ctx, kind, layer, head, *cell)
 
 
 def on_cell_click() -> None:
@@ -93,9 +95,7 @@ def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, ke
     columns[4].metric(tr("cell.weight_short"), f"{numbers['weight']:.3f}")
     _, key_tokens = ctx.trace.attention_tokens(kind)
     st.caption(tr("cell.row", query=numbers["query_token"]))
-    st.dataframe(
-        {tr("attention.key"): [f"{j}: {token}" for j, token in enumerate(key_tokens)],
-         tr("cell.masked_score"): [format_number(v, digits=3) for v in numbers["row_masked_scores"]],
-         tr("cell.weight"): [round(float(w), 4) for w in numbers["row_softmax"]]},
-        hide_index=True, width="stretch",
-    )
+    # A static table: lighter in the browser than the interactive data grid.
+    st.table({tr("attention.key"): [f"{j}: {token}" for j, token in enumerate(key_tokens)],
+              tr("cell.masked_score"): [format_number(v, digits=3) for v in numbers["row_masked_scores"]],
+              tr("cell.weight"): [format_number(w, digits=4) for w in numbers["row_softmax"]]}, border="horizontal")

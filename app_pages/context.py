@@ -121,10 +121,30 @@ def layer_and_head(trace, kind: str, layer_column, head_column) -> tuple[int, in
     return layer, head
 
 
-def cell_selectors(query_tokens, key_tokens, query_column, key_column) -> tuple[int, int]:
-    """The cell (query, key) shown in detail; Inside one head follows the same cell."""
+def cell_selectors(query_tokens, key_tokens, query_column, key_column,
+                   optional: bool = False) -> tuple[int | None, int | None]:
+    """The cell (query, key) shown in detail; Attention and Inside one head share it.
+
+    `optional`: the cell may be unchosen (None, None), until a click or these selectors choose one.
+    """
+    if not optional:
+        for field in (state.CELL_QUERY, state.CELL_KEY):
+            if field in st.session_state and st.session_state[field] is None:
+                st.session_state[field] = 0
+    first = [None] if optional else []
+
+    def label(tokens):
+        return lambda i: tr("attention.no_cell") if i is None else f"{i}: {tokens[i]}"
+
     query = view_widget(query_column.selectbox, state.CELL_QUERY, tr("attention.cell_query"),
-                        range(len(query_tokens)), format_func=lambda i: f"{i}: {query_tokens[i]}")
-    key = view_widget(key_column.selectbox, state.CELL_KEY, tr("attention.key"), range(len(key_tokens)),
-                      format_func=lambda j: f"{j}: {key_tokens[j]}")
-    return query, key
+                        [*first, *range(len(query_tokens))], format_func=label(query_tokens), on_change=complete_cell)
+    key = view_widget(key_column.selectbox, state.CELL_KEY, tr("attention.key"), [*first, *range(len(key_tokens))],
+                      format_func=label(key_tokens), on_change=complete_cell)
+    return (query, key) if query is not None and key is not None else (None, None)
+
+
+def complete_cell() -> None:
+    """Choosing a cell's query or key chooses a whole cell: the other one starts at 0."""
+    for field in (state.CELL_QUERY, state.CELL_KEY):
+        if st.session_state.get(field) is None:
+            st.session_state[field] = 0

@@ -73,8 +73,8 @@ class View:
     value: str = "weights"
     query: int | None = None
     pad: int = 0
-    cell_query: int = 0
-    cell_key: int = 0
+    cell_query: int | None = None  # None: no cell chosen (Inside one head then follows cell 0, 0)
+    cell_key: int | None = None
     step: int = 0  # 0: the last step (the slider counts from 1)
     side: str = "src"
     dims: tuple[int, ...] = ()  # (): a few telling dimensions
@@ -90,7 +90,7 @@ class View:
 VIEW_FIELDS = tuple(f.name for f in fields(View))
 # Widgets whose labels depend on the language: a language switch writes their values again so that
 # the widget and the link show them in the new language.
-TRANSLATED_FIELDS = (TASK, WEIGHTS, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, VALUE, QUERY, SIDE)
+TRANSLATED_FIELDS = (TASK, WEIGHTS, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, VALUE, QUERY, CELL_QUERY, CELL_KEY, SIDE)
 
 
 @dataclass(frozen=True, eq=False)

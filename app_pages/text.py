@@ -19,6 +19,7 @@ ENGLISH = {
     "attention.cell_query": "Cell: query",
     "decoding.one_step": "The model wrote <eos> first: there is one step to show.",
     "error.link_weights": "Weights trained on the Training page live only in the session that trained them; this link shows the weights named above instead.",
+    "attention.no_cell": "— (click a cell)",
     "nav.overview": "Overview",
     "nav.embeddings": "Embeddings and positions",
     "nav.attention": "Attention",

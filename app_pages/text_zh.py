@@ -10,6 +10,7 @@ CHINESE = {
     "attention.cell_query": "单元格：查询",
     "decoding.one_step": "模型第一步就写出了 <eos>：只有一步可看。",
     "error.link_weights": "在训练页训练出的权重只存在于训练它的那个会话中；此链接改为显示上面选中的权重。",
+    "attention.no_cell": "—（点击一个单元格）",
     "nav.overview": "总览",
     "nav.embeddings": "词嵌入与位置编码",
     "nav.attention": "注意力",

@@ -141,10 +141,11 @@ class Tour:
         assert self.shown("kind") == "Cross-attention (decoder → encoder)"
         assert self.titles()[0].startswith("Cross-attention")
 
-        self.choose("kind", "Encoder self-attention")
-        self.check("kind: encoder self-attention")
-        assert self.link()[1]["kind"] == "Encoder self-attention"
-        assert self.titles()[0].startswith("Encoder self-attention")
+        # Not the first option: a page that loses the choice falls back to the first one, and must be seen to.
+        self.choose("kind", "Decoder masked self-attention")
+        self.check("kind: decoder self-attention")
+        assert self.link()[1]["kind"] == "Decoder masked self-attention"
+        assert self.titles()[0].startswith("Decoder masked self-attention")
 
         self.choose("layer", "1")
         self.choose("head", "3")
@@ -155,26 +156,26 @@ class Tour:
         # Bug 1: switching the language corrupted the model (labels taken for values).
         self.click_radio("lang", "中文")
         self.check("中文")
-        assert self.shown("kind") == "编码器自注意力" and self.link()[1]["kind"] == "编码器自注意力"
+        assert self.shown("kind") == "解码器掩码自注意力" and self.link()[1]["kind"] == "解码器掩码自注意力"
         assert self.shown("weights").startswith("预训练") and self.shown("norm_first") == "Pre-LN：x + f(norm(x))"
         assert self.titles()[1] == "Layer 1 · Head 3"
 
         # Bug 2: on Masks, "Which attention" said one kind and the figure drew another.
         self.go("掩码")
         self.check("掩码")
-        assert self.shown("kind") == "编码器自注意力" and self.shown("weights").startswith("预训练")
-        assert self.titles()[-1].startswith("Encoder self-attention · Layer 1 · Head 3")
+        assert self.shown("kind") == "解码器掩码自注意力" and self.shown("weights").startswith("预训练")
+        assert self.titles()[-1].startswith("Decoder masked self-attention · Layer 1 · Head 3")
         assert self.page.get_by_test_id("stAlert").filter(has_text="随机权重").count() == 0  # no random banner
         self.slide("pad", 9)
         self.check("pad 9")
         assert self.link()[1]["pad"] == "9"
-        self.choose("kind", "解码器掩码自注意力")
-        self.check("掩码: decoder self-attention")
-        assert self.titles()[-1].startswith("Decoder masked self-attention · Layer 1 · Head 3")
+        self.choose("kind", "编码器自注意力")
+        self.check("掩码: encoder self-attention")
+        assert self.titles()[-1].startswith("Encoder self-attention · Layer 1 · Head 3")
 
         self.click_radio("lang", "English")
         self.check("English")
-        assert self.shown("kind") == "Decoder masked self-attention" and "lang" not in self.link()[1]
+        assert self.shown("kind") == "Encoder self-attention" and "lang" not in self.link()[1]
         assert self.page.get_by_test_id("stAlert").filter(has_text="cannot be built").count() == 0
 
         self.go("Decoding")
@@ -186,18 +187,16 @@ class Tour:
 
         self.go("Inside one head")
         self.check("inside one head")
-        assert (self.shown("kind"), self.shown("layer"), self.shown("head")) == (
-            "Decoder masked self-attention", "1", "3")
+        assert (self.shown("kind"), self.shown("layer"), self.shown("head")) == ("Encoder self-attention", "1", "3")
         self.choose("cell_query", "3: l")
-        self.choose("cell_key", "1: o")
+        self.choose("cell_key", "1: e")
         self.check("cell 3 -> 1")
-        assert any(t.startswith("score(l → o)") for t in self.titles())
+        assert any(t.startswith("score(l → e)") for t in self.titles())
 
         self.go("Attention")
         self.check("attention again")
-        assert (self.shown("kind"), self.shown("layer"), self.shown("head")) == (
-            "Decoder masked self-attention", "1", "3")
-        assert self.titles()[1] == "Layer 1 · Head 3"
+        assert (self.shown("kind"), self.shown("layer"), self.shown("head")) == ("Encoder self-attention", "1", "3")
+        assert self.titles()[0].startswith("Encoder self-attention") and self.titles()[1] == "Layer 1 · Head 3"
 
 
 def test_widgets_figures_and_link_agree_along_a_tour(tour):
