@@ -137,14 +137,16 @@ def cell_selectors(query_tokens, key_tokens, query_column, key_column,
         return lambda i: tr("attention.no_cell") if i is None else f"{i}: {tokens[i]}"
 
     query = view_widget(query_column.selectbox, state.CELL_QUERY, tr("attention.cell_query"),
-                        [*first, *range(len(query_tokens))], format_func=label(query_tokens), on_change=complete_cell)
+                        [*first, *range(len(query_tokens))], format_func=label(query_tokens), on_change=pair_cell,
+                        args=(state.CELL_QUERY, state.CELL_KEY))
     key = view_widget(key_column.selectbox, state.CELL_KEY, tr("attention.key"), [*first, *range(len(key_tokens))],
-                      format_func=label(key_tokens), on_change=complete_cell)
+                      format_func=label(key_tokens), on_change=pair_cell, args=(state.CELL_KEY, state.CELL_QUERY))
     return (query, key) if query is not None and key is not None else (None, None)
 
 
-def complete_cell() -> None:
-    """Choosing a cell's query or key chooses a whole cell: the other one starts at 0."""
-    for field in (state.CELL_QUERY, state.CELL_KEY):
-        if st.session_state.get(field) is None:
-            st.session_state[field] = 0
+def pair_cell(changed: str, other: str) -> None:
+    """A cell is chosen whole: choosing its query or key starts the other at 0; unchoosing one unchooses both."""
+    if st.session_state[changed] is None:
+        st.session_state[other] = None
+    elif st.session_state.get(other) is None:
+        st.session_state[other] = 0

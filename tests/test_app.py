@@ -210,3 +210,14 @@ def test_every_tasks_training_defaults_are_among_the_choices():
 
     for task in TASKS.values():
         assert task.train_defaults.lr in LR_CHOICES and task.train_defaults.batch_size in BATCH_CHOICES
+
+
+def test_a_cell_is_chosen_whole_and_its_arithmetic_follows():
+    at = run_page("attention")
+    assert not at.table  # no cell chosen yet: no arithmetic
+    at.selectbox(key="cell_query").set_value(2).run()
+    assert (at.session_state["cell_query"], at.session_state["cell_key"]) == (2, 0)
+    assert len(at.table) == 1
+    assert any(m.value.startswith("#### Query “l” → key “h”") for m in at.markdown)  # <bos> o l l e h; h e l l o
+    at.selectbox(key="cell_key").set_value(None).run()
+    assert (at.session_state["cell_query"], at.session_state["cell_key"]) == (None, None) and not at.table
