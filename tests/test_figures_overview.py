@@ -1,4 +1,4 @@
-"""Parameter counts, block shapes and the architecture diagram, read as data."""
+"""Parameter counts, block shapes, the diagram's rows and the architecture diagram, read as data."""
 
 import re
 
@@ -6,6 +6,7 @@ import pytest
 from helpers import drawn_alpha, make_model
 
 from transformer_viz.figures.overview import PAGES, architecture_diagram, diagram_selection
+from transformer_viz.figures.overview_blocks import column_rows, layer_rows
 from transformer_viz.model.summary import block_shapes, parameter_counts
 
 
@@ -70,6 +71,27 @@ def test_block_shapes():
     assert shapes["decoder.ffn"] == "(1, 5, 32)"
     assert shapes["logits"] == "(1, 5, 22)"
     assert block_shapes(config, 3, 4, batch=8)["tgt_embed"] == "(8, 4, 16)"
+
+
+@pytest.mark.parametrize("norm_first, keys, residuals", [
+    (True, ["norm1", "self_attn", "add1", "norm2", "cross_attn", "add2", "norm3", "ffn", "add3"],
+     [(0, 2), (3, 5), (6, 8)]),
+    (False, ["self_attn", "norm1", "cross_attn", "norm2", "ffn", "norm3"], [(0, 1), (2, 3), (4, 5)]),
+])
+def test_layer_rows_place_each_norm_and_residual(norm_first, keys, residuals):
+    model = make_model(norm_first=norm_first)
+    rows, pairs = layer_rows(model.config, parameter_counts(model), block_shapes(model.config, 7, 5), "decoder")
+    assert [row.key for row in rows] == [f"decoder.{key}" for key in keys]
+    assert pairs == residuals  # (branch start, add) row indices
+    assert [row.heads for row in rows if row.style == "attn"] == [4, 4]
+
+
+def test_column_rows_follow_the_embedding_variant():
+    model = make_model(embed_norm=True, scale_embeddings=True)
+    rows = column_rows(model.config, parameter_counts(model), block_shapes(model.config, 7, 5), "tgt")
+    assert [row.key for row in rows] == ["tgt.tokens", "tgt.embed", "tgt.add_position", "tgt.embed_norm"]
+    assert {row.page for row in rows} == {"embeddings"}
+    assert "√16" in rows[1].label and rows[1].detail.endswith(" params")
 
 
 def test_pre_ln_draws_norm_before_each_sublayer_and_a_final_norm():

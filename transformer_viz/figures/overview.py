@@ -1,8 +1,8 @@
 """The whole model at a glance: the paper's Figure 1 drawn with Plotly shapes, live shapes and counts.
 
-Blocks follow the config: LayerNorm before the sublayer (pre-LN) or after the residual
-add (post-LN, the paper), the positional variant, √d_model scaling and the embedding
-LayerNorm. Near-transparent markers over the blocks carry the app page to open
+The blocks and their order come from `overview_blocks`; this module lays them out in two
+columns with the residual lines, the memory route, the heads, the positional encoding glyph
+and the output head. Near-transparent markers over the blocks carry the app page to open
 (`customdata`), read back from a Streamlit selection by `diagram_selection`.
 """
 
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from .common import CLICK_COLOUR, CLICK_OPACITY, FONT, SEQUENTIAL
+from .overview_blocks import ROW, THIN, Row, column_rows, join, layer_rows, params
 
 PAGES = ("embeddings", "attention", "masks", "head", "decoding")
 
@@ -27,92 +27,11 @@ STYLES = {
     "softmax": ("#d5f5e3", "#1e8449"), "probs": ("#ffffff", "#1e8449"), "frame": ("#f6f7f9", "#adb5bd"),
 }
 INK = "#1f2933"
-GAP, ROW, THIN = 0.17, 0.64, 0.36  # vertical gap, sublayer height, norm / add height (data units)
+GAP = 0.17  # vertical gap between blocks (data units)
 WIDTH, SIDE = 4.2, 1.3  # column width, room beside a column for N× and the positional encoding
 ENC_X0 = SIDE
 DEC_X0 = ENC_X0 + WIDTH + 1.6
 UNIT_PX, MAX_HEIGHT = 62, 720  # pixels per data unit in a ~860 px wide column; never taller than a projector
-
-
-@dataclass
-class Row:
-    """One block of a column: `key` names its shape (e.g. "encoder.norm1"), `page` the app page or None."""
-
-    key: str
-    style: str
-    label: str
-    detail: str = ""
-    height: float = ROW
-    page: str | None = None
-    hover: str = ""
-    heads: int = 0
-    add: bool = False  # drawn as a ⊕ circle
-
-
-def params(counts: Mapping[str, int], key: str) -> str:
-    """"16,640 params" for a block of parameter_counts; "" when it has none."""
-    return f"{counts[key]:,} params" if key in counts else ""
-
-
-def join(*parts: str) -> str:
-    """The non-empty parts, separated by " · "."""
-    return " · ".join(p for p in parts if p)
-
-
-def layer_rows(config, counts, shapes, stack: str) -> tuple[list[Row], list[tuple[int, int]]]:
-    """The rows of one encoder or decoder layer, bottom to top, and (branch start, add row) index pairs."""
-    prefix = f"{stack}.layers.0"
-    sublayers = [("self_attn", "Self-attention", "attention",
-                  "Every source token looks at every source token.")]
-    if stack == "decoder":
-        sublayers = [("self_attn", "Masked self-attention", "masks",
-                      "Each target token looks at itself and earlier target tokens only."),
-                     ("cross_attn", "Cross-attention", "attention",
-                      "Queries from the target, keys and values from the encoder's memory.")]
-    sublayers.append(("ffn", "Feed-forward", None, "The same two-layer MLP at every position (ReLU)."))
-    rows, residuals = [], []
-    for index, (name, label, page, hover) in enumerate(sublayers, start=1):
-        shape = shapes.get(f"{stack}.{name}", "")
-        is_attn = name != "ffn"
-        what = shape if is_attn else f"hidden {shape}"
-        if is_attn:
-            hover += f"<br>weights (batch, heads, queries, keys) = {shape}"
-        sub = Row(f"{stack}.{name}", "attn" if is_attn else "ffn", label,
-                  join(what, params(counts, f"{prefix}.{name}")), page=page, hover=hover,
-                  heads=config.n_heads if is_attn else 0)
-        norm_key, norm_params = f"{stack}.norm{index}", params(counts, f"{prefix}.norm{index}")
-        layer_shape = shapes.get(f"{stack}.layer", "")
-        start = len(rows)
-        if config.norm_first:
-            rows += [Row(norm_key, "norm", "LayerNorm", norm_params, THIN,
-                         hover="Normalise each token vector before the sublayer (pre-LN)."),
-                     sub, Row(f"{stack}.add{index}", "norm", "+", "", THIN, add=True,
-                              hover=f"Residual add: x + sublayer(LayerNorm(x)) {layer_shape}")]
-        else:
-            rows += [sub, Row(norm_key, "norm", "Add & Norm", join(layer_shape, norm_params), THIN,
-                              hover="Residual add, then LayerNorm: LayerNorm(x + sublayer(x)) (post-LN).")]
-        residuals.append((start, len(rows) - 1))
-    return rows, residuals
-
-
-def column_rows(config, counts, shapes, side: str) -> list[Row]:
-    """Rows before a layer stack, bottom to top: tokens, embedding, + positions, optional LayerNorm."""
-    embed = f"{side}_embed"
-    scale = f" × √{config.d_model}" if config.scale_embeddings else ""
-    rows = [Row(f"{side}.tokens", "tokens", "Source tokens" if side == "src" else "Target tokens",
-                shapes.get(f"{side}_tokens", "") + ("" if side == "src" else " shifted right"), 0.46, page="embeddings",
-                hover="Token ids, one per position." if side == "src" else
-                "The decoder reads &lt;bos&gt; + the answer so far and predicts the next token at every position."),
-            Row(f"{side}.embed", "embed", f"Token embedding{scale}",
-                join(shapes.get(embed, ""), params(counts, f"{embed}.token_table")), page="embeddings",
-                hover="Each token id selects one learned row of d_model numbers."
-                + (f" Scaled by √{config.d_model}." if scale else "")),
-            Row(f"{side}.add_position", "norm", "+", "", THIN, page="embeddings", add=True,
-                hover=f"Add the positional encoding ({config.positional}).")]
-    if config.embed_norm:
-        rows.append(Row(f"{side}.embed_norm", "norm", "LayerNorm", params(counts, f"{embed}.norm"), THIN,
-                        page="embeddings", hover="LayerNorm on the embedding sum (BERT style, seed 000)."))
-    return rows
 
 
 class Canvas:
