@@ -9,14 +9,18 @@ from transformer_viz.config import divisors
 from transformer_viz.tasks import TASKS
 
 from . import services, state
-from .state import LANGUAGES, MASK_VALUES, SHAPE_FIELDS, View
+from .state import (
+    D_FF_CHOICES,
+    D_MODEL_RANGE,
+    LANGUAGES,
+    LAYER_RANGE,
+    MASK_VALUES,
+    MAX_HEADS,
+    MAX_LEN_CHOICES,
+    SHAPE_FIELDS,
+    View,
+)
 from .ui import current_view, relabel_translated, tr, view_widget
-
-D_MODEL_RANGE = (2, 256)
-MAX_HEADS = 16
-LAYER_RANGE = (1, 6)
-D_FF_CHOICES = (16, 32, 64, 128, 256, 512)
-MAX_LEN_CHOICES = (0, 16, 24, 32, 48, 64)  # 0: the task's own
 
 
 def on_task_change() -> None:

@@ -42,6 +42,12 @@ LANGUAGES = ("en", "zh")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
 KINDS = tuple(ATTENTION_KINDS)
 MASK_VALUES = (-1e9, -1e4, -math.inf)
+# What a class server builds: the sidebar offers exactly this, and the model service refuses anything else.
+D_MODEL_RANGE = (2, 256)
+MAX_HEADS = 16
+LAYER_RANGE = (1, 6)
+D_FF_CHOICES = (16, 32, 64, 128, 256, 512)
+MAX_LEN_CHOICES = (0, 16, 24, 32, 48, 64)  # 0: the task's own
 SHAPE_FIELDS = (D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN, POSITIONAL, NORM_FIRST,
                 SCALE_EMBEDDINGS, EMBED_NORM, MASK_VALUE)
 
@@ -81,6 +87,15 @@ class View:
     train_steps: int = 800
     train_lr: float | None = None  # None: the task's own
     train_batch: int | None = None  # None: the task's own
+
+    def beyond_limits(self) -> list[str]:
+        """The shape settings outside what a class server builds (empty when the shape is allowed)."""
+        allowed = {D_MODEL: D_MODEL_RANGE[0] <= self.d_model <= D_MODEL_RANGE[1],
+                   N_HEADS: 1 <= self.n_heads <= MAX_HEADS,
+                   N_ENCODER_LAYERS: LAYER_RANGE[0] <= self.n_encoder_layers <= LAYER_RANGE[1],
+                   N_DECODER_LAYERS: LAYER_RANGE[0] <= self.n_decoder_layers <= LAYER_RANGE[1],
+                   D_FF: self.d_ff in D_FF_CHOICES, MAX_LEN: self.max_len in MAX_LEN_CHOICES}
+        return [field for field, ok in allowed.items() if not ok]
 
     def shape(self) -> dict:
         """The ModelConfig settings this view asks for (sizes and variants; max_len only when set)."""

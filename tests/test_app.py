@@ -221,3 +221,18 @@ def test_a_cell_is_chosen_whole_and_its_arithmetic_follows():
     assert any(m.value.startswith("#### Query “l” → key “h”") for m in at.markdown)  # <bos> o l l e h; h e l l o
     at.selectbox(key="cell_key").set_value(None).run()
     assert (at.session_state["cell_query"], at.session_state["cell_key"]) == (None, None) and not at.table
+
+
+@pytest.mark.parametrize("shape", [{"n_decoder_layers": 1_000_000}, {"n_encoder_layers": 7}, {"d_model": 100_000},
+                                   {"n_heads": 0}, {"n_heads": 32, "d_model": 256}, {"d_ff": 10**9},
+                                   {"max_len": 2**40}])
+def test_the_model_service_refuses_shapes_beyond_the_servers_limits_whatever_asks(shape):
+    """A link is clamped by its widget; anything else that reaches the service (a callback, code) is refused."""
+    from dataclasses import replace
+
+    from app_pages.services import resolve
+    from app_pages.state import View
+
+    resolved = resolve(replace(View(), **shape))
+    assert resolved.model is None and "beyond what this server builds" in resolved.error
+    assert next(iter(shape)) in resolved.error
