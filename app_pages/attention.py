@@ -12,7 +12,7 @@ from transformer_viz.walkthrough import cell_numbers
 from . import state
 from .context import PageContext, attention_selectors, cell_selectors, page_context
 from .state import View
-from .ui import chart, tr, view_widget
+from .ui import chart, literal, tr, view_widget
 
 GRID_WIDTH = 820  # px: the main column at 1280 px with the sidebar open
 HEAD_WIDTH = 480  # px: the large head's column
@@ -85,7 +85,8 @@ def on_cell_click() -> None:
 def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, key: int) -> None:
     """The arithmetic of one weight: q·k, ÷√d_k, the mask, the softmax of its row."""
     numbers = cell_numbers(ctx.trace, kind, layer, head, query, key)
-    st.markdown(f"#### {tr('attention.cell_title', query=numbers['query_token'], key=numbers['key_token'])}")
+    query, key = literal(numbers["query_token"]), literal(numbers["key_token"])
+    st.markdown(f"#### {tr('attention.cell_title', query=query, key=key)}")
     columns = st.columns(5)
     columns[0].metric(tr("cell.dot"), f"{numbers['dot']:.3f}")
     columns[1].metric(tr("cell.scale", d_head=numbers["d_head"]), f"{numbers['sqrt_d_head']:.3f}")
@@ -94,7 +95,7 @@ def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, ke
     columns[3].metric(tr("cell.mask"), "✓" if numbers["allowed"] else format_number(fill))
     columns[4].metric(tr("cell.weight_short"), f"{numbers['weight']:.3f}")
     _, key_tokens = ctx.trace.attention_tokens(kind)
-    st.caption(tr("cell.row", query=numbers["query_token"]))
+    st.caption(tr("cell.row", query=query))
     # A static table: lighter in the browser than the interactive data grid.
     st.table({tr("attention.key"): [f"{j}: {token}" for j, token in enumerate(key_tokens)],
               tr("cell.masked_score"): [format_number(v, digits=3) for v in numbers["row_masked_scores"]],

@@ -11,7 +11,7 @@ from transformer_viz.inference import TextRun
 
 from . import services, state
 from .state import KINDS, View
-from .ui import clamped_index, current_view, tr, view_widget
+from .ui import clamped_index, current_view, literal, tr, view_widget
 
 SPECIAL_STYLE = {"<pad>": "pad", "<bos>": "bos", "<eos>": "eos", "<unk>": "unk"}
 CHIP_CSS = """<style>
@@ -82,16 +82,17 @@ def page_context(show_tokens: bool = True, pad_to: int = 0) -> PageContext | Non
     view = current_view()
     resolved = services.resolve(view)
     if resolved.error:
-        st.error(tr("error.config", message=resolved.error), icon=":material/error:")
+        st.error(tr("error.config", message=literal(resolved.error)), icon=":material/error:")
         return None
     weights_banner(view, resolved)
     try:
         run = services.run(view, resolved, pad_to)
     except ValueError as error:
-        st.error(tr("error.input", message=str(error)), icon=":material/error:")
+        st.error(tr("error.input", message=literal(error)), icon=":material/error:")
         return None
     if run.unknown:
-        st.warning(tr("warn.unknown", tokens=", ".join(dict.fromkeys(run.unknown))), icon=":material/help:")
+        st.warning(tr("warn.unknown", tokens=", ".join(map(literal, dict.fromkeys(run.unknown)))),
+                   icon=":material/help:")
     if show_tokens:
         source, target = st.columns(2)
         with source:

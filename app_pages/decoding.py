@@ -11,7 +11,7 @@ from transformer_viz.tasks import TASKS
 
 from . import state
 from .context import layer_and_head, page_context
-from .ui import chart, tr, view_widget
+from .ui import chart, literal, tr, view_widget
 
 HALF_WIDTH = 400  # px: half the main column at 1280 px
 
@@ -31,7 +31,7 @@ def render() -> None:
 
     trace = steps[step]
     token = ctx.run.output_tokens[step]
-    st.markdown(tr("decoding.chosen", step=step + 1, prefix=" ".join(trace.tgt_tokens), token=token))
+    st.markdown(tr("decoding.chosen", step=step + 1, prefix=literal(" ".join(trace.tgt_tokens)), token=literal(token)))
     probabilities, by_step = st.columns([2, 3], gap="large")
     with probabilities:
         st.markdown(f"**{tr('decoding.topk')}**")

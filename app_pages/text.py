@@ -140,7 +140,7 @@ ENGLISH = {
     "attention.key": "Key",
     "attention.all_queries": "all",
     "attention.cell": "Click a cell of the heatmap (or choose it above) to see how its weight is computed, below.",
-    "attention.cell_title": "Query “{query}” → key “{key}”",
+    "attention.cell_title": "Query {query} → key {key}",
     "attention.entropy": "How focused is each head?",
     "attention.entropy_help": (
         "Entropy in bits: 0 means a head puts all its weight on one key; the dashed line is what spreading evenly "
@@ -152,7 +152,7 @@ ENGLISH = {
     "cell.mask": "mask (✓ = may attend)",
     "cell.weight_short": "weight",
     "cell.weight": "weight (softmax of the row)",
-    "cell.row": "The whole row of query “{query}”: the softmax turns these masked scores into weights that sum to 1.",
+    "cell.row": "The whole row of query {query}: the softmax turns these masked scores into weights that sum to 1.",
     "cell.masked_score": "masked score",
     # Masks
     "masks.title": "Masks",
@@ -195,7 +195,7 @@ ENGLISH = {
         "again, until it predicts <eos>. Move the slider to replay the steps."
     ),
     "decoding.step": "Step",
-    "decoding.chosen": "Step {step}: the decoder has read {prefix} and chooses “{token}”.",
+    "decoding.chosen": "Step {step}: the decoder has read {prefix} and chooses {token}.",
     "decoding.topk": "Next-token probabilities",
     "decoding.self": "Decoder self-attention so far",
     "decoding.cross": "Where each step looked in the source",

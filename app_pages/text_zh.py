@@ -122,7 +122,7 @@ CHINESE = {
     "attention.key": "键",
     "attention.all_queries": "全部",
     "attention.cell": "点击热力图中的单元格（或在上方选择），在下方查看它的权重是怎样算出来的。",
-    "attention.cell_title": "查询“{query}” → 键“{key}”",
+    "attention.cell_title": "查询 {query} → 键 {key}",
     "attention.entropy": "每个头有多专注？",
     "attention.entropy_help": "以比特为单位的熵：0 表示一个头把全部权重放在一个键上；虚线是平均分给所有允许的键时的值。",
     "cell.dot": "q·k",
@@ -131,7 +131,7 @@ CHINESE = {
     "cell.mask": "掩码（✓ = 可以关注）",
     "cell.weight_short": "权重",
     "cell.weight": "权重（该行的 softmax）",
-    "cell.row": "查询“{query}”的整行：softmax 把这些掩码后的分数变成和为 1 的权重。",
+    "cell.row": "查询 {query} 的整行：softmax 把这些掩码后的分数变成和为 1 的权重。",
     "cell.masked_score": "掩码后的分数",
     "masks.title": "掩码",
     "masks.intro": (
@@ -164,7 +164,7 @@ CHINESE = {
         "拖动滑块回放每一步。"
     ),
     "decoding.step": "步",
-    "decoding.chosen": "第 {step} 步：解码器读到 {prefix}，选择“{token}”。",
+    "decoding.chosen": "第 {step} 步：解码器读到 {prefix}，选择 {token}。",
     "decoding.topk": "下一个词元的概率",
     "decoding.self": "到目前为止的解码器自注意力",
     "decoding.cross": "每一步在源句中看向哪里",

@@ -15,7 +15,7 @@ from transformer_viz.training import evaluate, train
 from . import services, state
 from .context import weights_banner
 from .state import TrainedModel, View
-from .ui import chart, current_view, tr, view_widget
+from .ui import chart, current_view, literal, tr, view_widget
 
 STEP_CHOICES = (100, 200, 400, 800, 1500, 3000)
 LR_CHOICES = (1e-4, 3e-4, 1e-3, 2e-3, 3e-3)  # the same for every task (each task's default among them)
@@ -29,7 +29,7 @@ def render() -> None:
     view = current_view()
     resolved = services.resolve(view)
     if resolved.error:
-        st.error(tr("error.config", message=resolved.error), icon=":material/error:")
+        st.error(tr("error.config", message=literal(resolved.error)), icon=":material/error:")
         return
     weights_banner(view, resolved)
     task = TASKS[view.task]

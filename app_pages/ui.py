@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import streamlit as st
@@ -16,6 +17,14 @@ from .text import LANGUAGE_NAMES, t
 def tr(key: str, /, **values) -> str:
     """Catalog text in the language chosen in the sidebar."""
     return t(key, st.session_state.get(state.LANG, View.lang), **values)
+
+
+def literal(text) -> str:
+    """Text a user typed (or a token or message quoting it) for a Markdown element, as a code span: nothing in
+    it renders, not a link, a bare URL, emphasis, a colour, an emoji or a formula."""
+    text = str(text)
+    fence = "`" * (1 + max(map(len, re.findall(r"`+", text)), default=0))  # longer than any run of ` inside
+    return f"{fence} {text} {fence}"  # Markdown strips one space on each side
 
 
 def counted(index: int) -> str:

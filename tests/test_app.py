@@ -218,7 +218,7 @@ def test_a_cell_is_chosen_whole_and_its_arithmetic_follows():
     at.selectbox(key="cell_query").set_value(2).run()
     assert (at.session_state["cell_query"], at.session_state["cell_key"]) == (2, 0)
     assert len(at.table) == 1
-    assert any(m.value.startswith("#### Query “l” → key “h”") for m in at.markdown)  # <bos> o l l e h; h e l l o
+    assert any(m.value.startswith("#### Query ` l ` → key ` h `") for m in at.markdown)  # <bos> o l l e h; hello
     at.selectbox(key="cell_key").set_value(None).run()
     assert (at.session_state["cell_query"], at.session_state["cell_key"]) == (None, None) and not at.table
 

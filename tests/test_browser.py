@@ -109,7 +109,7 @@ def test_clicking_a_cell_of_the_large_view_shows_its_arithmetic(app_url, screens
                     until=shown)
         assert exceptions(page) == []
         heading = page.locator("h4").filter(has_text="→ key").first.text_content()
-        assert "“<bos>”" in heading and "“e”" in heading, heading  # query <bos>, key 3 of "stressed" is "e"
+        assert heading.startswith("Query <bos> → key e"), heading  # query <bos>, key 3 of "stressed" is "e"
         table = page.get_by_test_id("stTable")  # the row's masked scores and softmax
         table.first.wait_for(timeout=30_000)  # elements of a rerun arrive one after another
         assert table.count() == 1

@@ -1,0 +1,39 @@
+"""What a user types is shown as typed: no link, formatting, formula or script comes out of it (real Chromium)."""
+
+from urllib.parse import urlencode
+
+import pytest
+
+from devtools.browser import browser_missing_reason, chromium_page, exceptions, open_app, streamlit_server
+
+missing = browser_missing_reason()
+pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+
+HOSTILE = ("[click](https://evil.example/login) **bold** _it_ :red[red] $x^2$ www.evil.example "
+           "<img/src=x/onerror=window.__pwned=1> :smile:")
+# Everything in the main area that would mean the text was read as Markdown, HTML or LaTeX.
+RENDERED = """() => {
+  const main = document.querySelector('[data-testid=stMain]');
+  return {
+    links: Array.from(main.querySelectorAll('a[href]')).map(a => new URL(a.href).hostname).filter(h => h.includes('evil')),
+    bold: Array.from(main.querySelectorAll('strong, b')).filter(e => e.textContent.includes('bold')).length,
+    italic: Array.from(main.querySelectorAll('em, i')).filter(e => e.textContent.includes('it')).length,
+    formulas: main.querySelectorAll('.katex').length,
+    images: main.querySelectorAll('img[src="x"]').length,
+    pwned: window.__pwned === 1,
+    shown: main.innerText,
+  };
+}"""
+
+
+def test_hostile_text_is_shown_literally():
+    with streamlit_server() as url, chromium_page() as page:
+        # en-fr knows none of these words: every one of them is listed, as typed, in the <unk> warning.
+        open_app(page, f"{url}/attention?" + urlencode({"task": "English → French", "src_text": HOSTILE}))
+        assert exceptions(page) == []
+        rendered = page.evaluate(RENDERED)
+        assert rendered["links"] == [] and rendered["images"] == 0 and not rendered["pwned"]
+        assert (rendered["bold"], rendered["italic"], rendered["formulas"]) == (0, 0, 0)
+        for typed in ("[click](https://evil.example/login)", "**bold**", ":red[red]", "$x^2$", "www.evil.example",
+                      ":smile:"):
+            assert typed in rendered["shown"], typed
