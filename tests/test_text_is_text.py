@@ -15,7 +15,8 @@ HOSTILE = ("[click](https://evil.example/login) **bold** _it_ :red[red] $x^2$ ww
 RENDERED = """() => {
   const main = document.querySelector('[data-testid=stMain]');
   return {
-    links: Array.from(main.querySelectorAll('a[href]')).map(a => new URL(a.href).hostname).filter(h => h.includes('evil')),
+    links: Array.from(main.querySelectorAll('a[href]')).map(a => new URL(a.href).hostname)
+      .filter(h => h.includes('evil')),
     bold: Array.from(main.querySelectorAll('strong, b')).filter(e => e.textContent.includes('bold')).length,
     italic: Array.from(main.querySelectorAll('em, i')).filter(e => e.textContent.includes('it')).length,
     formulas: main.querySelectorAll('.katex').length,
