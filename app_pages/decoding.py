@@ -25,11 +25,10 @@ def render() -> None:
     if ctx.run.teacher_forced:
         st.info(tr("decoding.teacher_forced"))
         return
-    steps = ctx.run.steps
-    step = choose_step(len(steps)) - 1
+    step = choose_step(ctx.run.n_steps) - 1
     layer, head = layer_and_head(ctx.trace, "cross", *st.columns(2))
 
-    trace = steps[step]
+    trace = ctx.run.step(step)
     token = ctx.run.output_tokens[step]
     st.markdown(tr("decoding.chosen", step=step + 1, prefix=literal(" ".join(trace.tgt_tokens)), token=literal(token)))
     probabilities, by_step = st.columns([2, 3], gap="large")
@@ -40,7 +39,8 @@ def render() -> None:
               key="decoding_topk")
     with by_step:
         st.markdown(f"**{tr('decoding.cross')}**")
-        chart(cross_attention_by_step(steps[: step + 1], layer, head, produced=ctx.run.output_tokens[: step + 1]),
+        steps = [ctx.run.step(k) for k in range(step + 1)]
+        chart(cross_attention_by_step(steps, layer, head, produced=ctx.run.output_tokens[: step + 1]),
               key="decoding_cross")
     self_column, cross_column = st.columns(2, gap="large")
     with self_column:

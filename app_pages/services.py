@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import threading
 from dataclasses import dataclass, replace
 
 import streamlit as st
 import torch
+from cachetools import LRUCache
 
 from transformer_viz import ModelConfig, Transformer
 from transformer_viz.inference import TextRun, run_text
@@ -15,6 +18,8 @@ from transformer_viz.tasks import TASKS, model_config_for
 
 from . import state
 from .state import TrainedModel, View
+
+RUN_CACHE_BYTES = 512 * 2**20  # the traces one server keeps for all its sessions
 
 
 @dataclass(frozen=True)
@@ -118,16 +123,32 @@ def resolve(view: View) -> Resolved:
     return Resolved(random_model(config, view.seed), f"random:{config}:{view.seed}", "random", note=note)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _cached_run(model_id: str, _model: Transformer, task_name: str, src_text: str, tgt_text: str,
-                pad_to: int) -> TextRun:
-    # cache_resource, not cache_data: a run is immutable and unpickling big traces on every rerun is slow.
-    return run_text(_model, TASKS[task_name], src_text, tgt_text or None, pad_to=pad_to)
+def run_bytes(run: TextRun) -> int:
+    """The bytes of a run's tensors."""
+    return sum(t.untyped_storage().nbytes() for t in run.trace.values())
+
+
+@st.cache_resource(show_spinner=False)
+def _run_cache() -> tuple[LRUCache, threading.Lock]:
+    """The runs of every session on this server, least recently used first out, bounded in bytes."""
+    return LRUCache(maxsize=RUN_CACHE_BYTES, getsizeof=run_bytes), threading.Lock()
 
 
 def run(view: View, resolved: Resolved, pad_to: int = 0) -> TextRun:
-    """The trace (and greedy steps) of the view's input; raises ValueError for unreadable input."""
-    return _cached_run(resolved.model_id, resolved.model, view.task, view.src_text, view.tgt_text, pad_to)
+    """The trace (and greedy steps) of the view's input; raises ValueError for unreadable input.
+
+    Shared by all sessions and kept while the cache's byte budget allows: a class toggling between views
+    gets them back at once. Kept as objects (not pickled): a run is never mutated.
+    """
+    key = (resolved.model_id, view.task, view.src_text, view.tgt_text, pad_to)
+    cache, lock = _run_cache()
+    with lock:
+        found = cache.get(key)
+    if found is None:
+        found = run_text(resolved.model, TASKS[view.task], view.src_text, view.tgt_text or None, pad_to=pad_to)
+        with lock, contextlib.suppress(ValueError):  # a run larger than the whole budget is not kept
+            cache[key] = found
+    return found
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)

@@ -38,3 +38,12 @@ def test_generation_never_runs_past_max_len():
 def test_max_new_tokens_must_be_positive():
     with pytest.raises(ValueError, match="max_new_tokens"):
         make_model().generate(random_ids(1, 4, 20), max_new_tokens=0, bos_id=1, eos_id=2)
+
+
+def test_keeping_only_the_last_step_keeps_the_same_trace():
+    model = make_model()
+    src = random_ids(1, 6, 20)
+    ids, steps = model.generate(src, 8, bos_id=1, eos_id=2)
+    same_ids, (last,) = model.generate(src, 8, bos_id=1, eos_id=2, keep_steps=False)
+    assert torch.equal(ids, same_ids) and last.keys() == steps[-1].keys()
+    assert all(torch.equal(last[name], steps[-1][name]) for name in last)

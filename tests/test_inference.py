@@ -16,8 +16,35 @@ def test_greedy_run_decodes_and_covers_the_whole_answer(reverse):
     assert run.output_text == "desserts" and not run.teacher_forced
     assert run.trace.tgt_tokens == ("<bos>", *"desserts")  # <bos> + answer: every row of every map
     assert run.output_tokens == (*"desserts", "<eos>")
-    assert len(run.steps) == len(run.output_tokens)
-    assert run.trace is run.steps[-1]  # the last step read <bos> + the whole answer
+    assert run.n_steps == len(run.output_tokens)
+    assert run.step(run.n_steps - 1).tgt_tokens == run.trace.tgt_tokens  # the last step read <bos> + the answer
+
+
+@pytest.mark.parametrize("padded", [0, 12])
+def test_each_step_is_what_greedy_decoding_computed_at_that_step(reverse, padded):
+    """A step is kept as a prefix of the last step's pass; compare it with generate's own trace of that step."""
+    from transformer_viz.inference import pad_ids
+    from transformer_viz.tasks import encode_source
+
+    run = run_text(reverse.model, reverse.task, "stressed", pad_to=padded)
+    source = encode_source(reverse.task, "stressed", reverse.model.config.max_len)
+    src_ids, _ = pad_ids(source.ids, source.tokens, padded, reverse.model.config.pad_id)
+    vocab = reverse.task.tgt_vocab
+    _, steps = reverse.model.generate(src_ids, reverse.model.config.max_len - 1, vocab.bos_id, vocab.eos_id)
+    assert len(steps) == run.n_steps
+    for k, recorded in enumerate(steps):
+        kept = run.step(k)
+        assert kept.keys() == recorded.keys() and len(kept.tgt_tokens) == k + 1
+        for name, tensor in recorded.items():
+            assert kept[name].shape == tensor.shape, name
+            torch.testing.assert_close(kept[name], tensor, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_a_step_outside_the_run_is_refused(reverse):
+    run = run_text(reverse.model, reverse.task, "stressed")
+    for k in (-1, run.n_steps):
+        with pytest.raises(ValueError, match="does not exist"):
+            run.step(k)
 
 
 def test_teacher_forcing_uses_the_given_target(reverse):

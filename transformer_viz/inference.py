@@ -19,19 +19,30 @@ class TextRun:
     """One input through one model.
 
     `trace` covers the whole decoder input (<bos> + answer). When no target text was
-    given the answer is decoded greedily, `steps` holds one trace per decoding step
-    and `output_text` the decoded text; when teacher-forced, `steps` is empty.
+    given the answer is decoded greedily in `n_steps` steps, `step(k)` is what step k
+    computed and `output_text` the decoded text; when teacher-forced, `n_steps` is 0.
     """
 
     trace: Trace
     output_text: str | None
     output_tokens: tuple[str, ...]
-    steps: tuple[Trace, ...]
+    n_steps: int
     unknown: tuple[str, ...]
 
     @property
     def teacher_forced(self) -> bool:
-        return not self.steps
+        return self.n_steps == 0
+
+    def step(self, k: int) -> Trace:
+        """The trace of greedy step k (from 0): the decoder read <bos> + the first k answer tokens.
+
+        Only the last step's trace is kept (a run at the largest shape would otherwise hold hundreds
+        of MB); under the look-ahead mask its first k + 1 positions are what step k computed.
+        """
+        if not 0 <= k < self.n_steps:
+            raise ValueError(f"step {k} does not exist: this run decoded {self.n_steps} steps "
+                             f"(0 to {self.n_steps - 1}).")
+        return self.trace.target_prefix(k + 1)
 
 
 def pad_ids(ids: torch.Tensor, tokens: tuple[str, ...], length: int, pad_id: int) -> tuple[torch.Tensor, tuple]:
@@ -56,15 +67,17 @@ def run_text(model: Transformer, task: Task, src_text: str, tgt_text: str | None
         target = encode_target(task, tgt_text, max_len)
         tgt_ids, tgt_tokens = pad_ids(target.ids, target.tokens, pad_to, model.config.pad_id)
         _, trace = model.run_with_trace(src_ids, tgt_ids)
-        return TextRun(trace.with_tokens(src_tokens, tgt_tokens), None, (), (), source.unknown + target.unknown)
+        return TextRun(trace.with_tokens(src_tokens, tgt_tokens), None, (), 0, source.unknown + target.unknown)
 
     vocab = task.tgt_vocab
-    tgt_ids, steps = model.generate(src_ids, max_new_tokens or max_len - 1, vocab.bos_id, vocab.eos_id)
+    tgt_ids, (last,) = model.generate(src_ids, max_new_tokens or max_len - 1, vocab.bos_id, vocab.eos_id,
+                                      keep_steps=False)
     tokens = vocab.decode(tgt_ids[0])  # <bos> + generated, possibly ending with <eos>
-    steps = tuple(step.with_tokens(src_tokens, tokens[: k + 1]) for k, step in enumerate(steps))
     answer = tokens[1:-1] if tokens[-1] == vocab.EOS else tokens[1:]
-    # The last step's decoder input is <bos> + the whole answer: its trace is the teacher-forced pass.
-    return TextRun(steps[-1], task.join(answer), tuple(tokens[1:]), steps, source.unknown)
+    # The last step read <bos> + the whole answer but its last token: its trace holds every step's (TextRun.step).
+    n_steps = len(tokens) - 1
+    return TextRun(last.with_tokens(src_tokens, tokens[:n_steps]), task.join(answer), tuple(tokens[1:]), n_steps,
+                   source.unknown)
 
 
 def next_token_probabilities(trace: Trace) -> np.ndarray:

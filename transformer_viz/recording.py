@@ -98,6 +98,22 @@ def attention_name(kind: str, layer: int, leaf: str) -> str:
     return name(attention.stack, layer, attention.sublayer, leaf)
 
 
+def target_axes(trace_name: str) -> tuple[int, ...]:
+    """The axes of a recorded tensor that run over target (decoder input) positions."""
+    if trace_name == "tgt_embed.position":
+        return (0,)  # (T, D)
+    if trace_name == "logits" or trace_name.startswith("tgt_embed."):
+        return (1,)  # (B, T, ...)
+    if not trace_name.startswith("decoder."):
+        return ()
+    leaf = trace_name.rsplit(".", 1)[1]
+    if ".self_attn." in trace_name:  # q, k, v (B, H, T, Dh); scores, weights (B, H, T, T); mask (B, 1, T, T)
+        return {"q": (2,), "k": (2,), "v": (2,), "out": (1,)}.get(leaf, (2, 3))
+    if ".cross_attn." in trace_name:  # k, v (B, H, S, Dh) are the source's; the rest has T on axis 2
+        return {"k": (), "v": (), "out": (1,)}.get(leaf, (2,))
+    return (1,)  # ffn.hidden, resid_* and decoder.out (B, T, ...)
+
+
 @dataclass(frozen=True, eq=False)
 class Trace(Mapping):
     """A read-only mapping from trace name to a detached CPU tensor, plus the run's context.
@@ -138,6 +154,20 @@ class Trace(Mapping):
         """(query tokens, key tokens) of attention `kind`: display strings, None where unknown."""
         tokens = {"src": self.src_tokens, "tgt": self.tgt_tokens}
         return tokens[ATTENTION_KINDS[kind].query_side], tokens[ATTENTION_KINDS[kind].key_side]
+
+    def target_prefix(self, length: int) -> Trace:
+        """The trace of the first `length` decoder positions: views, no copies.
+
+        With the look-ahead mask, position t of a pass never sees a later position, so the prefix of
+        a pass over <bos> + a whole greedy answer is what greedy step `length - 1` computed.
+        """
+        def prefix(name: str, tensor: torch.Tensor) -> torch.Tensor:
+            for axis in target_axes(name):
+                tensor = tensor.narrow(axis, 0, length)
+            return tensor
+
+        return replace(self, tensors={n: prefix(n, t) for n, t in self.tensors.items()},
+                       tgt_tokens=None if self.tgt_tokens is None else self.tgt_tokens[:length])
 
     def with_tokens(self, src_tokens=None, tgt_tokens=None) -> Trace:
         """The same trace with display strings for the source and target positions."""

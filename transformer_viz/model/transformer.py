@@ -82,14 +82,15 @@ class Transformer(nn.Module):
         return logits, Trace(tensors, config=self.config)
 
     def generate(
-        self, src_ids: torch.Tensor, max_new_tokens: int, bos_id: int, eos_id: int
+        self, src_ids: torch.Tensor, max_new_tokens: int, bos_id: int, eos_id: int, keep_steps: bool = True
     ) -> tuple[torch.Tensor, list[Trace]]:
         """Greedy decoding.
 
         Returns tgt_ids (batch, 1 + n) starting with bos_id (positions after a row's
         eos are pad_id) and one Trace per step: step k's trace is the pass over
         tgt_ids[:, :k + 1] whose last position chose token k + 1. The encoder runs once;
-        its tensors appear in every step's trace.
+        its tensors appear in every step's trace. With `keep_steps=False` only the last
+        step's trace is kept (the others are its prefixes: `Trace.target_prefix`).
         """
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}.")
@@ -104,6 +105,7 @@ class Transformer(nn.Module):
             for _ in range(max_new_tokens):
                 with recording(dict(encoder_tensors)) as tensors:
                     logits = self.decode(tgt_ids, memory, src_mask)  # (batch, tgt_len, vocab)
+                steps[:] = steps if keep_steps else []  # one step's tensors at a time when only the last is kept
                 steps.append(Trace(tensors, config=self.config))
                 next_ids = logits[:, -1].argmax(dim=-1).masked_fill(finished, self.config.pad_id)  # (batch,)
                 tgt_ids = torch.cat([tgt_ids, next_ids[:, None]], dim=1)  # (batch, tgt_len + 1)
