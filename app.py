@@ -4,13 +4,13 @@ import streamlit as st
 
 from app_pages.link import link_notice
 from app_pages.navigation import all_pages, follow_pending_link
-from app_pages.services import freeze_long_lived_objects
+from app_pages.services import set_up_server
 from app_pages.sidebar import render_sidebar
 
 st.set_page_config(page_title="transformer_viz", page_icon=":material/visibility:", layout="wide")
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it.
 st.html("<style>.block-container{padding-top:2.2rem} h1{font-size:2rem !important;padding-top:0}</style>")
-freeze_long_lived_objects()
+set_up_server()
 follow_pending_link()
 render_sidebar()
 st.navigation(all_pages()).run()

@@ -20,6 +20,11 @@ from . import state
 from .state import TrainedModel, View
 
 RUN_CACHE_BYTES = 512 * 2**20  # the traces one server keeps for all its sessions
+# Figures are bounded by count: the largest one the server limits allow (an attention grid at 6 layers x
+# 16 heads x 64 tokens) holds ~18 MiB, so the cache stays under ~570 MiB (bench/bench_memory.py).
+FIGURES_KEPT = 32
+TRAINING_BUDGET = 4e10  # training_cost of one run: about two minutes on one core
+TRAININGS_AT_ONCE = 2
 
 
 @dataclass(frozen=True)
@@ -34,13 +39,27 @@ class Resolved:
 
 
 @st.cache_resource(show_spinner=False)
-def freeze_long_lived_objects() -> None:
-    """Move what is loaded by now (torch, plotly, streamlit: ~200k objects) out of every later collection.
+def set_up_server() -> None:
+    """Once per server: one torch thread per rerun or training, and long-lived objects out of the GC's way.
 
-    Streamlit runs a full gc.collect(2) after each rerun; with these frozen it costs a few ms, not ~90.
+    Many sessions share the cores: with torch's default of a thread per core every op waits for a busy core.
+    Streamlit runs a full gc.collect(2) after each rerun; with what is loaded by now (torch, plotly,
+    streamlit: ~200k objects) frozen it costs a few ms, not ~90.
     """
+    torch.set_num_threads(1)
     gc.collect()
     gc.freeze()
+
+
+@st.cache_resource(show_spinner=False)
+def training_slots() -> threading.BoundedSemaphore:
+    """How many trainings this server runs at once (each on one core)."""
+    return threading.BoundedSemaphore(TRAININGS_AT_ONCE)
+
+
+def training_cost(model: Transformer, steps: int, batch_size: int) -> float:
+    """Parameters × steps × batch size: what a training run costs, about proportional to its time."""
+    return sum(p.numel() for p in model.parameters()) * steps * batch_size
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -151,7 +170,7 @@ def run(view: View, resolved: Resolved, pad_to: int = 0) -> TextRun:
     return found
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@st.cache_resource(max_entries=FIGURES_KEPT, show_spinner=False)
 def _cached_figure(run_key: tuple, builder_name: str, args: tuple, kwargs: tuple, _builder, _trace):
     return _builder(_trace, *args, **dict(kwargs))
 

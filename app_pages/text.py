@@ -20,6 +20,8 @@ ENGLISH = {
     "decoding.one_step": "The model wrote <eos> first: there is one step to show.",
     "error.link_weights": "Weights trained on the Training page live only in the session that trained them; this link shows the weights named above instead.",
     "attention.no_cell": "— (click a cell)",
+    "training.too_long": "This run would take more than about two minutes of the class server: choose fewer steps, a smaller batch or a smaller model.",
+    "training.busy": "The server is already training {n} models for this class: try again in a moment.",
     "nav.overview": "Overview",
     "nav.embeddings": "Embeddings and positions",
     "nav.attention": "Attention",

@@ -11,6 +11,8 @@ CHINESE = {
     "decoding.one_step": "模型第一步就写出了 <eos>：只有一步可看。",
     "error.link_weights": "在训练页训练出的权重只存在于训练它的那个会话中；此链接改为显示上面选中的权重。",
     "attention.no_cell": "—（点击一个单元格）",
+    "training.too_long": "这次训练会占用课堂服务器两分钟以上：请减少步数、批大小或缩小模型。",
+    "training.busy": "服务器正在为本班训练 {n} 个模型：请稍后再试。",
     "nav.overview": "总览",
     "nav.embeddings": "词嵌入与位置编码",
     "nav.attention": "注意力",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import time
 import uuid
 from dataclasses import replace
 
@@ -18,9 +19,9 @@ from .state import TrainedModel, View
 from .ui import chart, current_view, literal, tr, view_widget
 
 STEP_CHOICES = (100, 200, 400, 800, 1500, 3000)
+REDRAW_SECONDS = 0.3  # each redraw is also where Streamlit hears a Stop click or a closed tab
 LR_CHOICES = (1e-4, 3e-4, 1e-3, 2e-3, 3e-3)  # the same for every task (each task's default among them)
 BATCH_CHOICES = (16, 32, 64, 128)
-REDRAW_EVERY = 25
 
 
 def render() -> None:
@@ -41,12 +42,21 @@ def render() -> None:
                      format_func=lambda v: f"{v:g}")
     batch_size = view_widget(batch_column.select_slider, state.TRAIN_BATCH, tr("training.batch"), BATCH_CHOICES,
                              value=defaults.batch_size)
+    too_long = services.training_cost(resolved.model, steps, batch_size) > services.TRAINING_BUDGET
+    if too_long:
+        st.warning(tr("training.too_long"), icon=":material/hourglass_disabled:")
     start_column, stop_column = st.columns([1, 5])
-    if start_column.button(tr("training.start"), type="primary", key=state.TRAINING_START):
-        # Any click (the Stop button included) interrupts this run; what was trained so far is kept.
-        stop_column.button(tr("training.stop"), key=state.TRAINING_STOP)
-        run_training(resolved.model, task, steps, lr, batch_size)
-        st.rerun()
+    if start_column.button(tr("training.start"), type="primary", key=state.TRAINING_START, disabled=too_long):
+        slots = services.training_slots()
+        if not slots.acquire(blocking=False):
+            st.warning(tr("training.busy", n=services.TRAININGS_AT_ONCE), icon=":material/groups:")
+        else:
+            try:  # any click (the Stop button included) ends this run within a step; what was trained is kept
+                stop_column.button(tr("training.stop"), key=state.TRAINING_STOP)
+                run_training(resolved.model, task, steps, lr, batch_size)
+            finally:
+                slots.release()
+            st.rerun()
     show_result(services.trained_for(view.task))
 
 
@@ -57,13 +67,14 @@ def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
     st.session_state[state.PENDING_WEIGHTS] = "trained"
     progress = st.progress(0.0)
     live_curve = st.empty()
-    history, snapshots = [], []
+    history, snapshots, last_redraw = [], [], [0.0]
 
     def on_step(info) -> None:
         history.append((info.step, info.loss, info.accuracy))
         if info.snapshot is not None:
             snapshots.append(info.snapshot)
-        if info.step % REDRAW_EVERY == 0 or info.step == steps:
+        if time.monotonic() - last_redraw[0] >= REDRAW_SECONDS or info.step == steps:
+            last_redraw[0] = time.monotonic()
             # Kept at every redraw, so that a Stop (which ends this script run) keeps the steps done so far.
             st.session_state[state.TRAINED] = replace(trained, steps=info.step, history=tuple(history),
                                                       snapshots=tuple(snapshots))

@@ -236,3 +236,32 @@ def test_the_model_service_refuses_shapes_beyond_the_servers_limits_whatever_ask
     resolved = resolve(replace(View(), **shape))
     assert resolved.model is None and "beyond what this server builds" in resolved.error
     assert next(iter(shape)) in resolved.error
+
+
+def test_a_training_too_long_for_a_class_server_cannot_start():
+    at = run_page("training", d_model=256, n_heads=8, n_encoder_layers=6, n_decoder_layers=6, d_ff=512,
+                  weights="random", train_steps=3000)
+    assert not at.exception
+    assert any("more than about two minutes" in w.value for w in at.warning)
+    assert at.button(key="training_start").disabled
+    at.select_slider(key="train_steps").set_value(100)
+    at.select_slider(key="train_batch").set_value(16).run()
+    assert not at.button(key="training_start").disabled  # a short run of the same model may start
+
+
+def test_no_more_trainings_than_the_server_allows_run_at_once():
+    from app_pages.services import TRAININGS_AT_ONCE, training_slots
+
+    at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random", train_steps=100)
+    slots = training_slots()
+    taken = [slots.acquire(blocking=False) for _ in range(TRAININGS_AT_ONCE)]
+    try:
+        assert all(taken)  # other sessions are training
+        at.button(key="training_start").click().run()
+        assert any("already training" in w.value for w in at.warning)
+        assert "_trained" not in at.session_state
+    finally:
+        for _ in taken:
+            slots.release()
+    at.button(key="training_start").click().run()  # a slot is free again
+    assert at.session_state["weights"] == "trained"
