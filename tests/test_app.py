@@ -265,3 +265,40 @@ def test_no_more_trainings_than_the_server_allows_run_at_once():
             slots.release()
     at.button(key="training_start").click().run()  # a slot is free again
     assert at.session_state["weights"] == "trained"
+
+
+def test_decoding_shows_a_run_whose_first_token_is_eos():
+    """It crashed on st.slider(1, 1) whenever a random model wrote <eos> first (5 of 200 seeds on reverse)."""
+    import torch
+
+    from transformer_viz import Transformer, get_task, model_config_for, run_text
+
+    task = get_task("reverse")
+    for seed in range(200):
+        torch.manual_seed(seed)
+        if run_text(Transformer(model_config_for(task)).eval(), task, "hello").n_steps == 1:
+            break
+    else:
+        pytest.skip("no seed below 200 writes <eos> first")
+    at = run_page("decoding", weights="random", seed=seed, src_text="hello")
+    assert not at.exception and not at.error
+    assert any("one step" in c.value for c in at.caption) and "step" not in [s.key for s in at.slider]
+
+
+def test_a_session_whose_first_run_crashed_recovers_on_the_next(monkeypatch):
+    import app_pages.sidebar as sidebar
+
+    real = sidebar.fit_heads_to_d_model
+    calls = []
+
+    def crash_once() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("the first run breaks before the heads widget is drawn")
+        real()
+
+    monkeypatch.setattr(sidebar, "fit_heads_to_d_model", crash_once)
+    at = run_page("attention")
+    assert at.exception  # the first run broke
+    at.run()
+    assert not at.exception and not at.error and grid_tiles(at) == 2 * 4
