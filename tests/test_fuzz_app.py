@@ -1,0 +1,62 @@
+"""Random links on random pages (Hypothesis + AppTest): no traceback, no slow rerun, bounded memory.
+
+200 links in a normal run; `TV_FUZZ_EXAMPLES=2000 python -m pytest tests/test_fuzz_app.py` for the long run.
+"""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_app import run_page
+
+from app_pages.services import FIGURES_KEPT, RUN_CACHE_BYTES
+from app_pages.state import VIEW_FIELDS
+
+PAGES = ("overview", "embeddings", "attention", "masks", "head", "decoding", "training")
+# Labels the widgets really write, next to garbage: numbers of every size, any text, hostile Markdown.
+LABELS = ("Encoder self-attention", "Cross-attention (decoder → encoder)", "中文", "English", "random (untrained)",
+          "trained by you on the Training page", "English → French", "−1e4", "−∞", "1", "2", "6", "8", "16", "64",
+          "256", "0: <bos>", "3: l", "— (click a cell)", "the [x](https://evil.example) **y** $z$")
+SMALL = st.integers(-2, 9).map(str)  # layers, heads, steps, positions: where the edges are
+VALUES = st.one_of(SMALL, SMALL, st.sampled_from(LABELS), st.integers(-10**12, 10**12).map(str),
+                   st.floats(allow_nan=True, allow_infinity=True).map(str), st.text(max_size=70))
+# The fields whose combinations matter most, drawn more often than the others.
+HOT = ("n_encoder_layers", "n_decoder_layers", "n_heads", "d_model", "max_len", "kind", "layer", "head", "query",
+       "cell_query", "cell_key", "step", "pad", "weights", "src_text", "tgt_text", "task")
+LINKS = st.dictionaries(st.one_of(st.sampled_from(HOT), st.sampled_from(VIEW_FIELDS)), VALUES, max_size=6)
+# Each shape setting at the edges of its widget's range, on every page.
+EDGES = [(field, value) for field, values in {"n_encoder_layers": ("1", "6"), "n_decoder_layers": ("1", "6"),
+                                              "n_heads": ("1", "16"), "d_model": ("2", "256"), "max_len": ("64",),
+                                              "d_ff": ("16", "512")}.items() for value in values]
+SLOWEST_RERUN_S = 5.0
+RSS_SLACK = 512 * 2**20  # beyond the bounded caches: models, allocator, Streamlit
+
+
+def rss_bytes() -> int:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * 4096
+
+
+START_RSS = rss_bytes()
+
+
+@settings(max_examples=int(os.environ.get("TV_FUZZ_EXAMPLES", 200)), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(page=st.sampled_from(PAGES), link=LINKS)
+def test_no_link_breaks_a_page(page, link):
+    started = time.perf_counter()
+    at = run_page(page, link=link)
+    seconds = time.perf_counter() - started
+    assert not at.exception, (page, link, [e.value for e in at.exception])
+    assert seconds < SLOWEST_RERUN_S, (page, link, seconds)
+    assert rss_bytes() - START_RSS < RUN_CACHE_BYTES + FIGURES_KEPT * 18 * 2**20 + RSS_SLACK
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_at_the_edges_of_every_shape_setting(page):
+    for field, value in EDGES:
+        at = run_page(page, link={field: value})
+        assert not at.exception, (page, field, value, [e.value for e in at.exception])
+        assert not at.sidebar.warning or field == "d_model", (page, field, value)  # each edge is a valid link
