@@ -19,7 +19,7 @@ from .state import TrainedModel, View
 from .ui import chart, current_view, literal, tr, view_widget
 
 STEP_CHOICES = (100, 200, 400, 800, 1500, 3000)
-REDRAW_SECONDS = 0.3  # each redraw is also where Streamlit hears a Stop click or a closed tab
+REDRAW_SECONDS = 0.3  # progress and loss curve
 LR_CHOICES = (1e-4, 3e-4, 1e-3, 2e-3, 3e-3)  # the same for every task (each task's default among them)
 BATCH_CHOICES = (16, 32, 64, 128)
 
@@ -73,11 +73,12 @@ def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
         history.append((info.step, info.loss, info.accuracy))
         if info.snapshot is not None:
             snapshots.append(info.snapshot)
+        # Kept at every step: a Stop click or a closed tab ends this script run at once, and the record must
+        # say how far the model (trained in place) really got.
+        st.session_state[state.TRAINED] = replace(trained, steps=info.step, history=tuple(history),
+                                                  snapshots=tuple(snapshots))
         if time.monotonic() - last_redraw[0] >= REDRAW_SECONDS or info.step == steps:
             last_redraw[0] = time.monotonic()
-            # Kept at every redraw, so that a Stop (which ends this script run) keeps the steps done so far.
-            st.session_state[state.TRAINED] = replace(trained, steps=info.step, history=tuple(history),
-                                                      snapshots=tuple(snapshots))
             progress.progress(info.step / steps, text=tr("training.progress", step=info.step, total=steps,
                                                         loss=info.loss, accuracy=info.accuracy))
             live_curve.plotly_chart(loss_curve(history), theme=None)

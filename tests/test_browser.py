@@ -133,3 +133,28 @@ def test_a_click_on_the_architecture_opens_the_block_page_and_keeps_the_view(app
         page.wait_for_function("document.location.pathname === '/masks'", timeout=30_000)
         address = page.evaluate("document.location.search")
         assert "n_heads=2" in address and "src_text=banana" in address, address
+
+
+def test_stop_ends_a_long_training_within_a_step(app_url):
+    """The largest model within the training budget; Stop must end it at once and keep what was trained."""
+    import re
+    import time
+    from urllib.parse import urlencode
+
+    link = urlencode({"weights": "random (untrained)", "d_model": "256", "n_heads": "8", "n_encoder_layers": "6",
+                      "n_decoder_layers": "6", "d_ff": "512", "train_steps": "100", "train_batch": "32"})
+    with chromium_page() as page:
+        page.goto(f"{app_url}/training?{link}")
+        start = page.get_by_role("button", name="Train", exact=True)
+        start.click()
+        stop = page.get_by_role("button", name="Stop", exact=True)
+        stop.wait_for(timeout=60_000)
+        page.wait_for_timeout(3_000)  # training for a few seconds
+        clicked = time.monotonic()
+        stop.click()
+        banner = page.get_by_text(re.compile(r"Weights you trained .* \((\d+) steps\)"))
+        banner.wait_for(timeout=30_000)
+        assert time.monotonic() - clicked < 5, "Stop took longer than a few redraws"
+        steps = int(re.search(r"\((\d+) steps\)", banner.inner_text()).group(1))
+        assert 0 < steps < 100
+        assert exceptions(page) == []
