@@ -1,10 +1,15 @@
 """Every impossible configuration and unreadable input is a ValueError a student can act on."""
 
+import json
+
 import pytest
 import torch
 from helpers import make_model
 
 from transformer_viz import ModelConfig
+from transformer_viz.config import SIZE_LIMITS
+from transformer_viz.pretrained import CHECKPOINT_DIR
+from transformer_viz.tasks import TASKS, model_config_for
 
 
 def config(**overrides):
@@ -45,6 +50,63 @@ def test_non_positive_or_fractional_sizes(field, value):
 def test_unknown_variants_and_bad_values(overrides, message):
     with pytest.raises(ValueError, match=message):
         config(**overrides)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"pad_id": "0"}, r"pad_id must be a whole number, got '0'"),
+    ({"pad_id": True}, "pad_id must be a whole number, got True"),
+    ({"pad_id": 1.5}, "pad_id must be a whole number, got 1.5"),
+    ({"dropout": "0.1"}, r"dropout must be a number from 0 up to \(not including\) 1, got '0.1'"),
+    ({"dropout": True}, "dropout must be a number"),
+    ({"dropout": float("nan")}, "dropout must be a number"),
+    ({"mask_value": None}, "mask_value .* got None"),
+    ({"mask_value": "-1e9"}, "mask_value .* got '-1e9'"),
+    ({"mask_value": 1j}, r"mask_value .* got 1j"),
+    ({"mask_value": True}, "mask_value .* got True"),
+    ({"mask_value": -1e39}, "float32"),  # masked_fill could not store it: a RuntimeError inside the forward pass
+    ({"norm_first": "False"}, "norm_first must be True or False, got 'False'"),
+    ({"norm_first": 0}, "norm_first must be True or False, got 0"),
+    ({"scale_embeddings": None}, "scale_embeddings must be True or False"),
+    ({"embed_norm": "yes"}, "embed_norm must be True or False"),
+    ({"positional": ["learned"]}, "not a known positional encoding"),
+])
+def test_values_of_the_wrong_type_are_refused(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        config(**overrides)
+
+
+def test_mask_value_accepts_any_negative_real_down_to_minus_infinity():
+    for value in (-1, -1e-3, -1e4, -3.4e38, float("-inf")):
+        assert config(mask_value=value).mask_value == value
+    assert config(dropout=0).dropout == 0
+
+
+@pytest.mark.parametrize("field", sorted(SIZE_LIMITS))
+def test_sizes_above_the_documented_limits_are_refused(field):
+    limit = SIZE_LIMITS[field]
+    assert getattr(config(**{field: limit}), field) == limit
+    with pytest.raises(ValueError, match=rf"{field} = {limit + 1} is more than .* at most {limit}"):
+        config(**{field: limit + 1})
+
+
+def test_huge_sizes_are_refused_before_anything_is_built():
+    with pytest.raises(ValueError, match=f"max_len = {2**40} is more than"):
+        config(max_len=2**40)
+    with pytest.raises(ValueError, match=f"d_model = {10**9} is more than"):
+        config(d_model=10**9)
+
+
+def test_the_limits_admit_every_shipped_checkpoint_and_every_task():
+    for path in CHECKPOINT_DIR.glob("*.json"):
+        ModelConfig.from_dict(json.loads(path.read_text(encoding="utf-8"))["config"])
+    for task in TASKS.values():
+        model_config_for(task, d_model=256, n_heads=16, layers=6, d_ff=512, max_len=64)
+
+
+@pytest.mark.parametrize("data", [5, None, ["d_model"], "config"])
+def test_from_dict_refuses_what_is_not_a_dict(data):
+    with pytest.raises(ValueError, match="ModelConfig settings must be a dict"):
+        ModelConfig.from_dict(data)
 
 
 def test_config_round_trips_through_a_dict():
