@@ -125,6 +125,14 @@ def test_config_round_trips_through_a_dict():
     (torch.ones(1, 0, dtype=torch.long), torch.ones(1, 2, dtype=torch.long), "source sequence is empty"),
     (torch.ones(3, dtype=torch.long), torch.ones(1, 2, dtype=torch.long), "shape \\(batch, length\\)"),
     (torch.ones(1, 3), torch.ones(1, 2, dtype=torch.long), "int64"),
+    (torch.ones(0, 3, dtype=torch.long), torch.ones(0, 2, dtype=torch.long), "source batch is empty"),
+    (torch.ones(1, 3, dtype=torch.long), torch.ones(0, 2, dtype=torch.long), "target batch is empty"),
+    (torch.ones(2, 3, dtype=torch.long), torch.ones(3, 2, dtype=torch.long), "2 source rows but 3 target rows"),
+    (torch.ones(1, 3, dtype=torch.long), torch.ones(2, 2, dtype=torch.long), "1 source row but 2 target rows"),
+    (torch.ones(1, 1, 3, dtype=torch.long), torch.ones(1, 2, dtype=torch.long), "got a 3-D tensor"),
+    (torch.ones(1, 3, dtype=torch.bool), torch.ones(1, 2, dtype=torch.long), "got dtype torch.bool"),
+    (torch.ones(1, 3, dtype=torch.int32), torch.ones(1, 2, dtype=torch.long), "got dtype torch.int32"),
+    ([[1, 2]], torch.ones(1, 2, dtype=torch.long), "got a list"),
 ])
 def test_bad_inputs_raise_value_error(src, tgt, message):
     model = make_model()
@@ -132,3 +140,27 @@ def test_bad_inputs_raise_value_error(src, tgt, message):
         model(src, tgt)
     with pytest.raises(ValueError, match=message):
         model.run_with_trace(src, tgt)
+
+
+@pytest.mark.parametrize("src, message", [
+    (torch.ones(0, 3, dtype=torch.long), "source batch is empty"),
+    (torch.ones(3, dtype=torch.long), "got a 1-D tensor"),
+    (torch.ones(1, 3, dtype=torch.float64), "got dtype torch.float64"),
+])
+def test_generate_refuses_unreadable_sources(src, message):
+    with pytest.raises(ValueError, match=message):
+        make_model().generate(src, max_new_tokens=3, bos_id=1, eos_id=2)
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"max_new_tokens": None}, "max_new_tokens must be a whole number of at least 1, got None"),
+    ({"max_new_tokens": 2.5}, "max_new_tokens must be a whole number of at least 1, got 2.5"),
+    ({"max_new_tokens": True}, "max_new_tokens must be a whole number of at least 1, got True"),
+    ({"bos_id": 22}, "bos_id = 22 is not a token of the target vocabulary"),
+    ({"eos_id": "2"}, "eos_id = '2' is not a token of the target vocabulary"),
+    ({"eos_id": -1}, "eos_id = -1 is not a token of the target vocabulary"),
+])
+def test_generate_refuses_impossible_settings(settings, message):
+    arguments = {"max_new_tokens": 3, "bos_id": 1, "eos_id": 2, **settings}
+    with pytest.raises(ValueError, match=message):
+        make_model().generate(torch.ones(1, 3, dtype=torch.long), **arguments)
