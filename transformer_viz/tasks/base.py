@@ -20,7 +20,7 @@ from types import MappingProxyType
 
 import torch
 
-from ..config import ModelConfig
+from ..config import ModelConfig, is_whole
 from ..vocab import Vocab
 
 
@@ -185,13 +185,24 @@ def _check_length(task: Task, pieces: list[str], task_limit: int, max_len: int |
         )
 
 
+def check_text(task: Task, text: str, max_len: int | None, side: str) -> None:
+    """Raise ValueError unless `task` is a Task, `text` a str and `max_len` None or a positive int."""
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be a Task, such as get_task('copy'), got {task!r}.")
+    if not isinstance(text, str):
+        raise ValueError(f"The {side} must be text (a str), got {text!r}.")
+    if max_len is not None and not (is_whole(max_len) and max_len > 0):
+        raise ValueError(f"The model's max_len must be a positive whole number (or None), got {max_len!r}.")
+
+
 def encode_source(task: Task, text: str, max_len: int | None = None) -> SourceInput:
     """Input text -> encoder ids (1, src_len) ending with <eos>.
 
-    Raises ValueError for empty text or text longer than the task allows (or, for a
-    model with a larger `max_len` than the task's, than the model allows). Unknown
-    tokens do not raise: they become <unk> and are listed.
+    Raises ValueError for text that is not a str, empty text or text longer than the task
+    allows (or, for a model with a larger `max_len` than the task's, than the model allows).
+    Unknown tokens do not raise: they become <unk> and are listed.
     """
+    check_text(task, text, max_len, "input")
     pieces = task.split(text)
     _check_length(task, pieces, task.max_input_len, max_len, "input")
     vocab = task.src_vocab
@@ -209,6 +220,7 @@ def encode_target(task: Task, text: str, max_len: int | None = None) -> TargetIn
 
     Same errors and unknown-token handling as `encode_source`.
     """
+    check_text(task, text, max_len, "target")
     pieces = task.split_target(text)
     _check_length(task, pieces, task.max_target_len, max_len, "target")
     vocab = task.tgt_vocab
