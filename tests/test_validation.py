@@ -157,8 +157,9 @@ def test_generate_refuses_unreadable_sources(src, message):
     ({"max_new_tokens": 2.5}, "max_new_tokens must be a whole number of at least 1, got 2.5"),
     ({"max_new_tokens": True}, "max_new_tokens must be a whole number of at least 1, got True"),
     ({"bos_id": 22}, "bos_id = 22 is not a token of the target vocabulary"),
-    ({"eos_id": "2"}, "eos_id = '2' is not a token of the target vocabulary"),
-    ({"eos_id": -1}, "eos_id = -1 is not a token of the target vocabulary"),
+    ({"bos_id": -1}, "bos_id = -1 is not a token of the target vocabulary"),
+    ({"eos_id": "2"}, "eos_id must be a whole token id, got '2'"),
+    ({"eos_id": 2.0}, "eos_id must be a whole token id, got 2.0"),
 ])
 def test_generate_refuses_impossible_settings(settings, message):
     arguments = {"max_new_tokens": 3, "bos_id": 1, "eos_id": 2, **settings}

@@ -101,15 +101,16 @@ class Transformer(nn.Module):
         Returns tgt_ids (batch, 1 + n) starting with bos_id (positions after a row's
         eos are pad_id) and one Trace per step: step k's trace is the pass over
         tgt_ids[:, :k + 1] whose last position chose token k + 1. The encoder runs once;
-        its tensors appear in every step's trace.
+        its tensors appear in every step's trace. An eos_id outside the vocabulary never stops a row early.
         """
         if not is_whole(max_new_tokens) or max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}.")
         vocab_size = self.config.tgt_vocab_size
-        for label, token in (("bos_id", bos_id), ("eos_id", eos_id)):
-            if not is_whole(token) or not 0 <= token < vocab_size:
-                raise ValueError(f"{label} = {token!r} is not a token of the target vocabulary "
-                                 f"(ids 0 to {vocab_size - 1}).")
+        if not is_whole(bos_id) or not 0 <= bos_id < vocab_size:
+            raise ValueError(f"bos_id = {bos_id!r} is not a token of the target vocabulary "
+                             f"(ids 0 to {vocab_size - 1}).")
+        if not is_whole(eos_id):
+            raise ValueError(f"eos_id must be a whole token id, got {eos_id!r}.")
         max_new_tokens = min(max_new_tokens, self.config.max_len - 1)
         # no_grad rather than inference_mode: the returned ids must be usable in a later training step.
         with torch.no_grad():
