@@ -109,6 +109,11 @@ def test_from_dict_refuses_what_is_not_a_dict(data):
         ModelConfig.from_dict(data)
 
 
+def test_from_dict_names_a_missing_vocabulary_size():
+    with pytest.raises(ValueError, match="must include tgt_vocab_size"):  # was a TypeError from __init__
+        ModelConfig.from_dict({"src_vocab_size": 10})
+
+
 def test_config_round_trips_through_a_dict():
     cfg = config(norm_first=False, positional="learned", mask_value=float("-inf"))
     assert ModelConfig.from_dict(cfg.to_dict()) == cfg

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from types import MappingProxyType
 
 POSITIONAL_ENCODINGS = ("sinusoidal", "sinusoidal_concat", "learned", "none")
@@ -106,9 +106,12 @@ class ModelConfig:
         if not isinstance(data, Mapping):
             raise ValueError(f"ModelConfig settings must be a dict of name: value, got {data!r}.")
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(map(str, set(data) - known))
         if unknown:
             raise ValueError(f"Unknown ModelConfig settings: {', '.join(unknown)}.")
+        missing = [f.name for f in fields(cls) if f.default is MISSING and f.name not in data]
+        if missing:
+            raise ValueError(f"ModelConfig settings must include {' and '.join(missing)}.")
         return cls(**data)
 
 
