@@ -259,7 +259,8 @@ def replace_weights(directory, change):
     ("max_len", 40_000_000, "max_len = 40000000 is more than"),  # was 5.3 GB
     ("max_len", 4e7, "max_len must be a positive whole number, got 40000000.0"),  # JSON reads 4e7 as a float
     ("norm_first", "false", "norm_first must be True or False, got 'false'"),  # was quietly pre-LN
-    ("src_vocab_size", 31, r"inconsistent: the vocabulary sizes in its config \(31, 30\) differ from its vocabularies"),
+    ("src_vocab_size", 31, "does not fit its task: .* the config has src_vocab_size = 31"),
+    ("max_len", 5, "does not fit its task: max_len = 5 is too short for the reverse task"),  # every input refused
 ])
 def test_an_impossible_config_is_refused_before_the_model_is_built(copied, monkeypatch, setting, value, message):
     refuse_real_builds(monkeypatch)

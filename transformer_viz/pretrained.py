@@ -28,6 +28,7 @@ from .config import ModelConfig
 from .model import Transformer
 from .recording import Trace
 from .tasks import Task, encode_source, get_task
+from .tasks.base import check_fits
 from .vocab import Vocab
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
@@ -206,11 +207,10 @@ def load_pretrained(name: str, directory: str | Path | None = None) -> Pretraine
         raise ValueError(f"The metadata file {json_path} is corrupt or incomplete ({error}). {retrain}") from None
     if src_vocab != task.src_vocab or tgt_vocab != task.tgt_vocab:
         raise ValueError(f"{name!r} was trained with other vocabularies than the {task.name} task has now. {retrain}")
-    sizes = (config.src_vocab_size, config.tgt_vocab_size)
-    if sizes != (len(src_vocab), len(tgt_vocab)) or config.pad_id != Vocab.pad_id:
-        raise ValueError(f"The metadata file {json_path} is inconsistent: the vocabulary sizes in its config {sizes} "
-                         f"differ from its vocabularies ({len(src_vocab)}, {len(tgt_vocab)}), or its pad_id is not "
-                         f"the id of <pad>. {retrain}")
+    try:
+        check_fits(task, config)
+    except ValueError as error:
+        raise ValueError(f"The metadata file {json_path} does not fit its task: {error} {retrain}") from None
     shapes = expected_shapes(config)
     size, limit = weights_path.stat().st_size, 4 * sum(map(math.prod, shapes.values())) + HEADER_BYTES
     if size > limit:

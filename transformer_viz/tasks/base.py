@@ -253,9 +253,22 @@ def model_config_for(task: Task, **shape) -> ModelConfig:
         layers = shape.pop("layers")
         settings.update(n_encoder_layers=layers, n_decoder_layers=layers)
     settings.update(shape)
-    if isinstance(settings["max_len"], int) and settings["max_len"] < task.max_len:
+    config = ModelConfig.from_dict(settings)
+    check_fits(task, config)
+    return config
+
+
+def check_fits(task: Task, config: ModelConfig) -> None:
+    """Raise ValueError unless a model of `config` reads `task`: its vocabularies, <pad> and longest sequence."""
+    sizes, needed = (config.src_vocab_size, config.tgt_vocab_size), (len(task.src_vocab), len(task.tgt_vocab))
+    if sizes != needed or config.pad_id != Vocab.pad_id:
         raise ValueError(
-            f"max_len = {settings['max_len']} is too short for the {task.name} task, whose sequences "
+            f"The {task.name} task has vocabularies of {needed[0]} and {needed[1]} tokens with <pad> = "
+            f"{Vocab.pad_id}, but the config has src_vocab_size = {sizes[0]}, tgt_vocab_size = {sizes[1]} "
+            f"and pad_id = {config.pad_id}."
+        )
+    if config.max_len < task.max_len:
+        raise ValueError(
+            f"max_len = {config.max_len} is too short for the {task.name} task, whose sequences "
             f"need {task.max_len} positions (the longest text plus <bos> or <eos>)."
         )
-    return ModelConfig.from_dict(settings)
