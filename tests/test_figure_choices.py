@@ -4,6 +4,7 @@ One check serves them all (`check_index`, through `attention_arrays`): a negativ
 draw the last head, as numpy indexing would.
 """
 
+import numpy as np
 import pytest
 import torch
 from helpers import make_model, real_trace
@@ -11,6 +12,7 @@ from helpers import make_model, real_trace
 from transformer_viz import Trace
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
 from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
+from transformer_viz.figures.embeddings import positional_curves
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
 from transformer_viz.figures.masks import masking_steps
@@ -31,7 +33,7 @@ def decoding():
 
 
 def test_check_index_returns_a_plain_int_and_names_the_range():
-    assert check_index(torch.tensor(2).item(), 3, "head") == 2
+    assert check_index(np.int64(2), 3, "head") == 2 and type(check_index(np.int64(2), 3, "head")) is int
     for bad in (3, -1, 1.0, "1", True, None):
         with pytest.raises(ValueError, match=r"head must be a whole number from 0 to 2 \(counting from 0\), got "):
             check_index(bad, 3, "head")
@@ -106,3 +108,11 @@ def test_the_walkthrough_refuses_a_layer_head_query_or_key_that_does_not_exist(d
         dot_product_figure(walk, 0, -1)
     with pytest.raises(ValueError, match=f"key must be a whole number from 0 to {k_len - 1}"):
         walkthrough_figures(walk, cell=(0, k_len))
+
+
+def test_positional_curves_refuse_a_dimension_that_does_not_exist():
+    table = TRACE["src_embed.position"]  # (src_len, d_model = 16)
+    for dim in (16, -1, 2.0):
+        with pytest.raises(ValueError, match=r"dimension must be a whole number from 0 to 15 \(counting from 0\), got"):
+            positional_curves(table, [0, dim])
+    assert positional_curves(table, [np.int64(3)]).data[0].name.startswith("dim 3")
