@@ -156,7 +156,7 @@ def test_entropy_ignores_rows_with_no_allowed_key_and_uses_the_mean_number_of_al
 
 def test_unknown_kind_or_value_is_a_clear_error():
     trace = real_trace(1, 1)
-    with pytest.raises(ValueError, match="kind must be one of"):
+    with pytest.raises(ValueError, match=r"Unknown attention kind .* choose one of encoder_self"):
         attention_grid(trace, "self")
     with pytest.raises(ValueError, match="value must be one of"):
         attention_heatmap(trace, "cross", 0, 0, value="probabilities")

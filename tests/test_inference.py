@@ -68,3 +68,23 @@ def test_unknown_characters_are_listed_not_raised(reverse):
     run = run_text(reverse.model, reverse.task, "héllo")
     assert run.unknown == ("é",)
     assert "<unk>" in run.trace.src_tokens
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"src_text": None}, r"The input must be text \(a str\), got None"),
+    ({"src_text": 5}, r"The input must be text \(a str\), got 5"),
+    ({"tgt_text": 5}, r"The target must be text \(a str\), got 5"),
+    ({"tgt_text": b""}, r"The target must be text \(a str\), got b''"),
+    ({"pad_to": "12"}, "pad_to must be a whole number of positions"),
+    ({"pad_to": -1}, "pad_to must be a whole number of positions"),
+    ({"max_new_tokens": 2.5}, "max_new_tokens must be a whole number"),
+    ({"max_new_tokens": 0}, "max_new_tokens must be a whole number of at least 1, got 0"),
+])
+def test_arguments_of_the_wrong_kind_are_value_errors(reverse, arguments, message):
+    with pytest.raises(ValueError, match=message):
+        run_text(reverse.model, reverse.task, **{"src_text": "abc", **arguments})
+
+
+def test_a_model_and_a_task_must_be_given_in_that_order(reverse):
+    with pytest.raises(ValueError, match="model must be a Transformer"):
+        run_text(reverse.task, reverse.model, "abc")

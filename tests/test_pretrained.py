@@ -5,9 +5,11 @@ import hashlib
 import json
 import pickle
 import shutil
+import time
 
 import pytest
 import torch
+from safetensors.torch import load_file, save_file
 
 from transformer_viz import name
 from transformer_viz.model import Transformer
@@ -222,3 +224,140 @@ def test_a_pickle_in_place_of_the_weights_is_refused_without_running_it(copied):
     with pytest.raises(ValueError, match="cannot be loaded"):
         load_pretrained("reverse", copied)
     assert not _Payload.ran
+
+
+# --- hostile files: refused before anything is built, quickly ------------------------------
+
+def refuse_real_builds(monkeypatch):
+    """Make building a model anywhere but on the meta device (shapes only, no memory) fail the test."""
+    def build(config):
+        assert torch.empty(0).device.type == "meta", "a model was built before the files were checked"
+        return Transformer(config)
+    monkeypatch.setattr("transformer_viz.pretrained.Transformer", build)
+
+
+def edit_metadata(directory, change):
+    """Apply `change(meta)` to the copied reverse.json."""
+    path = directory / "reverse.json"
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    change(meta)
+    path.write_text(json.dumps(meta), encoding="utf-8")
+
+
+def replace_weights(directory, change):
+    """Apply `change(tensors)` to the copied weights and make the checksum match, so the loader must look inside."""
+    tensors = load_file(str(directory / "reverse.safetensors"))
+    change(tensors)
+    save_file(tensors, str(directory / "reverse.safetensors"))
+    digest = hashlib.sha256((directory / "reverse.safetensors").read_bytes()).hexdigest()
+    edit_metadata(directory, lambda meta: meta["weights"].update(sha256=digest))
+
+
+@pytest.mark.parametrize("setting, value, message", [
+    ("n_encoder_layers", 5000, "n_encoder_layers = 5000 is more than"),  # was 16 s and 1.2 GB before the error
+    ("n_encoder_layers", 10**6, "n_encoder_layers = 1000000 is more than"),  # was a hang
+    ("max_len", 40_000_000, "max_len = 40000000 is more than"),  # was 5.3 GB
+    ("max_len", 4e7, "max_len must be a positive whole number, got 40000000.0"),  # JSON reads 4e7 as a float
+    ("norm_first", "false", "norm_first must be True or False, got 'false'"),  # was quietly pre-LN
+    ("src_vocab_size", 31, "does not fit its task: .* the config has src_vocab_size = 31"),
+    ("max_len", 5, "does not fit its task: max_len = 5 is too short for the reverse task"),  # every input refused
+])
+def test_an_impossible_config_is_refused_before_the_model_is_built(copied, monkeypatch, setting, value, message):
+    refuse_real_builds(monkeypatch)
+    edit_metadata(copied, lambda meta: meta["config"].update({setting: value}))
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=message):
+        load_pretrained("reverse", copied)
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("metrics", 5, "metrics should be a JSON object"),
+    ("training", [], "training should be a JSON object"),
+    ("name", 7, "name should be a string"),
+    ("format_version", True, "unknown format_version True"),
+    ("src_vocab", "<pad><bos>", "src_vocab should be a list of strings"),
+    ("tgt_vocab", [0, 1, 2], "tgt_vocab should be a list of strings"),
+    ("config", [], "config should be a JSON object"),
+    ("config", {"src_vocab_size": 30}, "ModelConfig settings must include tgt_vocab_size"),
+    ("weights", {"sha256": 5}, "weights.sha256 should be a string"),
+])
+def test_metadata_of_the_wrong_shape_is_a_clear_value_error(copied, key, value, message):
+    edit_metadata(copied, lambda meta: meta.update({key: value}))
+    with pytest.raises(ValueError, match=rf"metadata file .* is corrupt or incomplete \(.*{message}"):
+        load_pretrained("reverse", copied)
+
+
+def test_deeply_nested_or_huge_metadata_is_refused_without_parsing_it_all(copied):
+    (copied / "reverse.json").write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")  # was RecursionError
+    with pytest.raises(ValueError, match="nested too deeply"):
+        load_pretrained("reverse", copied)
+    (copied / "reverse.json").write_text(" " * 2_000_000 + "{}", encoding="utf-8")
+    with pytest.raises(ValueError, match="2,000,002 bytes, more than metadata ever needs"):
+        load_pretrained("reverse", copied)
+
+
+@pytest.mark.parametrize("name", ["a" * 10_000, "a" * 65, "Reverse", "reverse\n", "re verse", "", 5, None])
+def test_a_name_is_checked_before_the_file_system_is_touched(name):
+    with pytest.raises(ValueError, match="not a valid model name"):  # 10,000 characters was an OSError
+        load_pretrained(name)
+
+
+def test_a_directory_that_is_not_a_path_is_a_value_error():
+    with pytest.raises(ValueError, match="directory must be a folder path"):
+        load_pretrained("reverse", 5)
+    with pytest.raises(ValueError, match="directory must be a folder path"):
+        available_pretrained(5)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda t: t["output_proj.bias"].__setitem__(0, float("nan")), "output_proj.bias holds NaN or infinite values"),
+    (lambda t: t["output_proj.bias"].__setitem__(0, float("inf")), "output_proj.bias holds NaN or infinite values"),
+    (lambda t: t.update({"output_proj.weight": t["output_proj.weight"].to(torch.int8)}),
+     "output_proj.weight is stored as int8"),
+    (lambda t: t.update({"output_proj.weight": t["output_proj.weight"].T.contiguous()}),
+     r"output_proj.weight has shape \(64, 30\) but the model needs \(30, 64\)"),
+    (lambda t: t.pop("encoder.norm.weight"), "missing: encoder.norm.weight"),
+    (lambda t: t.update({"extra.weight": torch.zeros(2)}), "unexpected: extra.weight"),
+])
+def test_weights_are_checked_before_the_model_is_built(copied, monkeypatch, change, message):
+    replace_weights(copied, change)
+    refuse_real_builds(monkeypatch)
+    with pytest.raises(ValueError, match=rf"weights file .* cannot be loaded \(.*{message}"):
+        load_pretrained("reverse", copied)
+
+
+def test_weights_in_any_float_dtype_still_load(copied):
+    replace_weights(copied, lambda t: t.update({key: value.to(torch.bfloat16) for key, value in t.items()}))
+    assert load_pretrained("reverse", copied).model.output_proj.weight.dtype == torch.float32
+
+
+def test_a_weights_file_larger_than_its_config_allows_is_refused_before_reading_it(copied):
+    with open(copied / "reverse.safetensors", "ab") as file:
+        file.write(b"\0" * 2_000_000)
+    with pytest.raises(ValueError, match="is larger than a model of this config can be"):
+        load_pretrained("reverse", copied)
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"metrics": 5}, "metrics must be a dict"),
+    ({"training": ["steps"]}, "training must be a dict"),
+    ({"metrics": {"when": object()}}, "metrics and training must hold JSON values"),
+    ({"name": "../up"}, "not a valid model name"),
+])
+def test_saving_refuses_what_loading_would_refuse_and_writes_nothing(tmp_path, settings, message):
+    task = get_task("sort")
+    model = Transformer(model_config_for(task, d_model=16, n_heads=2, d_ff=32, layers=1))
+    with pytest.raises(ValueError, match=message):
+        save_pretrained(model, task, tmp_path, **settings)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_saving_refuses_weights_that_half_precision_cannot_hold(tmp_path):
+    task = get_task("sort")
+    model = Transformer(model_config_for(task, d_model=16, n_heads=2, d_ff=32, layers=1))
+    with torch.no_grad():
+        model.output_proj.bias[0] = 1e5  # float16 reaches 65504: it would be stored as inf
+    with pytest.raises(ValueError, match=r"output_proj\.bias holds values that float16 cannot store"):
+        save_pretrained(model, task, tmp_path)
+    assert list(tmp_path.iterdir()) == []

@@ -245,3 +245,26 @@ def test_a_model_longer_than_its_task_reads_up_to_its_own_max_len():
     assert encode_source(task, long_text, max_len=32).ids.shape == (1, 31)
     with pytest.raises(ValueError, match=r"this model \(max_len 32\) reads at most 31"):
         encode_source(task, "ab" * 16, max_len=32)
+
+
+# --- refusing what is not text ---------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [5, None, b"abc", ["a", "b"]])
+@pytest.mark.parametrize("name", ["copy", "en-zh"])
+def test_text_that_is_not_a_string_is_a_value_error(name, text):
+    task = get_task(name)
+    with pytest.raises(ValueError, match=r"The input must be text \(a str\), got"):
+        encode_source(task, text)
+    with pytest.raises(ValueError, match=r"The target must be text \(a str\), got"):
+        encode_target(task, text)
+
+
+@pytest.mark.parametrize("max_len", ["13", 2.5, True, 0, -4])
+def test_the_models_max_len_must_be_a_positive_whole_number(max_len):
+    with pytest.raises(ValueError, match="max_len must be a positive whole number"):
+        encode_source(get_task("copy"), "abc", max_len)
+
+
+def test_a_task_name_is_not_a_task():
+    with pytest.raises(ValueError, match=r"task must be a Task, such as get_task\('copy'\), got 'copy'"):
+        encode_source("copy", "abc")

@@ -102,6 +102,21 @@ def test_train_rejects_impossible_settings():
         train(tiny_model(), get_task("reverse"), steps=0)
 
 
+@pytest.mark.parametrize("settings, message", [
+    ({"steps": "5"}, "steps must be a whole number of at least 1, got '5'"),
+    ({"batch_size": 2.5}, "batch_size must be a whole number of at least 1, got 2.5"),
+    ({"warmup": True}, "warmup must be a whole number of at least 0, got True"),
+    ({"snapshot_every": -1}, "snapshot_every must be a whole number of at least 0, got -1"),
+    ({"seed": None}, "seed must be a whole number, got None"),
+    ({"lr": "1e-3"}, "lr must be a positive number, got '1e-3'"),
+    ({"lr": float("nan")}, "lr must be a positive number, got nan"),
+    ({"label_smoothing": 1.5}, r"label_smoothing must be a number from 0 to 1, got 1.5"),
+])
+def test_train_refuses_settings_of_the_wrong_kind(settings, message):
+    with pytest.raises(ValueError, match=message):
+        train(tiny_model(), get_task("reverse"), **{"steps": 1, "batch_size": 2, **settings})
+
+
 def test_evaluate_reports_exact_match_and_per_layer_alignment():
     model, task = tiny_model("reverse").train(), get_task("reverse")
     metrics = evaluate(model, task, n=40, seed=3, batch_size=16)

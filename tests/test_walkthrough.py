@@ -151,8 +151,10 @@ def test_a_trace_from_another_configuration_is_refused():
 
 
 @pytest.mark.parametrize("kind, layer, head, message", [
-    ("self", 0, 0, "Unknown attention kind"), ("encoder_self", 2, 0, "layer = 2"),
-    ("cross", -1, 0, "layer = -1"), ("decoder_self", 0, 2, "head = 2"),
+    ("self", 0, 0, "Unknown attention kind"),
+    ("encoder_self", 2, 0, r"encoder layer must be a whole number from 0 to 1 \(counting from 0\), got 2"),
+    ("cross", -1, 0, "decoder layer must be a whole number from 0 to 1 .*, got -1"),
+    ("decoder_self", 0, 2, "head must be a whole number from 0 to 1 .*, got 2"),
 ])
 def test_impossible_choices_raise_value_error(kind, layer, head, message):
     model, trace = tiny(True)

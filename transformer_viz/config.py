@@ -9,9 +9,20 @@ and which value fills a blocked attention score.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Mapping
+from dataclasses import MISSING, asdict, dataclass, fields
+from types import MappingProxyType
 
 POSITIONAL_ENCODINGS = ("sinusoidal", "sinusoidal_concat", "learned", "none")
+# The largest sizes this teaching tool supports (DESIGN.md, "Limits"): every call stays within about
+# a gigabyte and half a minute on a 2-core server, greedy decoding included (its cost grows as max_len³).
+SIZE_LIMITS = MappingProxyType({
+    "src_vocab_size": 10_000, "tgt_vocab_size": 10_000, "d_model": 512, "n_heads": 16,
+    "n_encoder_layers": 6, "n_decoder_layers": 6, "d_ff": 2048, "max_len": 64,
+})
+SWITCHES = ("norm_first", "scale_embeddings", "embed_norm")
+# Scores are float32: a finite fill below this cannot be stored (masked_fill would fail mid-forward).
+MASK_VALUE_MIN = -3.4028234663852886e38
 
 
 @dataclass(frozen=True)
@@ -43,11 +54,18 @@ class ModelConfig:
 
     def validate(self) -> None:
         """Raise ValueError with a sentence a student understands if this model cannot exist."""
-        for field in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads",
-                      "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len"):
+        for field, limit in SIZE_LIMITS.items():
             value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            if not is_whole(value) or value <= 0:
                 raise ValueError(f"{field} must be a positive whole number, got {value!r}.")
+            if value > limit:
+                raise ValueError(f"{field} = {value} is more than this teaching tool supports: at most {limit}.")
+        if not is_whole(self.pad_id):
+            raise ValueError(f"pad_id must be a whole number, got {self.pad_id!r}.")
+        for field in SWITCHES:
+            value = getattr(self, field)
+            if not isinstance(value, bool):
+                raise ValueError(f"{field} must be True or False, got {value!r}.")
         if self.d_model % self.n_heads != 0:
             raise ValueError(
                 f"d_model = {self.d_model} cannot be split evenly into n_heads = {self.n_heads} heads: "
@@ -64,18 +82,19 @@ class ModelConfig:
                 f"The sinusoidal positional encoding pairs every sine with a cosine, so d_model must be "
                 f"even, got d_model = {self.d_model}. Pick an even d_model or a learned encoding."
             )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout is a probability below 1, got {self.dropout!r}.")
+        if not (is_real(self.dropout) and 0 <= self.dropout < 1):
+            raise ValueError(f"dropout must be a number from 0 up to (not including) 1, got {self.dropout!r}.")
         for side in ("src", "tgt"):
             vocab = getattr(self, f"{side}_vocab_size")
             if not 0 <= self.pad_id < vocab:
                 raise ValueError(
                     f"pad_id = {self.pad_id} is not a token of the {side} vocabulary (ids 0 to {vocab - 1})."
                 )
-        if math.isnan(self.mask_value) or self.mask_value >= 0:
+        if not (is_real(self.mask_value) and (MASK_VALUE_MIN <= self.mask_value < 0 or self.mask_value == -math.inf)):
             raise ValueError(
                 f"mask_value fills blocked attention scores before the softmax, so it must be a large "
-                f"negative number such as -1e9 or -inf, got {self.mask_value!r}."
+                f"negative number such as -1e9 or -inf (a finite one no lower than {MASK_VALUE_MIN:.2g}, "
+                f"the float32 limit), got {self.mask_value!r}."
             )
 
     def to_dict(self) -> dict:
@@ -84,11 +103,26 @@ class ModelConfig:
     @classmethod
     def from_dict(cls, data: dict) -> ModelConfig:
         """Build from a dict such as JSON metadata; unknown keys are an error, not ignored."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"ModelConfig settings must be a dict of name: value, got {data!r}.")
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(map(str, set(data) - known))
         if unknown:
             raise ValueError(f"Unknown ModelConfig settings: {', '.join(unknown)}.")
+        missing = [f.name for f in fields(cls) if f.default is MISSING and f.name not in data]
+        if missing:
+            raise ValueError(f"ModelConfig settings must include {' and '.join(missing)}.")
         return cls(**data)
+
+
+def is_whole(value) -> bool:
+    """An int, but not a bool (True is 1 to Python, never a size to a student)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_real(value) -> bool:
+    """An int or a float, but not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def divisors(n: int) -> list[int]:

@@ -8,9 +8,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .config import is_whole
 from .model import Transformer
 from .recording import Trace
 from .tasks import Task, encode_source, encode_target
+from .tasks.base import check_text
 from .vocab import Vocab
 
 
@@ -57,8 +59,15 @@ def run_text(model: Transformer, task: Task, src_text: str, tgt_text: str | None
 
     `pad_to` right-pads the source (and a teacher-forced target) with <pad> to that many
     positions, to show what the padding mask does. Raises ValueError with a readable
-    sentence for empty or too long text; unknown tokens become <unk> and are listed in `unknown`.
+    sentence for text that is not a str, empty or too long; unknown tokens become <unk> and
+    are listed in `unknown`.
     """
+    if not isinstance(model, Transformer):
+        raise ValueError(f"model must be a Transformer, got {type(model).__name__}: call run_text(model, task, text).")
+    if not is_whole(pad_to) or pad_to < 0:
+        raise ValueError(f"pad_to must be a whole number of positions (0 for no padding), got {pad_to!r}.")
+    if tgt_text is not None:  # "" asks for greedy decoding, as None does; 0 or b"" are mistakes
+        check_text(task, tgt_text, None, "target")
     max_len = model.config.max_len
     pad_to = min(pad_to, max_len)
     source = encode_source(task, src_text, max_len)
@@ -70,8 +79,8 @@ def run_text(model: Transformer, task: Task, src_text: str, tgt_text: str | None
         return TextRun(trace.with_tokens(src_tokens, tgt_tokens), None, (), 0, source.unknown + target.unknown)
 
     vocab = task.tgt_vocab
-    tgt_ids, (last,) = model.generate(src_ids, max_new_tokens or max_len - 1, vocab.bos_id, vocab.eos_id,
-                                      keep_steps=False)
+    limit = max_len - 1 if max_new_tokens is None else max_new_tokens
+    tgt_ids, (last,) = model.generate(src_ids, limit, vocab.bos_id, vocab.eos_id, keep_steps=False)
     tokens = vocab.decode(tgt_ids[0])  # <bos> + generated, possibly ending with <eos>
     answer = tokens[1:-1] if tokens[-1] == vocab.EOS else tokens[1:]
     # The last step read <bos> + the whole answer but its last token: its trace holds every step's (TextRun.step).

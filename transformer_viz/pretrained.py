@@ -5,6 +5,8 @@ Each model is two files in `checkpoints/`: `<name>.safetensors` holds the weight
 the metadata: the ModelConfig, both vocabularies, how it was trained (the exact
 command) and the metrics measured on held-out inputs after that round trip.
 safetensors files hold tensors only, so loading one never runs code from the file.
+Everything in both files is checked before a model is built: the metadata's types and the
+config's limits, then every tensor's name, shape, dtype and values.
 """
 
 from __future__ import annotations
@@ -12,23 +14,35 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors import safe_open
+from safetensors.torch import save_file
 
 from .config import ModelConfig
 from .model import Transformer
 from .recording import Trace
 from .tasks import Task, encode_source, get_task
+from .tasks.base import check_fits
 from .vocab import Vocab
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 FORMAT_VERSION = 1
 STORAGE_DTYPE = torch.float16
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+MAX_METADATA_BYTES = 1_000_000  # the shipped files are ~3 kB; the bound also keeps json.loads from deep recursion
+HEADER_BYTES = 1_000_000  # room in a weights file for its header (names, shapes, offsets) beside the tensors
+STORED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+# The metadata's fields and their JSON types; the first five are required.
+FIELDS = {"task": str, "config": dict, "src_vocab": list, "tgt_vocab": list, "weights": dict,
+          "name": str, "title": str, "training": dict, "metrics": dict}
+REQUIRED = ("task", "config", "src_vocab", "tgt_vocab", "weights")
+TYPE_WORDS = {str: "a string", dict: "a JSON object", list: "a list of strings"}
 
 
 @dataclass
@@ -78,24 +92,52 @@ class Pretrained:
 
 
 def _check_name(name: str) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"{name!r} is not a valid model name: use lower-case letters, digits, '-' and '_'.")
+    """The name, if it is 1 to 64 lower-case letters, digits, '-' and '_' (checked before any file is touched)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(f"{_short(name)} is not a valid model name: use 1 to 64 lower-case letters, digits, "
+                         f"'-' and '_', starting with a letter or digit.")
     return name
 
 
+def _short(value: object) -> str:
+    """repr(value), cut to 60 characters so that an error message stays readable."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _root(directory: str | Path | None) -> Path:
+    if directory is None:
+        return CHECKPOINT_DIR
+    if not isinstance(directory, str | os.PathLike):
+        raise ValueError(f"directory must be a folder path (a str or Path), got {type(directory).__name__}.")
+    return Path(directory)
+
+
 def _paths(name: str, directory: str | Path | None) -> tuple[Path, Path]:
-    root = CHECKPOINT_DIR if directory is None else Path(directory)
+    root = _root(directory)
     return root / f"{name}.json", root / f"{name}.safetensors"
 
 
+def _exists(path: Path, test=Path.is_file) -> bool:
+    """Path.is_file (or `test`), an unusable path (too long, a NUL byte) counting as missing."""
+    try:
+        return test(path)
+    except (OSError, ValueError):
+        return False
+
+
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def available_pretrained(directory: str | Path | None = None) -> list[str]:
     """Names of the models in `directory` (default: the shipped checkpoints) that have both files."""
-    root = CHECKPOINT_DIR if directory is None else Path(directory)
-    if not root.is_dir():
+    root = _root(directory)
+    if not _exists(root, Path.is_dir):
         return []
     return sorted(p.stem for p in root.glob("*.json") if p.with_suffix(".safetensors").is_file())
 
@@ -105,12 +147,25 @@ def save_pretrained(model: Transformer, task: Task, directory: str | Path | None
     """Write `<name>.safetensors` (weights in half precision) and `<name>.json`; returns the JSON path.
 
     The name defaults to the task's name; `training` records how the model was made
-    (command, steps, seed, ...), `metrics` what it scored.
+    (command, steps, seed, ...), `metrics` what it scored. Raises ValueError, before writing
+    anything, for what `load_pretrained` would refuse.
     """
     name = _check_name(task.name if name is None else name)
+    for label, value in (("metrics", metrics), ("training", training)):
+        if value is not None and not isinstance(value, dict):
+            raise ValueError(f"{label} must be a dict, got {_short(value)}.")
+    try:
+        json.dumps([metrics, training])
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"metrics and training must hold JSON values (numbers, text, lists, dicts): "
+                         f"{error}.") from None
+    tensors = {key: value.detach().to(STORAGE_DTYPE).contiguous() for key, value in model.state_dict().items()}
+    for key, tensor in tensors.items():
+        if not torch.isfinite(tensor).all():
+            raise ValueError(f"{key} holds values that float16 cannot store (NaN, or beyond ±65504): "
+                             f"loading would refuse this checkpoint.")
     json_path, weights_path = _paths(name, directory)
     json_path.parent.mkdir(parents=True, exist_ok=True)
-    tensors = {key: value.detach().to(STORAGE_DTYPE).contiguous() for key, value in model.state_dict().items()}
     save_file(tensors, str(weights_path), metadata={"format": "transformer_viz", "name": name})
     meta = {
         "format_version": FORMAT_VERSION,
@@ -132,35 +187,99 @@ def save_pretrained(model: Transformer, task: Task, directory: str | Path | None
 def load_pretrained(name: str, directory: str | Path | None = None) -> Pretrained:
     """Load a shipped (or saved) model by name. Every problem with the files raises ValueError.
 
-    Each call builds a fresh model in eval mode, so callers never share mutable state
-    unless they keep and share the result themselves.
+    Both files are checked before the model is built (see the module docstring). Each call
+    builds a fresh model in eval mode, so callers never share mutable state unless they
+    keep and share the result themselves.
     """
     name = _check_name(name)
     json_path, weights_path = _paths(name, directory)
-    if not json_path.is_file() or not weights_path.is_file():
+    if not _exists(json_path) or not _exists(weights_path):
         known = ", ".join(available_pretrained(directory)) or "none"
         raise ValueError(f"There is no pretrained model called {name!r} in {json_path.parent} "
                          f"(available: {known}). Train one with: python -m transformer_viz.train --task {name}")
     retrain = f"Retrain it with: python -m transformer_viz.train --task {name} --out {json_path.parent}"
     try:
-        meta = json.loads(json_path.read_text(encoding="utf-8"))
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"unknown format_version {meta.get('format_version')!r}")
+        meta = _read_metadata(json_path)
         task = get_task(meta["task"])
         config = ModelConfig.from_dict(meta["config"])
         src_vocab, tgt_vocab = Vocab(tuple(meta["src_vocab"])), Vocab(tuple(meta["tgt_vocab"]))
-        expected_sha = meta["weights"]["sha256"]
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as error:
+    except (OSError, ValueError) as error:  # json's and utf-8's errors are ValueErrors too
         raise ValueError(f"The metadata file {json_path} is corrupt or incomplete ({error}). {retrain}") from None
     if src_vocab != task.src_vocab or tgt_vocab != task.tgt_vocab:
         raise ValueError(f"{name!r} was trained with other vocabularies than the {task.name} task has now. {retrain}")
-    if _sha256(weights_path) != expected_sha:
+    try:
+        check_fits(task, config)
+    except ValueError as error:
+        raise ValueError(f"The metadata file {json_path} does not fit its task: {error} {retrain}") from None
+    shapes = expected_shapes(config)
+    size, limit = weights_path.stat().st_size, 4 * sum(map(math.prod, shapes.values())) + HEADER_BYTES
+    if size > limit:
+        raise ValueError(f"The weights file {weights_path} is larger than a model of this config can be "
+                         f"({size:,} bytes, at most {limit:,}). {retrain}")
+    if _sha256(weights_path) != meta["weights"]["sha256"]:
         raise ValueError(f"The weights file {weights_path} does not match its metadata (checksum differs): "
                          f"it is corrupt or was replaced. {retrain}")
     try:
-        tensors = load_file(str(weights_path))
-        model = Transformer(config)
-        model.load_state_dict({key: value.float() for key, value in tensors.items()}, strict=True)
-    except Exception as error:  # safetensors and load_state_dict raise several types; all mean "bad file"
+        tensors = _read_weights(weights_path, shapes)
+    except Exception as error:  # safetensors raises its own error types; all mean "bad file"
         raise ValueError(f"The weights file {weights_path} cannot be loaded ({error}). {retrain}") from None
+    model = Transformer(config)
+    model.load_state_dict(tensors, strict=True)
     return Pretrained(model.eval(), task, src_vocab, tgt_vocab, dict(meta.get("metrics", {})), meta)
+
+
+def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Name -> shape of every tensor a model of `config` saves, read from a model on the meta device (no memory)."""
+    with torch.device("meta"):
+        model = Transformer(config)
+    return {key: tuple(value.shape) for key, value in model.state_dict().items()}
+
+
+def _read_metadata(path: Path) -> dict:
+    """The JSON metadata, its size bounded and its fields' types checked; ValueError saying what is wrong."""
+    size = path.stat().st_size
+    if size > MAX_METADATA_BYTES:
+        raise ValueError(f"it is {size:,} bytes, more than metadata ever needs ({MAX_METADATA_BYTES:,})")
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ValueError("it is nested too deeply to be metadata") from None
+    if not isinstance(meta, dict):
+        raise ValueError("it is not a JSON object")
+    version = meta.get("format_version")
+    if isinstance(version, bool) or version != FORMAT_VERSION:
+        raise ValueError(f"unknown format_version {_short(version)}")
+    for key, kind in FIELDS.items():
+        if key not in meta and key in REQUIRED:
+            raise ValueError(f"it has no {key}")
+        if key in meta and not isinstance(meta[key], kind):
+            raise ValueError(f"{key} should be {TYPE_WORDS[kind]}, got {_short(meta[key])}")
+    for key in ("src_vocab", "tgt_vocab"):
+        if not all(isinstance(token, str) for token in meta[key]):
+            raise ValueError(f"{key} should be a list of strings")
+    if not isinstance(meta["weights"].get("sha256"), str):
+        raise ValueError(f"weights.sha256 should be a string, got {_short(meta['weights'].get('sha256'))}")
+    return meta
+
+
+def _read_weights(path: Path, shapes: dict[str, tuple[int, ...]]) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file as float32, once their names, dtypes, shapes and values are checked."""
+    with safe_open(str(path), framework="pt") as file:
+        names = set(file.keys())
+        missing, unexpected = sorted(set(shapes) - names), sorted(names - set(shapes))
+        if missing or unexpected:
+            wrong = [f"{label}: {', '.join(keys[:3])}{', ...' * (len(keys) > 3)}"
+                     for label, keys in (("missing", missing), ("unexpected", unexpected)) if keys]
+            raise ValueError(f"its tensors are not this model's ({'; '.join(wrong)})")
+        tensors = {}
+        for key, shape in shapes.items():
+            tensor = file.get_tensor(key)
+            if tensor.dtype not in STORED_DTYPES:
+                raise ValueError(f"{key} is stored as {str(tensor.dtype).removeprefix('torch.')}, "
+                                 f"not as float32, float16 or bfloat16")
+            if tuple(tensor.shape) != shape:
+                raise ValueError(f"{key} has shape {tuple(tensor.shape)} but the model needs {shape}")
+            if not torch.isfinite(tensor).all():
+                raise ValueError(f"{key} holds NaN or infinite values")
+            tensors[key] = tensor.float()
+    return tensors

@@ -10,6 +10,7 @@ stored on a module.
 from __future__ import annotations
 
 import contextvars
+import numbers
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -114,6 +115,25 @@ def target_axes(trace_name: str) -> tuple[int, ...]:
     return (1,)  # ffn.hidden, resid_* and decoder.out (B, T, ...)
 
 
+def check_kind(kind: str) -> None:
+    """Raise ValueError naming the attention kinds unless `kind` is one of them."""
+    if not isinstance(kind, str) or kind not in ATTENTION_KINDS:
+        raise ValueError(f"Unknown attention kind {kind!r}; choose one of {', '.join(ATTENTION_KINDS)}.")
+
+
+def check_index(value: int, count: int, what: str) -> int:
+    """`value` as a plain int if it is one of 0..count-1; else ValueError naming that range.
+
+    Layers, heads and positions count from 0 here (the app shows layers and heads from 1).
+    A negative index is refused: numpy would quietly read it from the end.
+    """
+    if count <= 0:
+        raise ValueError(f"There is no {what} to choose from: this trace holds none.")
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < count:
+        raise ValueError(f"{what} must be a whole number from 0 to {count - 1} (counting from 0), got {value!r}.")
+    return int(value)
+
+
 @dataclass(frozen=True, eq=False)
 class Trace(Mapping):
     """A read-only mapping from trace name to a detached CPU tensor, plus the run's context.
@@ -142,6 +162,7 @@ class Trace(Mapping):
 
     def n_layers(self, kind: str) -> int:
         """How many layers of attention `kind` the trace holds: from the config, else from the recorded names."""
+        check_kind(kind)
         if self.config is not None:
             encoder = ATTENTION_KINDS[kind].stack == "encoder"
             return self.config.n_encoder_layers if encoder else self.config.n_decoder_layers
@@ -152,6 +173,7 @@ class Trace(Mapping):
 
     def attention_tokens(self, kind: str) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
         """(query tokens, key tokens) of attention `kind`: display strings, None where unknown."""
+        check_kind(kind)
         tokens = {"src": self.src_tokens, "tgt": self.tgt_tokens}
         return tokens[ATTENTION_KINDS[kind].query_side], tokens[ATTENTION_KINDS[kind].key_side]
 
@@ -176,3 +198,19 @@ class Trace(Mapping):
             src_tokens=None if src_tokens is None else tuple(src_tokens),
             tgt_tokens=None if tgt_tokens is None else tuple(tgt_tokens),
         )
+
+
+def recorded_attention(trace: Trace, kind: str, layer: int, leaf: str) -> torch.Tensor:
+    """The recorded `leaf` of attention `kind` in `layer` (zero-based), e.g. q (batch, heads, q_len, d_head).
+
+    Every reader of attention comes through here: an unknown kind, a layer the trace does
+    not have or a leaf it did not record is a ValueError naming what there is.
+    """
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a Trace (from model.run_with_trace), got {type(trace).__name__}.")
+    check_kind(kind)
+    layer = check_index(layer, trace.n_layers(kind), f"{ATTENTION_KINDS[kind].title} layer")
+    recorded = attention_name(kind, layer, leaf)
+    if recorded not in trace:
+        raise ValueError(f"This trace did not record {recorded}: record one with model.run_with_trace.")
+    return trace[recorded]

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .config import is_real, is_whole
 from .model import Transformer
 from .recording import attention_name
 from .tasks import Task, encode_source, encode_target
@@ -156,8 +157,16 @@ def train(
     lr = defaults.lr if lr is None else lr
     warmup = defaults.warmup if warmup is None else warmup
     label_smoothing = defaults.label_smoothing if label_smoothing is None else label_smoothing
-    if steps < 1 or batch_size < 1 or lr <= 0 or warmup < 0:
-        raise ValueError("steps and batch_size must be at least 1, lr positive and warmup not negative.")
+    for label, value, least in (("steps", steps, 1), ("batch_size", batch_size, 1), ("warmup", warmup, 0),
+                                ("snapshot_every", snapshot_every, 0)):
+        if not is_whole(value) or value < least:
+            raise ValueError(f"{label} must be a whole number of at least {least}, got {value!r}.")
+    if not is_whole(seed):
+        raise ValueError(f"seed must be a whole number, got {seed!r}.")
+    if not (is_real(lr) and 0 < lr < math.inf):
+        raise ValueError(f"lr must be a positive number, got {lr!r}.")
+    if not (is_real(label_smoothing) and 0 <= label_smoothing <= 1):
+        raise ValueError(f"label_smoothing must be a number from 0 to 1, got {label_smoothing!r}.")
 
     batches = batch_stream(task, batch_size, random.Random(seed))
     loss_fn = nn.CrossEntropyLoss(ignore_index=Vocab.pad_id, label_smoothing=label_smoothing)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .recording import ATTENTION_KINDS, attention_name, name
+from .model import Transformer
+from .recording import ATTENTION_KINDS, Trace, attention_name, check_index, check_kind, name, recorded_attention
 
 # Recomputation and the model's forward pass use different matrix shapes, so float32 results
 # differ in the last bits; a wrong weight or input differs by far more.
@@ -80,8 +81,8 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
     Raises ValueError for an unknown kind or an out-of-range layer/head, and
     TraceMismatchError if any recomputed step differs from the recorded one.
     """
+    layer, head = _check_choice(model, trace, kind, layer, head)
     config = model.config
-    _check_choice(model, trace, kind, layer, head)
     attention = ATTENTION_KINDS[kind]
     block = getattr(model, attention.stack).layers[layer]
     attn = getattr(block, attention.sublayer)
@@ -126,16 +127,20 @@ def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) 
     `row_softmax` its softmax (blocked keys exactly 0, as in the model), whose entry at
     `key` equals the recorded `weight`.
     """
-    if kind not in ATTENTION_KINDS:
-        raise ValueError(f"Unknown attention kind {kind!r}; choose one of {', '.join(ATTENTION_KINDS)}.")
+    if isinstance(trace, Trace) and trace.config is None:
+        raise ValueError("cell_numbers needs a trace from model.run_with_trace: it reads mask_value from trace.config.")
 
     def recorded(leaf: str) -> np.ndarray:
-        return trace[attention_name(kind, layer, leaf)][0].double().numpy()
+        return recorded_attention(trace, kind, layer, leaf)[0].double().numpy()
 
-    q, k = recorded("q")[head, query], recorded("k")[head, key]  # (d_head,) each
+    q_all, k_all = recorded("q"), recorded("k")  # (heads, q_len, d_head), (heads, k_len, d_head)
+    layer = int(layer)  # a whole number in range: recorded_attention checked it
+    head = check_index(head, q_all.shape[0], "head")
+    query, key = check_index(query, q_all.shape[1], "query"), check_index(key, k_all.shape[1], "key")
+    q, k = q_all[head, query], k_all[head, key]  # (d_head,) each
     d_head = q.shape[0]
     dot = float(q @ k)
-    row_allowed = trace[attention_name(kind, layer, "mask")][0, 0, query].numpy()  # (k_len,)
+    row_allowed = recorded("mask")[0, query].astype(bool)  # (k_len,)
     row_masked = recorded("masked_scores")[head, query]  # (k_len,)
     row_softmax = np.zeros_like(row_masked)  # (k_len,) a row with no allowed key stays all zeros
     if row_allowed.any():
@@ -153,22 +158,20 @@ def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) 
     }
 
 
-def _check_choice(model, trace, kind: str, layer: int, head: int) -> None:
-    """Clear errors for a choice the model does not have, or a trace from another configuration."""
-    if kind not in ATTENTION_KINDS:
-        raise ValueError(f"Unknown attention kind {kind!r}; choose one of {', '.join(ATTENTION_KINDS)}.")
+def _check_choice(model, trace, kind: str, layer: int, head: int) -> tuple[int, int]:
+    """(layer, head) as ints, or clear errors for a choice the model does not have or a trace from another model."""
+    if not isinstance(model, Transformer):
+        raise ValueError(f"model must be a Transformer, got {type(model).__name__}.")
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a Trace (from model.run_with_trace), got {type(trace).__name__}.")
+    check_kind(kind)
     stack = ATTENTION_KINDS[kind].stack
-    n_layers = len(getattr(model, stack).layers)
-    if not 0 <= layer < n_layers:
-        raise ValueError(f"layer = {layer} does not exist: this model has {n_layers} {stack} layers "
-                         f"(zero-based 0 to {n_layers - 1}).")
-    config = model.config
-    if not 0 <= head < config.n_heads:
-        raise ValueError(f"head = {head} does not exist: this model has {config.n_heads} heads "
-                         f"(zero-based 0 to {config.n_heads - 1}).")
-    if trace.config is not None and trace.config != config:
+    layer = check_index(layer, len(getattr(model, stack).layers), f"{stack} layer")
+    head = check_index(head, model.config.n_heads, "head")
+    if trace.config is not None and trace.config != model.config:
         raise TraceMismatchError("This trace was recorded by a model with a different configuration; "
                                  "run the shown model again to get its trace.")
+    return layer, head
 
 
 def _attention_input(trace, block, layer: int, kind: str, norm_first: bool) -> tuple[torch.Tensor, str]:

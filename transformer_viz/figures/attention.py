@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from ..recording import ATTENTION_KINDS
+from ..recording import ATTENTION_KINDS, check_index
 from .common import (
     CLICK_COLOUR,
     CLICK_OPACITY,
@@ -24,9 +24,11 @@ from .common import (
     MUTED,
     SEQUENTIAL,
     VALUE_TITLES,
+    all_layers,
     attention_arrays,
     base_layout,
     cell_label,
+    check_cell,
     check_choice,
     format_number,
     mask_value,
@@ -74,6 +76,8 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     fill = mask_value(trace)
     z, zmin, zmax, colorscale = value_plane(value, arrays)
     q_len, k_len = weight.shape
+    if highlight is not None:
+        highlight = check_cell(highlight, q_len, k_len, ("query", "key"))
     cell = float(np.clip(width / max(q_len, k_len), 14, 64))  # px per cell at the nominal size
     show = cell >= MIN_VALUE_CELL_PX if show_values is None else show_values
     font = int(np.clip(cell / 3.2, 10, 16))
@@ -128,6 +132,8 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     arrays = attention_arrays(trace, kind, layer).head(head)
     weight, mask = arrays.weights, arrays.mask  # (q_len, k_len) each
     q_len, k_len = weight.shape
+    if query is not None:
+        query = check_index(query, q_len, "query")
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     fig = go.Figure()
@@ -198,7 +204,7 @@ def head_entropy(trace, kind: str) -> go.Figure:
     looks at a single key has 0. The line is log2 of the mean number of allowed keys.
     """
     check_choice(kind, "weights")
-    stacks = [attention_arrays(trace, kind, layer) for layer in range(trace.n_layers(kind))]
+    stacks = all_layers(trace, kind)
     bits = np.stack([entropy_bits(a.weights, a.mask) for a in stacks])  # (layers, heads)
     allowed = [a.mask.sum(1)[a.mask.any(1)] for a in stacks]  # allowed keys of each live query, per layer
     uniform = float(np.log2(max(np.concatenate(allowed).mean(), 1.0))) if np.concatenate(allowed).size else 0.0

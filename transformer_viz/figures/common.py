@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import ATTENTION_KINDS, attention_name
+from ..recording import Trace, attention_name, check_index, check_kind, recorded_attention
 
 # Colour-blind-safe scales that stay readable on a projector.
 SEQUENTIAL = "Viridis"  # attention weights, masks: 0 dark -> 1 bright
@@ -124,16 +124,19 @@ class AttentionArrays(NamedTuple):
 
     def head(self, head: int) -> AttentionArrays:
         """The arrays of one head: weights, scores, masked_scores (q_len, k_len)."""
+        head = check_index(head, self.weights.shape[0], "head")
         return AttentionArrays(self.weights[head], self.scores[head], self.masked_scores[head], self.mask)
 
 
-def attention_arrays(trace, kind: str, layer: int) -> AttentionArrays:
+def attention_arrays(trace: Trace, kind: str, layer: int) -> AttentionArrays:
     """The recorded weights, scores, masked scores and mask of one layer, batch item 0.
 
-    A trace without a recorded mask allows every key; one without scores or masked
-    scores (a trace built by hand) gets NaN for them.
+    Every builder reads attention through here, so an unknown kind or a layer the trace
+    does not hold is a ValueError naming the choices. A trace without a recorded mask
+    allows every key; one without scores or masked scores (built by hand) gets NaN for them.
     """
-    weights = as_numpy(trace[attention_name(kind, layer, "weights")])[0].astype(np.float64)  # (heads, q_len, k_len)
+    weights = as_numpy(recorded_attention(trace, kind, layer, "weights"))[0].astype(np.float64)  # (heads, q_len, k_len)
+    layer = int(layer)  # a whole number in range: recorded_attention checked it
 
     def plane(leaf: str) -> np.ndarray:
         recorded = trace.get(attention_name(kind, layer, leaf))
@@ -142,6 +145,20 @@ def attention_arrays(trace, kind: str, layer: int) -> AttentionArrays:
     mask = trace.get(attention_name(kind, layer, "mask"))
     mask = np.ones(weights.shape[1:], bool) if mask is None else as_numpy(mask)[0, 0].astype(bool)  # (q_len, k_len)
     return AttentionArrays(weights, plane("scores"), plane("masked_scores"), mask)
+
+
+def all_layers(trace: Trace, kind: str) -> list[AttentionArrays]:
+    """`attention_arrays` of every layer of `kind`, first to last; ValueError if the trace holds none."""
+    first = attention_arrays(trace, kind, 0)
+    return [first, *(attention_arrays(trace, kind, layer) for layer in range(1, trace.n_layers(kind)))]
+
+
+def check_cell(cell: tuple[int, int], rows: int, cols: int, names: tuple[str, str],
+               argument: str = "highlight") -> tuple[int, int]:
+    """A pair such as (query, key) or (layer, head) as ints, each checked by `check_index`."""
+    if not isinstance(cell, tuple | list) or len(cell) != 2:
+        raise ValueError(f"{argument} must be a pair ({names[0]}, {names[1]}), got {cell!r}.")
+    return check_index(cell[0], rows, names[0]), check_index(cell[1], cols, names[1])
 
 
 def mask_value(trace) -> float:
@@ -156,9 +173,8 @@ VALUE_TITLES = {"weights": "weight", "scores": "raw score", "masked_scores": "ma
 
 def check_choice(kind: str, value: str = "weights") -> None:
     """Raise ValueError naming the choices for an unknown attention kind or value."""
-    if kind not in ATTENTION_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(ATTENTION_KINDS)}, got {kind!r}.")
-    if value not in ATTENTION_VALUES:
+    check_kind(kind)
+    if not isinstance(value, str) or value not in ATTENTION_VALUES:
         raise ValueError(f"value must be one of {', '.join(ATTENTION_VALUES)}, got {value!r}.")
 
 

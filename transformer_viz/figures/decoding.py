@@ -7,8 +7,19 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import attention_name
-from .common import HIGHLIGHT, MUTED, SEQUENTIAL, as_numpy, base_layout, token_axis, token_labels, token_texts
+from ..config import is_whole
+from ..recording import check_index
+from .common import (
+    HIGHLIGHT,
+    MUTED,
+    SEQUENTIAL,
+    as_numpy,
+    attention_arrays,
+    base_layout,
+    token_axis,
+    token_labels,
+    token_texts,
+)
 
 
 def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: int | None = None) -> go.Figure:
@@ -18,8 +29,10 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
     added as an extra bar when it is not among the top k.
     """
     probabilities = as_numpy(probabilities).reshape(-1)  # (vocab,)
+    if not is_whole(k) or k < 1:
+        raise ValueError(f"k must be a whole number of at least 1 (how many bars), got {k!r}.")
     order = [int(i) for i in np.argsort(-probabilities, kind="stable")[:k]]
-    chosen = order[0] if chosen is None else int(chosen)
+    chosen = order[0] if chosen is None else check_index(chosen, len(probabilities), "chosen")
     if chosen not in order:
         order.append(chosen)
     names = [vocab_tokens[i] if i < len(vocab_tokens) else f"id {i}" for i in order]
@@ -47,12 +60,14 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     step_traces: one Trace per step (Transformer.generate); layer and head are zero-based, head None
     averages the heads. Rows are labelled by the token produced (`produced`, else its id from the logits).
     """
-    key = attention_name("cross", layer, "weights")
-    rows = []
-    for trace in step_traces:
-        weights = as_numpy(trace[key])[0, :, -1]  # (heads, src_len): the last query of this step
-        rows.append(weights.mean(axis=0) if head is None else weights[head])  # (src_len,)
-    matrix = np.stack(rows)  # (steps, src_len)
+    if not step_traces:
+        raise ValueError("step_traces must hold at least one decoding step (the steps model.generate returns).")
+    # (heads, src_len) per step: where the step's last query, the one that chose its token, looked
+    last_queries = [attention_arrays(trace, "cross", layer).weights[:, -1] for trace in step_traces]
+    n_heads = len(last_queries[0])
+    if head is not None:
+        head = check_index(head, n_heads, "head")
+    matrix = np.stack([w.mean(axis=0) if head is None else w[head] for w in last_queries])  # (steps, src_len)
     n_steps, src_len = matrix.shape
     if produced is None:
         produced = [f"id {int(as_numpy(trace['logits'])[0, -1].argmax())}" for trace in step_traces]
@@ -66,7 +81,6 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
         zmin=0.0, zmax=1.0, colorbar=dict(thickness=14, title="weight"),
         hovertemplate="%{customdata}<br>weight %{z:.3f}<extra></extra>",
     ))
-    n_heads = step_traces[0][key].shape[1]
     which = f"mean of {n_heads} heads" if head is None else f"head {head + 1}"
     base_layout(fig, f"Cross-attention, layer {layer + 1} · {which}", height=max(300, 120 + 36 * n_steps))
     fig.update_xaxes(token_axis(step_traces[0].src_tokens, src_len), title_text="source token")

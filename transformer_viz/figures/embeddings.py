@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..recording import check_index
 from .common import DIVERGING, LINE_COLOURS, as_numpy, base_layout, symmetric_limit, token_axis, token_texts
 
 MATRIX_HOVER = "%{customdata}<br>position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"
@@ -72,6 +73,7 @@ def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | Non
     labels = token_texts(tokens, len(positions))
     fig = go.Figure()
     for index, dim in enumerate(dims):
+        dim = check_index(dim, encoding.shape[1], "dimension")
         column = encoding[:, dim]  # (positions,)
         kind = wave_kind(column)
         label = f"dim {dim} ({kind})" if kind else f"dim {dim}"

@@ -20,8 +20,9 @@ from .common import (
     HIGHLIGHT,
     VALUE_TITLES,
     AttentionArrays,
-    attention_arrays,
+    all_layers,
     base_layout,
+    check_cell,
     check_choice,
     selected_pair,
     token_labels,
@@ -89,10 +90,12 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     one tile; `width` is the pixel width to lay out for (heights, ticks and targets follow).
     """
     check_choice(kind, value)
-    stacks = [attention_arrays(trace, kind, layer) for layer in range(trace.n_layers(kind))]
+    stacks = all_layers(trace, kind)
     # weights, scores, masked (layers, heads, q_len, k_len); mask (layers, q_len, k_len)
     weights, scores, masked, mask = (np.stack(planes) for planes in zip(*stacks, strict=True))
     layers, heads, q_len, k_len = weights.shape
+    if highlight is not None:
+        highlight = check_cell(highlight, layers, heads, ("layer", "head"))
     q_tokens, k_tokens = trace.attention_tokens(kind)
     layout = grid_layout(layers, heads, q_len, k_len, max(map(len, token_labels(q_tokens, q_len)), default=1),
                          max(map(len, token_labels(k_tokens, k_len)), default=1), width or GRID_PX)

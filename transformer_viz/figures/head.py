@@ -23,6 +23,7 @@ from .common import (
     SEQUENTIAL,
     as_numpy,
     base_layout,
+    check_cell,
     escape_text,
     format_number,
     token_axis,
@@ -75,6 +76,8 @@ def matrix_heatmap(matrix, row_labels, col_labels, title: str, signed: bool = Tr
 def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None) -> list[tuple[str, go.Figure]]:
     """The steps of one head as (step key, figure), keys as in STEP_KEYS; `cell` (query, key) is outlined."""
     q_len, k_len, d_model, d_head = len(w.query_tokens), len(w.key_tokens), w.d_model, w.d_head
+    if cell is not None:
+        cell = check_cell(cell, q_len, k_len, ("query", "key"), "cell")
     qt, kt, dm, dh = w.query_tokens, w.key_tokens, dims(d_model), dims(d_head)
     memory = w.kind == "cross"
     xk = "M" if memory else "X"  # keys and values come from the encoder's memory in cross-attention
@@ -156,6 +159,7 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
 
 def dot_product_figure(w: HeadWalkthrough, query: int, key: int) -> go.Figure:
     """Where one score comes from: the products q_i·k_i as a running sum, then ÷ √d_head."""
+    query, key = check_cell((query, key), len(w.query_tokens), len(w.key_tokens), ("query", "key"))
     q, k = w.q[query].astype(float), w.k[key].astype(float)  # (d_head,)
     products = q * k  # (d_head,)
     total = float(products.sum())

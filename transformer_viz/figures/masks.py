@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..recording import ATTENTION_KINDS, attention_name
+from ..recording import ATTENTION_KINDS
 from .common import (
     BLOCKED_GREY,
     DIVERGING,
@@ -84,8 +84,8 @@ def mask_figures(trace) -> dict[str, go.Figure]:
     look-ahead AND target padding.
     """
     src, tgt = trace.src_tokens, trace.tgt_tokens
-    source = as_numpy(trace[attention_name("encoder_self", 0, "mask")])[0, 0].astype(bool)  # (src_len, src_len)
-    combined = as_numpy(trace[attention_name("decoder_self", 0, "mask")])[0, 0].astype(bool)  # (tgt_len, tgt_len)
+    source = attention_arrays(trace, "encoder_self", 0).mask  # (src_len, src_len)
+    combined = attention_arrays(trace, "decoder_self", 0).mask  # (tgt_len, tgt_len)
     # The last query may look at every earlier position, so its row is exactly the target padding.
     target = np.broadcast_to(combined[-1], combined.shape)  # (tgt_len, tgt_len)
     look_ahead = np.tril(np.ones_like(combined))  # (tgt_len, tgt_len)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..config import ModelConfig
+from ..config import ModelConfig, is_whole
 from ..recording import HookPoint, Trace, name_hook_points, recording
 from .embeddings import Embeddings
 from .layers import Decoder, Encoder
@@ -42,9 +42,18 @@ class Transformer(nn.Module):
                 embed.token_table.weight[self.config.pad_id].zero_()
 
     def check_ids(self, ids: torch.Tensor, vocab_size: int, side: str) -> None:
-        """Raise ValueError (not an IndexError deep inside torch) for ids the model cannot read."""
-        if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.int64:
-            raise ValueError(f"{side} ids must be an int64 tensor of shape (batch, length).")
+        """Raise ValueError (not an error from deep inside torch) for ids the model cannot read."""
+        if not isinstance(ids, torch.Tensor):
+            raise ValueError(f"The {side} ids must be a tensor of shape (batch, length), got a {type(ids).__name__}. "
+                             f"Make one with torch.tensor(ids, dtype=torch.int64).")
+        if ids.dim() != 2:
+            raise ValueError(f"The {side} ids must have shape (batch, length), got a {ids.dim()}-D tensor of shape "
+                             f"{tuple(ids.shape)}. One sequence is a batch of one row: ids[None].")
+        if ids.dtype != torch.int64:
+            raise ValueError(f"The {side} ids must be whole token ids of dtype int64, got dtype {ids.dtype}. "
+                             f"Convert them with ids.long() if they are whole numbers.")
+        if ids.shape[0] == 0:
+            raise ValueError(f"The {side} batch is empty: give it at least one sequence.")
         if ids.shape[1] == 0:
             raise ValueError(f"The {side} sequence is empty: give it at least one token.")
         if ids.shape[1] > self.config.max_len:
@@ -66,6 +75,9 @@ class Transformer(nn.Module):
     def decode(self, tgt_ids: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
         """tgt_ids (batch, tgt_len) -> logits (batch, tgt_len, vocab)."""
         self.check_ids(tgt_ids, self.config.tgt_vocab_size, "target")
+        if tgt_ids.shape[0] != memory.shape[0]:
+            raise ValueError(f"The batch has {_rows(memory.shape[0], 'source')} but "
+                             f"{_rows(tgt_ids.shape[0], 'target')}: give one target sequence for each source sequence.")
         tgt_mask = decoder_self_mask(tgt_ids, self.config.pad_id)  # (batch, 1, tgt_len, tgt_len)
         hidden = self.decoder(self.tgt_embed(tgt_ids), memory, tgt_mask, src_mask)  # (batch, tgt_len, d_model)
         return self.hook_logits(self.output_proj(hidden))  # (batch, tgt_len, vocab)
@@ -90,10 +102,17 @@ class Transformer(nn.Module):
         eos are pad_id) and one Trace per step: step k's trace is the pass over
         tgt_ids[:, :k + 1] whose last position chose token k + 1. The encoder runs once;
         its tensors appear in every step's trace. With `keep_steps=False` only the last
-        step's trace is kept (the others are its prefixes: `Trace.target_prefix`).
+        step's trace is kept (the others are its prefixes: `Trace.target_prefix`). An eos_id
+        outside the vocabulary never stops a row early.
         """
-        if max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}.")
+        if not is_whole(max_new_tokens) or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}.")
+        vocab_size = self.config.tgt_vocab_size
+        if not is_whole(bos_id) or not 0 <= bos_id < vocab_size:
+            raise ValueError(f"bos_id = {bos_id!r} is not a token of the target vocabulary "
+                             f"(ids 0 to {vocab_size - 1}).")
+        if not is_whole(eos_id):
+            raise ValueError(f"eos_id must be a whole token id, got {eos_id!r}.")
         max_new_tokens = min(max_new_tokens, self.config.max_len - 1)
         # no_grad rather than inference_mode: the returned ids must be usable in a later training step.
         with torch.no_grad():
@@ -113,3 +132,8 @@ class Transformer(nn.Module):
                 if finished.all():
                     break
         return tgt_ids, steps
+
+
+def _rows(count: int, side: str) -> str:
+    """_rows(1, "source") -> "1 source row"; _rows(3, "target") -> "3 target rows"."""
+    return f"{count} {side} row" + "s" * (count != 1)

@@ -20,7 +20,7 @@ from types import MappingProxyType
 
 import torch
 
-from ..config import ModelConfig
+from ..config import ModelConfig, is_whole
 from ..vocab import Vocab
 
 
@@ -185,13 +185,24 @@ def _check_length(task: Task, pieces: list[str], task_limit: int, max_len: int |
         )
 
 
+def check_text(task: Task, text: str, max_len: int | None, side: str) -> None:
+    """Raise ValueError unless `task` is a Task, `text` a str and `max_len` None or a positive int."""
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be a Task, such as get_task('copy'), got {task!r}.")
+    if not isinstance(text, str):
+        raise ValueError(f"The {side} must be text (a str), got {text!r}.")
+    if max_len is not None and not (is_whole(max_len) and max_len > 0):
+        raise ValueError(f"The model's max_len must be a positive whole number (or None), got {max_len!r}.")
+
+
 def encode_source(task: Task, text: str, max_len: int | None = None) -> SourceInput:
     """Input text -> encoder ids (1, src_len) ending with <eos>.
 
-    Raises ValueError for empty text or text longer than the task allows (or, for a
-    model with a larger `max_len` than the task's, than the model allows). Unknown
-    tokens do not raise: they become <unk> and are listed.
+    Raises ValueError for text that is not a str, empty text or text longer than the task
+    allows (or, for a model with a larger `max_len` than the task's, than the model allows).
+    Unknown tokens do not raise: they become <unk> and are listed.
     """
+    check_text(task, text, max_len, "input")
     pieces = task.split(text)
     _check_length(task, pieces, task.max_input_len, max_len, "input")
     vocab = task.src_vocab
@@ -209,6 +220,7 @@ def encode_target(task: Task, text: str, max_len: int | None = None) -> TargetIn
 
     Same errors and unknown-token handling as `encode_source`.
     """
+    check_text(task, text, max_len, "target")
     pieces = task.split_target(text)
     _check_length(task, pieces, task.max_target_len, max_len, "target")
     vocab = task.tgt_vocab
@@ -241,9 +253,22 @@ def model_config_for(task: Task, **shape) -> ModelConfig:
         layers = shape.pop("layers")
         settings.update(n_encoder_layers=layers, n_decoder_layers=layers)
     settings.update(shape)
-    if isinstance(settings["max_len"], int) and settings["max_len"] < task.max_len:
+    config = ModelConfig.from_dict(settings)
+    check_fits(task, config)
+    return config
+
+
+def check_fits(task: Task, config: ModelConfig) -> None:
+    """Raise ValueError unless a model of `config` reads `task`: its vocabularies, <pad> and longest sequence."""
+    sizes, needed = (config.src_vocab_size, config.tgt_vocab_size), (len(task.src_vocab), len(task.tgt_vocab))
+    if sizes != needed or config.pad_id != Vocab.pad_id:
         raise ValueError(
-            f"max_len = {settings['max_len']} is too short for the {task.name} task, whose sequences "
+            f"The {task.name} task has vocabularies of {needed[0]} and {needed[1]} tokens with <pad> = "
+            f"{Vocab.pad_id}, but the config has src_vocab_size = {sizes[0]}, tgt_vocab_size = {sizes[1]} "
+            f"and pad_id = {config.pad_id}."
+        )
+    if config.max_len < task.max_len:
+        raise ValueError(
+            f"max_len = {config.max_len} is too short for the {task.name} task, whose sequences "
             f"need {task.max_len} positions (the longest text plus <bos> or <eos>)."
         )
-    return ModelConfig.from_dict(settings)
