@@ -42,7 +42,7 @@ def rss_bytes() -> int:
 START_RSS = rss_bytes()
 
 
-@settings(max_examples=int(os.environ.get("TV_FUZZ_EXAMPLES", 200)), deadline=None,
+@settings(max_examples=int(os.environ.get("TV_FUZZ_EXAMPLES", 200)), deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(page=st.sampled_from(PAGES), link=LINKS)
 def test_no_link_breaks_a_page(page, link):
