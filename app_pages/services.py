@@ -119,9 +119,10 @@ def resolve(view: View) -> Resolved:
     view's task (and shape), or random. `Resolved.weights` says which one is really shown."""
     if view.task not in TASKS:
         return Resolved(None, "", "random", error=f"unknown task {view.task!r}; known: {', '.join(TASKS)}")
-    if view.beyond_limits():  # whatever asked for it (a link, a callback, a test): this server does not build it
-        return Resolved(None, "", "random", error=f"{', '.join(view.beyond_limits())} beyond what this server "
-                                                   "builds (see the sidebar's ranges)")
+    beyond = view.beyond_limits()  # whatever asked for it (a link, a callback, code): this server does not build it
+    if beyond:
+        return Resolved(None, "", "random", error=f"{', '.join(beyond)} beyond what this server builds "
+                                                   "(see the sidebar's ranges)")
     try:
         config = model_config_for(TASKS[view.task], **view.shape())
     except ValueError as error:
