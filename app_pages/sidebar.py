@@ -78,7 +78,8 @@ def render_sidebar() -> None:
     view_widget(side.radio, state.WEIGHTS, tr("side.weights"), weights)
 
     with side.expander(tr("side.shape"), expanded=False):
-        view_widget(st.number_input, state.D_MODEL, tr("side.d_model"), *D_MODEL_RANGE, value=View.d_model, step=2,
+        # Sliders, not number inputs: Streamlit's integer number_input raises on a linked "inf" or "nan".
+        view_widget(st.slider, state.D_MODEL, tr("side.d_model"), *D_MODEL_RANGE, value=View.d_model, step=2,
                     on_change=on_shape_change)
         fit_heads_to_d_model()
         heads = [h for h in divisors(st.session_state[state.D_MODEL]) if h <= MAX_HEADS]
@@ -98,7 +99,7 @@ def render_sidebar() -> None:
         view_widget(st.checkbox, state.SCALE_EMBEDDINGS, tr("side.scale_embeddings"), on_change=on_shape_change)
         view_widget(st.checkbox, state.EMBED_NORM, tr("side.embed_norm"), on_change=on_shape_change)
         view_widget(st.selectbox, state.MASK_VALUE, tr("side.mask_value"), MASK_VALUES)
-        view_widget(st.number_input, state.SEED, tr("side.seed"), 0, 9999, value=View.seed, step=1)
+        view_widget(st.slider, state.SEED, tr("side.seed"), 0, 9999, value=View.seed)
         st.button(tr("side.reset"), on_click=back_to_pretrained, width="stretch")
 
     side.subheader(tr("side.input"))

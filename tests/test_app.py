@@ -103,7 +103,7 @@ def test_unknown_characters_are_shown_as_unk_with_a_warning():
 
 def test_heads_that_do_not_divide_d_model_are_fixed_with_a_message():
     at = run_page("attention", n_heads=16)
-    at.sidebar.number_input(key="d_model").set_value(40).run()
+    at.sidebar.slider(key="d_model").set_value(40).run()
     assert not at.exception
     assert any("cannot split" in w.value for w in at.sidebar.warning)
     assert at.session_state["n_heads"] == 10  # the largest divisor of 40 below 16

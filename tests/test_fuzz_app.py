@@ -60,3 +60,11 @@ def test_every_page_at_the_edges_of_every_shape_setting(page):
         at = run_page(page, link={field: value})
         assert not at.exception, (page, field, value, [e.value for e in at.exception])
         assert not at.sidebar.warning or field == "d_model", (page, field, value)  # each edge is a valid link
+
+
+@pytest.mark.parametrize("text", ("inf", "-inf", "nan", "1e999"))
+def test_a_number_that_is_not_finite_is_reset_and_named(text):
+    at = run_page("attention", link={"d_model": text, "seed": text})
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("d_model" in w.value and "seed" in w.value for w in at.sidebar.warning)
+    assert at.session_state["d_model"] == 64 and at.session_state["seed"] == 0
