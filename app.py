@@ -4,6 +4,7 @@ import streamlit as st
 
 from app_pages.link import link_notice
 from app_pages.navigation import all_pages, follow_pending_link
+from app_pages.presenter import presenter_frame
 from app_pages.services import set_up_server
 from app_pages.sidebar import render_sidebar
 
@@ -13,5 +14,6 @@ st.html("<style>.block-container{padding-top:2.2rem} h1{font-size:2rem !importan
 set_up_server()
 follow_pending_link()
 render_sidebar()
+presenter_frame()
 st.navigation(all_pages()).run()
 link_notice()  # after the page: its widgets have read their part of the link by then

@@ -9,10 +9,10 @@ import streamlit as st
 from . import state
 from .ui import tr
 
-PAGES = {"overview": ":material/account_tree:", "embeddings": ":material/grid_on:",
+PAGES = {"lesson": ":material/school:", "overview": ":material/account_tree:", "embeddings": ":material/grid_on:",
          "attention": ":material/visibility:", "masks": ":material/blur_on:", "head": ":material/calculate:",
          "decoding": ":material/edit_note:", "training": ":material/fitness_center:"}
-HOME = "overview"
+HOME = "lesson"
 
 
 def page(path: str) -> st.Page:
@@ -31,7 +31,8 @@ def all_pages() -> list[st.Page]:
 
 
 def follow_pending_link() -> None:
-    """Open the page a click asked for (st.switch_page before any widget of this run is drawn)."""
+    """Set the view values and open the page a click asked for (before any widget of this run is drawn)."""
+    st.session_state.update(st.session_state.pop(state.PENDING_VIEW, {}))
     target = st.session_state.pop(state.GOTO, None)
     if target in PAGES:
         st.switch_page(page(target), query_params={})

@@ -67,6 +67,7 @@ def render_sidebar() -> None:
     side = st.sidebar
     view_widget(side.radio, state.LANG, tr("side.language"), LANGUAGES, horizontal=True,
                 on_change=relabel_translated)
+    view_widget(side.toggle, state.PRESENT, tr("side.present"))
 
     side.subheader(tr("side.model"))
     view_widget(side.selectbox, state.TASK, tr("side.task"), list(TASKS), index=list(TASKS).index(View.task),

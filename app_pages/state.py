@@ -26,11 +26,15 @@ CELL_QUERY, CELL_KEY = "cell_query", "cell_key"  # Inside one head: the cell fol
 STEP = "step"  # Decoding: the step shown (1 = the first token written)
 SIDE, DIMS = "side", "dims"  # Embeddings: source or target; the encoding dimensions drawn as curves
 TRAIN_STEPS, TRAIN_LR, TRAIN_BATCH = "train_steps", "train_lr", "train_batch"  # Training: the next run's settings
+LESSON_STEP, PRESENT = "lesson_step", "present"  # the lesson's step (from 1); presenter mode
+BPE_CORPUS, BPE_MERGES = "bpe_corpus", "bpe_merges"  # the lesson's BPE learner: its corpus and merges shown
 
 # Keys that are not part of the view.
 TRAINED = "_trained"  # the TrainedModel of this session
 PENDING_WEIGHTS = "_pending_weights"  # a weights choice to apply before the sidebar is drawn (after training)
 GOTO = "_goto"  # a page a click asked to open at the start of the next run
+PENDING_VIEW = "_pending_view"  # view values to set at the start of the next run, before any widget
+LESSON_SET_UP = "_lesson_set_up"  # the lesson step whose setup this session has applied
 LINK_ASKED = "_link_asked"  # the query parameters the session was opened with
 LINK_REJECTED = "_link_rejected"  # the ones the app could not use
 EXAMPLE = "_example"  # the example pills: a one-shot choice copied into the source text
@@ -87,6 +91,10 @@ class View:
     train_steps: int = 800
     train_lr: float | None = None  # None: the task's own
     train_batch: int | None = None  # None: the task's own
+    lesson_step: int = 1
+    present: bool = False
+    bpe_corpus: str = " ".join(["yes"] * 7 + ["highest"] * 3 + ["high"] * 9)  # seed 003's worked example
+    bpe_merges: int = 5
 
     def beyond_limits(self) -> list[str]:
         """The shape settings outside what a class server builds (empty when the shape is allowed)."""

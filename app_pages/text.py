@@ -6,6 +6,7 @@ new language can be added here without touching any page.
 
 from __future__ import annotations
 
+from .text_lesson import LESSON_EN, LESSON_ZH
 from .text_zh import CHINESE
 
 ENGLISH = {
@@ -224,11 +225,11 @@ ENGLISH = {
     "training.none": "Nothing trained yet in this session.",
 }
 
-CATALOGS = {"en": ENGLISH, "zh": CHINESE}
+CATALOGS = {"en": {**ENGLISH, **LESSON_EN}, "zh": {**CHINESE, **LESSON_ZH}}
 LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 
 
 def t(key: str, lang: str = "en", /, **values) -> str:
     """The text for key in lang (English when missing), with {placeholders} filled in."""
-    text = CATALOGS.get(lang, ENGLISH).get(key) or ENGLISH[key]
+    text = CATALOGS.get(lang, CATALOGS["en"]).get(key) or CATALOGS["en"][key]
     return text.format(**values) if values else text

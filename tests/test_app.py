@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from transformer_viz.recording import ATTENTION_KINDS
 
-PAGES = ("overview", "embeddings", "attention", "masks", "head", "decoding", "training")
+PAGES = ("lesson", "overview", "embeddings", "attention", "masks", "head", "decoding", "training")
 CONFIGS = {
     "default": {},
     "one_head": {"n_heads": 1},
@@ -21,8 +21,10 @@ def page_script(page: str) -> None:
     import importlib
 
     from app_pages.link import link_notice
+    from app_pages.navigation import follow_pending_link
     from app_pages.sidebar import render_sidebar
 
+    follow_pending_link()
     render_sidebar()
     importlib.import_module(f"app_pages.{page}").render()
     link_notice()
@@ -58,10 +60,10 @@ def test_every_page_renders(page, config):
         assert at.get("plotly_chart"), "the page drew no figure"
 
 
-def test_the_whole_app_starts_on_the_overview():
+def test_the_whole_app_starts_on_the_lesson():
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120).run()
     assert not at.exception and not at.error
-    assert any("Overview" in title.value for title in at.title)
+    assert any("nine steps" in title.value for title in at.title)
 
 
 def test_changing_heads_changes_the_number_of_tiles():

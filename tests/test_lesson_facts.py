@@ -1,0 +1,111 @@
+"""transformer_viz.lesson: each fact the lesson reveals, against a hand computation or an independent one."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from transformer_viz import Transformer
+from transformer_viz.inference import run_text
+from transformer_viz.lesson import (
+    blocked_by_padding_only,
+    equal_token_rows,
+    head_patterns,
+    mirror_mass,
+    shuffle_difference,
+    softmax_entropy,
+    strongest_key,
+)
+from transformer_viz.pretrained import load_pretrained
+from transformer_viz.recording import attention_name
+from transformer_viz.tasks import TASKS, model_config_for
+
+
+@pytest.fixture(scope="module")
+def reverse_model():
+    return load_pretrained("reverse").model
+
+
+def test_head_patterns_are_the_diagonals_and_the_first_column(reverse_model):
+    trace = run_text(reverse_model, TASKS["reverse"], "hello").trace
+    weights = trace[attention_name("decoder_self", 1, "weights")][0].double().numpy()  # (heads, q, k)
+    patterns = head_patterns(trace, "decoder_self", 1)
+    for h in range(weights.shape[0]):
+        w = weights[h]
+        assert patterns["same"][h] == pytest.approx(np.mean([w[i, i] for i in range(len(w))]))
+        assert patterns["previous"][h] == pytest.approx(np.mean([w[i, i - 1] for i in range(1, len(w))]))
+        assert patterns["first"][h] == pytest.approx(np.mean(w[1:, 0]))
+
+
+def test_strongest_key_is_the_argmax_of_the_row(reverse_model):
+    trace = run_text(reverse_model, TASKS["reverse"], "hello").trace
+    row = trace[attention_name("cross", 1, "weights")][0, 2, 3]
+    assert strongest_key(trace, "cross", 1, 2, 3) == int(np.argmax(row.numpy()))
+
+
+def test_the_shipped_reverse_model_mirrors_and_a_random_one_does_not(reverse_model):
+    task = TASKS["reverse"]
+    trace = run_text(reverse_model, task, "hello", "olleh").trace
+    assert all(mirror_mass(trace, 1, h) > 0.9 for h in range(4))
+    torch.manual_seed(0)
+    fresh = Transformer(model_config_for(task)).eval()
+    trace = run_text(fresh, task, "hello", "olleh").trace
+    assert mirror_mass(trace, 1, 0) < 0.4
+
+
+def test_mirror_mass_of_a_perfect_mirror_is_one(reverse_model):
+    trace = run_text(reverse_model, TASKS["reverse"], "abc", "cba").trace
+    weights = torch.zeros_like(trace[attention_name("cross", 0, "weights")])  # (1, heads, 4, 4)
+    for i in range(3):
+        weights[0, :, i, 2 - i] = 1.0
+    forged = dict(trace.items()) | {attention_name("cross", 0, "weights"): weights}
+    assert mirror_mass(type(trace)(forged, trace.config, trace.src_tokens, trace.tgt_tokens), 0, 0) == 1.0
+
+
+def test_two_equal_tokens_share_an_embedding_but_not_an_input(reverse_model):
+    trace = run_text(reverse_model, TASKS["reverse"], "hello").trace
+    token, total = equal_token_rows(trace, 2, 3)  # the two l's
+    assert token == 0.0 and total > 0.1
+    token, _ = equal_token_rows(trace, 0, 1)  # h and e
+    assert token > 0.1
+
+
+@pytest.mark.parametrize("task_name,text", [("reverse", "hello"), ("en-fr", "the black cat sees the small dog")])
+def test_without_positions_a_shuffle_only_reorders_the_encoder_outputs(task_name, text):
+    task = TASKS[task_name]
+    n = len(task.split(text))
+    order = list(np.random.default_rng(0).permutation(n))
+    torch.manual_seed(0)
+    blind = Transformer(model_config_for(task, positional="none")).eval()
+    assert shuffle_difference(blind, task, text, order) < 1e-5
+    torch.manual_seed(0)
+    seeing = Transformer(model_config_for(task, positional="sinusoidal")).eval()
+    assert shuffle_difference(seeing, task, text, order) > 0.05
+    with pytest.raises(ValueError, match="reorder"):
+        shuffle_difference(blind, task, text, [0] * n)
+
+
+def test_softmax_entropy_saturates_without_scaling():
+    scaled = softmax_entropy([4, 64, 512], 8, scaled=True, samples=500)
+    unscaled = softmax_entropy([4, 64, 512], 8, scaled=False, samples=500)
+    assert np.all(scaled <= math.log2(8)) and np.all(scaled > 2.2)  # near uniform at every width
+    assert unscaled[0] > unscaled[1] > unscaled[2] and unscaled[2] < 0.3  # towards one key
+    assert softmax_entropy([16], 1, scaled=False)[0] == 0.0  # one key: nothing to spread over
+
+
+def test_softmax_entropy_matches_a_direct_computation():
+    generator = torch.Generator().manual_seed(0)
+    q = torch.randn(2000, 1, 16, generator=generator, dtype=torch.float64)
+    k = torch.randn(2000, 5, 16, generator=generator, dtype=torch.float64)
+    p = torch.softmax((q @ k.transpose(1, 2)).squeeze(1) / 4.0, dim=-1)
+    expected = float((-(p * torch.log2(p)).sum(-1)).mean())
+    assert softmax_entropy([16], 5, scaled=True)[0] == pytest.approx(expected)
+
+
+def test_padding_blocks_the_pad_keys_under_the_diagonal(reverse_model):
+    trace = run_text(reverse_model, TASKS["reverse"], "hello", "olleh", pad_to=8).trace
+    # <bos> o l l e h <pad> <pad>: rows 6 and 7 may look at the pads by look-ahead: 1 + 2 cells
+    assert trace.tgt_tokens.count("<pad>") == 2
+    assert blocked_by_padding_only(trace) == 3
+    assert blocked_by_padding_only(run_text(reverse_model, TASKS["reverse"], "hello", "olleh").trace) == 0
