@@ -50,6 +50,23 @@ D_KS = (2, 4, 8, 16, 32, 64, 128, 256, 512)
 ASKED_D_K, N_KEYS = 256, 8
 LESSON_TRAIN_STEPS = 400
 
+# Each step's formula (LaTeX: the same in every language; the masks' two words are filled in).
+FORMULAS = {
+    "tokens": r"(a,b)^{*}=\arg\max_{(a,b)}\ \sum_{w}\mathrm{count}(w)\cdot\#_{(a,b)}(w)",
+    "embeddings": r"x_i = E[t_i] + PE_i",
+    "positions": r"PE_{(pos,\,2i)}=\sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\quad "
+                 r"PE_{(pos,\,2i+1)}=\cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)",
+    "scaling": r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V",
+    "masks": r"\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}+M\right),\qquad "
+             r"M_{ij}=\begin{cases}0 & \text{%s}\\ -10^{9} & \text{%s}\end{cases}",
+    "heads": r"\mathrm{MultiHead}(Q,K,V)=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^{O},\quad "
+             r"\mathrm{head}_j=\mathrm{Attention}(QW_j^{Q},KW_j^{K},VW_j^{V})",
+    "cross": r"\mathrm{softmax}\!\left(\frac{Q_{\mathrm{dec}}K_{\mathrm{enc}}^{\top}}{\sqrt{d_k}}\right)"
+             r"V_{\mathrm{enc}}",
+    "decoding": r"y_t=\arg\max_{w}\ P(w\mid y_{<t},\,x)",
+    "training": r"\mathcal{L}=-\frac{1}{T}\sum_{t=1}^{T}\log P(y_t\mid y_{<t},\,x)",
+}
+
 
 @dataclass(frozen=True)
 class Step:
@@ -115,7 +132,10 @@ def render() -> None:
     with explain:
         st.markdown(f"### {tr('lesson.step_of', n=number, total=len(STEPS), title=tr(f'lesson.{step.name}.title'))}")
         st.markdown(tr(f"lesson.{step.name}.text"))
-        st.latex(tr(f"lesson.{step.name}.formula"))
+        formula = FORMULAS[step.name]
+        if step.name == "masks":
+            formula %= (tr("lesson.masks.allowed"), tr("lesson.masks.blocked"))
+        st.latex(formula)
     question_box = ask.container(border=True)
     with ask:
         st.button(tr("lesson.open"), icon=":material/open_in_new:", on_click=open_in_explorer, args=(step.page,))
@@ -135,9 +155,9 @@ def navigation() -> int:
                          default=View.lesson_step, required=True, help=tr("lesson.steps_help"),
                          on_change=lambda: set_up(st.session_state[state.LESSON_STEP]), label_visibility="collapsed")
     previous.button(tr("lesson.previous"), icon=":material/arrow_back:", disabled=number == 1, on_click=go_to,
-                    args=(number - 1,), width="stretch", key="lesson_previous")
+                    args=(number - 1,), width="stretch", key=state.LESSON_PREVIOUS)
     following.button(tr("lesson.next"), icon=":material/arrow_forward:", disabled=number == len(STEPS),
-                     on_click=go_to, args=(number + 1,), width="stretch", type="primary", key="lesson_next")
+                     on_click=go_to, args=(number + 1,), width="stretch", type="primary", key=state.LESSON_NEXT)
     return number
 
 
@@ -344,7 +364,7 @@ def training() -> tuple[str, str]:
         st.error(tr("error.config", message=literal(resolved.error)), icon=":material/error:")
         return question, ""
     task = TASKS[view.task]
-    if st.button(tr("lesson.training.train", steps=view.train_steps), type="primary", key="lesson_train"):
+    if st.button(tr("lesson.training.train", steps=view.train_steps), type="primary", key=state.LESSON_TRAIN):
         slots = services.training_slots()
         if not slots.acquire(blocking=False):
             st.warning(tr("training.busy", n=services.TRAININGS_AT_ONCE), icon=":material/groups:")

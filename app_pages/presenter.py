@@ -25,4 +25,4 @@ def presenter_frame() -> None:
         st.html(PRESENTER_CSS)
         _, right = st.columns([5, 1])
         right.button(tr("present.exit"), icon=":material/close_fullscreen:", on_click=leave_presenter_mode,
-                     key="present_exit", width="stretch")
+                     key=state.PRESENT_EXIT, width="stretch")

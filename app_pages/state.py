@@ -26,6 +26,7 @@ CELL_QUERY, CELL_KEY = "cell_query", "cell_key"  # Inside one head: the cell fol
 STEP = "step"  # Decoding: the step shown (1 = the first token written)
 SIDE, DIMS = "side", "dims"  # Embeddings: source or target; the encoding dimensions drawn as curves
 TRAIN_STEPS, TRAIN_LR, TRAIN_BATCH = "train_steps", "train_lr", "train_batch"  # Training: the next run's settings
+TRAIN_FROM = "train_from"  # Training: "fresh" (random weights) or "current" (the weights shown)
 LESSON_STEP, PRESENT = "lesson_step", "present"  # the lesson's step (from 1); presenter mode
 BPE_CORPUS, BPE_MERGES = "bpe_corpus", "bpe_merges"  # the lesson's BPE learner: its corpus and merges shown
 
@@ -41,6 +42,8 @@ EXAMPLE = "_example"  # the example pills: a one-shot choice copied into the sou
 # Charts whose selections the pages read, and the Training page's controls.
 GRID_CHART, HEAD_CHART, DIAGRAM_CHART = "attention_grid", "attention_head", "overview_diagram"
 TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
+LESSON_PREVIOUS, LESSON_NEXT, LESSON_TRAIN = "lesson_previous", "lesson_next", "lesson_train"
+PRESENT_EXIT = "present_exit"
 
 LANGUAGES = ("en", "zh")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
@@ -91,6 +94,7 @@ class View:
     train_steps: int = 800
     train_lr: float | None = None  # None: the task's own
     train_batch: int | None = None  # None: the task's own
+    train_from: str = "fresh"
     lesson_step: int = 1
     present: bool = False
     bpe_corpus: str = " ".join(["yes"] * 7 + ["highest"] * 3 + ["high"] * 9)  # seed 003's worked example
@@ -113,7 +117,8 @@ class View:
 VIEW_FIELDS = tuple(f.name for f in fields(View))
 # Widgets whose labels depend on the language: a language switch writes their values again so that
 # the widget and the link show them in the new language.
-TRANSLATED_FIELDS = (TASK, WEIGHTS, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, VALUE, QUERY, CELL_QUERY, CELL_KEY, SIDE)
+TRANSLATED_FIELDS = (TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, VALUE, QUERY, CELL_QUERY,
+                     CELL_KEY, SIDE)
 
 
 @dataclass(frozen=True, eq=False)

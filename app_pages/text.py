@@ -7,7 +7,7 @@ new language can be added here without touching any page.
 from __future__ import annotations
 
 from .text_lesson import LESSON_EN, LESSON_ZH
-from .text_zh import CHINESE
+from .text_zh import CHINESE as APP_CHINESE
 
 ENGLISH = {
     # App frame and sidebar
@@ -129,11 +129,11 @@ ENGLISH = {
     "kind.cross.help": "Each target position looks at the source sentence: this is where alignment appears. A row is labelled with the token the decoder reads there (<bos> first) and writes the next one, so the row of “le” looks at the source word of the token after “le”.",
     "attention.value": "Draw",
     "value.weights": "weights (after softmax)",
-    "value.scores": "raw scores q·k/√d_k",
+    "value.scores": "scaled scores q·k/√d_k",
     "value.masked_scores": "masked scores",
     "attention.grid_help": (
-        "Rows are layers, columns are heads, one shared colour scale from 0 to 1. Hover a cell for the query, the "
-        "key, the weight and the raw score. Click a tile (or use the selectors) to open that head large."
+        "Rows are layers, columns are heads, one colour scale shared by all tiles: 0 to 1 for weights, symmetric "
+        "around 0 for scores. Hover a cell for the query, the key, the weight and the scaled score. Click a tile (or use the selectors) to open that head large."
     ),
     "attention.layer": "Layer",
     "attention.head": "Head",
@@ -185,7 +185,7 @@ ENGLISH = {
     "head.step.projections": "Three learned matrices turn X into queries, keys and values for this head.",
     "head.step.qk": "Every query is compared with every key by a dot product.",
     "head.step.scale": "Divide by √d_k so the scores do not grow with the head size and saturate the softmax.",
-    "head.step.mask": "Blocked positions are set to the mask value.",
+    "head.step.mask": "Blocked scores are replaced by the mask value (masked_fill), so the softmax gives them weight 0.",
     "head.step.softmax": "Softmax turns each row into weights that sum to 1.",
     "head.step.weighted_sum": "Each output row is the weighted sum of the value rows.",
     "head.step.concat": "The outputs of all heads are put side by side…",
@@ -207,14 +207,17 @@ ENGLISH = {
     # Training
     "training.title": "Training",
     "training.intro": (
-        "Train the current model on a toy task for a few seconds and watch the loss fall and the attention "
-        "take shape. Training uses teacher forcing: the decoder is given the correct previous tokens and "
+        "Train a model on its toy task and watch the loss fall and the attention take shape (a few hundred "
+        "steps of the default model take seconds to a minute, depending on how busy the server is). Training uses teacher forcing: the decoder is given the correct previous tokens and "
         "learns to predict the next one."
     ),
     "training.steps": "Training steps",
     "training.lr": "Learning rate",
     "training.batch": "Batch size",
     "training.start": "Train",
+    "training.from": "Start from",
+    "training.from_fresh": "a fresh model (random weights)",
+    "training.from_current": "the weights shown now",
     "training.stop": "Stop",
     "training.progress": "Step {step} / {total} · loss {loss:.3f} · accuracy {accuracy:.1%}",
     "training.done": "Trained {steps} steps in {seconds:.1f} s. The other pages now show your trained model.",
@@ -225,11 +228,13 @@ ENGLISH = {
     "training.none": "Nothing trained yet in this session.",
 }
 
-CATALOGS = {"en": {**ENGLISH, **LESSON_EN}, "zh": {**CHINESE, **LESSON_ZH}}
+ENGLISH |= LESSON_EN
+CHINESE = APP_CHINESE | LESSON_ZH
+CATALOGS = {"en": ENGLISH, "zh": CHINESE}
 LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 
 
 def t(key: str, lang: str = "en", /, **values) -> str:
     """The text for key in lang (English when missing), with {placeholders} filled in."""
-    text = CATALOGS.get(lang, CATALOGS["en"]).get(key) or CATALOGS["en"][key]
+    text = CATALOGS.get(lang, ENGLISH).get(key) or ENGLISH[key]
     return text.format(**values) if values else text

@@ -25,7 +25,6 @@ LESSON_EN = {
 
     "lesson.tokens.title": "Tokens: characters, words, subwords",
     "lesson.tokens.text": "A Transformer never reads letters or words, only token ids. The letter tasks cut text into characters (a tiny vocabulary, long sequences); the translation models cut it into words (short sequences, but any word they never saw becomes `<unk>`). Subword methods such as byte-pair encoding (BPE) sit in between: start from characters and merge the most frequent neighbouring pair, again and again.",
-    "lesson.tokens.formula": r"(a,b)^{*}=\arg\max_{(a,b)}\ \sum_{w}\mathrm{count}(w)\cdot\#_{(a,b)}(w)",
     "lesson.tokens.question": "In the corpus below the pairs h+i, i+g and g+h each occur 12 times. Which pair is merged first?",
     "lesson.tokens.answer": "{left} + {right} ({count} times). On a tie this learner takes the pair it met first when reading the corpus in order: “highest” comes before “high”, and its h+i comes before i+g.",
     "lesson.tokens.characters": "Characters",
@@ -38,14 +37,12 @@ LESSON_EN = {
 
     "lesson.embeddings.title": "Embeddings: one vector per token",
     "lesson.embeddings.text": "Each token id picks one row of a learned table, its embedding: a vector of d_model numbers. The same token always gets the same row, wherever it stands. Layer 1 reads that row plus the positional encoding of its position.",
-    "lesson.embeddings.formula": r"x_i = E[t_i] + PE_i",
     "lesson.embeddings.question": "“hello” has two l's, at positions 2 and 3. Are their token embeddings the same? And the vectors layer 1 reads?",
     "lesson.embeddings.answer": "Token embeddings: largest difference {token:.3g}, the very same row. Inputs of layer 1: largest difference {total:.3f}, made different by their positions.",
     "lesson.embeddings.why": "an input with the same token at positions 2 and 3, such as “hello”",
 
     "lesson.positions.title": "Positions: why order needs them",
     "lesson.positions.text": "Self-attention compares every token with every other one and adds up the results: nothing in it depends on where a token stands. Without positional encodings, shuffling the input only shuffles the encoder's outputs the same way, so “hello” and “olleh” are the same bag of letters. Sinusoidal encodings add to each position a pattern of waves of different frequencies.",
-    "lesson.positions.formula": r"PE_{(pos,\,2i)}=\sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\quad PE_{(pos,\,2i+1)}=\cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)",
     "lesson.positions.question": "A model without positional encodings reads {text} and then the same letters backwards, {shuffled}. Is the output vector of each letter the same in both?",
     "lesson.positions.answer": "Yes. Largest difference between the two outputs, put in the same order: {none:.1e} without positions (rounding only) against {sinusoidal:.2f} with sinusoidal positions, for the same random weights.",
     "lesson.positions.none": "no positions: largest difference",
@@ -53,20 +50,19 @@ LESSON_EN = {
 
     "lesson.scaling.title": "Scaled dot-product attention and √d_k",
     "lesson.scaling.text": "A query scores each key with a dot product. With d_k components of variance 1 the sum has a spread of √d_k: at d_k = 256 scores differ by tens, softmax turns them into almost one-hot rows, and the gradients through it vanish. Dividing by √d_k keeps the spread near 1 at any width.",
-    "lesson.scaling.formula": r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V",
     "lesson.scaling.question": "Without the division, at d_k = {d_k} and {n_keys} keys: over how many keys does a typical softmax row spread its weight?",
     "lesson.scaling.answer": "About {unscaled:.1f} keys (entropy {bits_unscaled:.2f} bits). With ÷√d_k: about {scaled:.1f} of {n_keys} ({bits_scaled:.2f} bits; spreading evenly over all of them would be {uniform:.2f} bits).",
 
     "lesson.masks.title": "Masks: padding and look-ahead",
     "lesson.masks.text": "Sentences in a batch have different lengths, so the short ones are filled up with `<pad>`; the padding mask stops every query from looking at them. The decoder must also not see the future it is learning to write: the look-ahead mask lets position i see positions 0…i only. A blocked score gets the mask value before the softmax, so its weight becomes 0.",
-    "lesson.masks.formula": r"\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}+M\right),\qquad M_{ij}=\begin{cases}0 & \text{allowed}\\ -10^{9} & \text{blocked}\end{cases}",
+    "lesson.masks.allowed": "allowed",
+    "lesson.masks.blocked": "blocked",
     "lesson.masks.question": "The target is padded to {length} positions. How many cells does the decoder's combined mask block that look-ahead alone would allow?",
     "lesson.masks.answer": "{n} cells: the cells under the diagonal whose key is one of the {pads} `<pad>` positions.",
     "lesson.masks.why": "a target text and a padded batch",
 
     "lesson.heads.title": "Multi-head attention: heads specialise",
     "lesson.heads.text": "Instead of one attention of width d_model, the model runs h heads of width d_k = d_model / h side by side, each with its own W_Q, W_K, W_V; their outputs are concatenated and mixed by W_O. Trained, the heads take different jobs: one follows the previous word, another the word itself, another the start of the sentence.",
-    "lesson.heads.formula": r"\mathrm{MultiHead}(Q,K,V)=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^{O},\quad \mathrm{head}_j=\mathrm{Attention}(QW_j^{Q},KW_j^{K},VW_j^{V})",
     "lesson.heads.question": "In layer {layer} of the decoder's self-attention, which head looks mostly at the previous word?",
     "lesson.heads.answer": "Head {head}: on average {previous:.0%} of a query's weight goes to the word just before it (the other heads: {others}).",
     "lesson.heads.table_head": "Head",
@@ -76,7 +72,6 @@ LESSON_EN = {
 
     "lesson.cross.title": "Encoder–decoder: cross-attention",
     "lesson.cross.text": "In cross-attention the queries come from the decoder and the keys and values from the encoder's output: each row is a target position, each column a source word. Mind the shift: row i reads the target token at position i and predicts the next one, so the row labelled “chat” is the one that writes “noir”. French puts the adjective after the noun, so the lines cross; Chinese moves time and place to the front.",
-    "lesson.cross.formula": r"\mathrm{softmax}\!\left(\frac{Q_{\mathrm{dec}}K_{\mathrm{enc}}^{\top}}{\sqrt{d_k}}\right)V_{\mathrm{enc}}",
     "lesson.cross.question": "Layer {layer}, head {head}: which English word does the row that writes “{target}” look at most?",
     "lesson.cross.answer": "“{word}” (row {row}, labelled “{row_token}”). In English → Chinese the row that writes “{zh_target}” looks at “{zh_word}”: the time word moves to the front.",
     "lesson.cross.why": "an output containing “{target}”",
@@ -84,14 +79,12 @@ LESSON_EN = {
 
     "lesson.decoding.title": "Decoding, one token at a time",
     "lesson.decoding.text": "At inference there is no target: the decoder starts from `<bos>`, the model scores every word of its vocabulary for the next position, greedy decoding takes the most likely one, appends it and runs again, until it writes `<eos>`. Each step's cross-attention shows where the model looked while choosing.",
-    "lesson.decoding.formula": r"y_t=\arg\max_{w}\ P(w\mid y_{<t},\,x)",
     "lesson.decoding.question": "After {prefix}, which word comes next, and how sure is the model?",
     "lesson.decoding.answer": "“{token}” with probability {p:.1%}; second choice “{second}” ({p2:.1%}).",
     "lesson.decoding.why": "an output of at least {steps} words",
 
     "lesson.training.title": "Training: attention takes shape",
     "lesson.training.text": "A fresh model has random weights: its attention is a blur and its output nonsense. Training shows it input–answer pairs, measures the cross-entropy of its next-token predictions (reading the true previous tokens: teacher forcing) and moves every weight a little downhill. To reverse, output letter i must look at input letter n−1−i: watch that anti-diagonal appear.",
-    "lesson.training.formula": r"\mathcal{L}=-\frac{1}{T}\sum_{t=1}^{T}\log P(y_t\mid y_{<t},\,x)",
     "lesson.training.question": "How much of the last layer's cross-attention follows the anti-diagonal before training, and after?",
     "lesson.training.answer": "Before training (random weights): {before:.0%}. After {steps} steps: {after}. The shipped model: {shipped:.0%}.",
     "lesson.training.not_yet": "not trained yet, press Train",
@@ -117,7 +110,6 @@ LESSON_ZH = {
 
     "lesson.tokens.title": "词元：字符、单词与子词",
     "lesson.tokens.text": "Transformer 读的不是字母或单词，而是词元编号。字母任务把文本切成字符（词表很小，序列很长）；翻译模型把文本切成单词（序列短，但没见过的词都会变成 `<unk>`）。字节对编码（BPE）等子词方法介于两者之间：从字符出发，一次又一次地合并出现最频繁的相邻符号对。",
-    "lesson.tokens.formula": r"(a,b)^{*}=\arg\max_{(a,b)}\ \sum_{w}\mathrm{count}(w)\cdot\#_{(a,b)}(w)",
     "lesson.tokens.question": "在下面的语料中，h+i、i+g 和 g+h 都出现了 12 次。最先合并的是哪一对？",
     "lesson.tokens.answer": "{left} + {right}（{count} 次）。出现次数相同时，这个学习器选按顺序读语料时最先遇到的那一对：“highest” 在 “high” 之前，而其中 h+i 在 i+g 之前。",
     "lesson.tokens.characters": "字符",
@@ -130,14 +122,12 @@ LESSON_ZH = {
 
     "lesson.embeddings.title": "嵌入：每个词元一个向量",
     "lesson.embeddings.text": "每个词元编号从一张可学习的表中取出一行，即它的嵌入：由 d_model 个数组成的向量。同一个词元无论出现在哪里，取到的都是同一行。第 1 层读到的是这一行加上它所在位置的位置编码。",
-    "lesson.embeddings.formula": r"x_i = E[t_i] + PE_i",
     "lesson.embeddings.question": "“hello” 在位置 2 和 3 各有一个 l。它们的词嵌入相同吗？第 1 层读到的向量呢？",
     "lesson.embeddings.answer": "词嵌入：最大差值 {token:.3g}，正是同一行。第 1 层的输入：最大差值 {total:.3f}，位置让它们变得不同。",
     "lesson.embeddings.why": "位置 2 和 3 上是同一个词元的输入，例如 “hello”",
 
     "lesson.positions.title": "位置：为什么顺序需要位置编码",
     "lesson.positions.text": "自注意力把每个词元与其他所有词元比较，再把结果加起来：其中没有任何东西取决于词元所在的位置。没有位置编码时，打乱输入只会让编码器的输出以同样的方式被打乱，于是 “hello” 和 “olleh” 只是同一袋字母。正弦位置编码给每个位置加上一组不同频率的波形。",
-    "lesson.positions.formula": r"PE_{(pos,\,2i)}=\sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\quad PE_{(pos,\,2i+1)}=\cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)",
     "lesson.positions.question": "一个没有位置编码的模型先读 {text}，再读倒过来的同样字母 {shuffled}。每个字母的输出向量在两次中相同吗？",
     "lesson.positions.answer": "相同。把两次的输出排成同一顺序后，最大差值：没有位置编码时为 {none:.1e}（只是舍入误差），使用正弦位置编码时为 {sinusoidal:.2f}（随机权重相同）。",
     "lesson.positions.none": "无位置编码：最大差值",
@@ -145,20 +135,19 @@ LESSON_ZH = {
 
     "lesson.scaling.title": "缩放点积注意力与 √d_k",
     "lesson.scaling.text": "查询用点积给每个键打分。d_k 个方差为 1 的分量相加，结果的离散程度约为 √d_k：当 d_k = 256 时，分数相差几十，softmax 会把它们变成几乎独热的行，经过它的梯度也随之消失。除以 √d_k 可以让离散程度在任何宽度下都保持在 1 左右。",
-    "lesson.scaling.formula": r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V",
     "lesson.scaling.question": "不做除法时，d_k = {d_k}、共 {n_keys} 个键：一行典型的 softmax 把权重分给了大约几个键？",
     "lesson.scaling.answer": "大约 {unscaled:.1f} 个键（熵 {bits_unscaled:.2f} 比特）。除以 √d_k 后：{n_keys} 个中的大约 {scaled:.1f} 个（{bits_scaled:.2f} 比特；平均分给全部键则是 {uniform:.2f} 比特）。",
 
     "lesson.masks.title": "掩码：填充与前瞻",
     "lesson.masks.text": "同一批中的句子长短不一，短句要用 `<pad>` 填满；填充掩码让所有查询都看不到这些位置。解码器也不能看到它正在学着写出的未来：前瞻掩码只让位置 i 看到位置 0…i。被屏蔽的分数在 softmax 之前被设为掩码值，因此它的权重变成 0。",
-    "lesson.masks.formula": r"\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}+M\right),\qquad M_{ij}=\begin{cases}0 & \text{允许}\\ -10^{9} & \text{屏蔽}\end{cases}",
+    "lesson.masks.allowed": "允许",
+    "lesson.masks.blocked": "屏蔽",
     "lesson.masks.question": "目标被填充到 {length} 个位置。解码器的组合掩码比单独的前瞻掩码多屏蔽了多少个格子？",
     "lesson.masks.answer": "{n} 个格子：对角线以下、键是那 {pads} 个 `<pad>` 位置之一的格子。",
     "lesson.masks.why": "一个目标文本和一个填充后的批",
 
     "lesson.heads.title": "多头注意力：各头分工",
     "lesson.heads.text": "模型不是做一次宽度为 d_model 的注意力，而是并排运行 h 个宽度为 d_k = d_model / h 的头，每个头有自己的 W_Q、W_K、W_V；它们的输出拼接起来，再由 W_O 混合。训练之后各头分工不同：有的跟随前一个词，有的关注词本身，有的看句子开头。",
-    "lesson.heads.formula": r"\mathrm{MultiHead}(Q,K,V)=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^{O},\quad \mathrm{head}_j=\mathrm{Attention}(QW_j^{Q},KW_j^{K},VW_j^{V})",
     "lesson.heads.question": "在解码器自注意力的第 {layer} 层，哪个头主要看前一个词？",
     "lesson.heads.answer": "第 {head} 个头：平均每个查询有 {previous:.0%} 的权重落在它前面的那个词上（其他头：{others}）。",
     "lesson.heads.table_head": "头",
@@ -168,7 +157,6 @@ LESSON_ZH = {
 
     "lesson.cross.title": "编码器–解码器：交叉注意力",
     "lesson.cross.text": "在交叉注意力中，查询来自解码器，键和值来自编码器的输出：每一行是一个目标位置，每一列是一个源语言单词。注意错位：第 i 行读的是位置 i 上的目标词元，预测的是下一个，所以标着 “chat” 的那一行写出的是 “noir”。法语把形容词放在名词后面，所以连线会交叉；中文则把时间和地点移到前面。",
-    "lesson.cross.formula": r"\mathrm{softmax}\!\left(\frac{Q_{\mathrm{dec}}K_{\mathrm{enc}}^{\top}}{\sqrt{d_k}}\right)V_{\mathrm{enc}}",
     "lesson.cross.question": "第 {layer} 层第 {head} 个头：写出 “{target}” 的那一行最关注哪个英文单词？",
     "lesson.cross.answer": "“{word}”（第 {row} 行，标签为 “{row_token}”）。在英译中里，写出 “{zh_target}” 的那一行关注 “{zh_word}”：时间词被移到了前面。",
     "lesson.cross.why": "包含 “{target}” 的输出",
@@ -176,14 +164,12 @@ LESSON_ZH = {
 
     "lesson.decoding.title": "解码：一次一个词元",
     "lesson.decoding.text": "推理时没有目标：解码器从 `<bos>` 开始，模型为下一个位置给词表中的每个词打分，贪心解码取最可能的那个，接在后面再运行一次，直到写出 `<eos>`。每一步的交叉注意力显示模型在选择时看向了哪里。",
-    "lesson.decoding.formula": r"y_t=\arg\max_{w}\ P(w\mid y_{<t},\,x)",
     "lesson.decoding.question": "在 {prefix} 之后，下一个词是什么？模型有多确定？",
     "lesson.decoding.answer": "“{token}”，概率 {p:.1%}；第二选择 “{second}”（{p2:.1%}）。",
     "lesson.decoding.why": "至少 {steps} 个词的输出",
 
     "lesson.training.title": "训练：注意力逐渐成形",
     "lesson.training.text": "新模型的权重是随机的：注意力一片模糊，输出毫无意义。训练给它看输入与答案的配对，计算它预测下一个词元的交叉熵（读的是真实的前文：教师强制），再把每个权重向下坡方向挪一点。要把字母倒过来，输出的第 i 个字母必须看输入的第 n−1−i 个字母：看这条反对角线如何出现。",
-    "lesson.training.formula": r"\mathcal{L}=-\frac{1}{T}\sum_{t=1}^{T}\log P(y_t\mid y_{<t},\,x)",
     "lesson.training.question": "训练前后，最后一层交叉注意力中有多少落在反对角线上？",
     "lesson.training.answer": "训练前（随机权重）：{before:.0%}。训练 {steps} 步后：{after}。随应用提供的模型：{shipped:.0%}。",
     "lesson.training.not_yet": "尚未训练，请点击训练",

@@ -110,10 +110,10 @@ CHINESE = {
     "kind.cross.help": "每个目标位置看向源句子：对齐关系就出现在这里。每一行标的是解码器在该位置读入的词元（第一行是 <bos>），它要写出的是下一个词元，所以标着“le”的那一行看向的是“le”之后那个词对应的源词。",
     "attention.value": "绘制",
     "value.weights": "权重（softmax 之后）",
-    "value.scores": "原始分数 q·k/√d_k",
+    "value.scores": "缩放后的分数 q·k/√d_k",
     "value.masked_scores": "掩码后的分数",
     "attention.grid_help": (
-        "行是层，列是头，共用一个 0 到 1 的色标。鼠标悬停可看到查询、键、权重和原始分数。点击一个小图（或用下方的"
+        "行是层，列是头，所有小图共用一个色标：权重为 0 到 1，分数以 0 为中心对称。鼠标悬停可看到查询、键、权重和缩放后的分数。点击一个小图（或用下方的"
         "选择框）放大查看该头。"
     ),
     "attention.layer": "层",
@@ -154,7 +154,7 @@ CHINESE = {
     "head.step.projections": "三个可学习的矩阵把 X 变成这个头的查询、键和值。",
     "head.step.qk": "每个查询与每个键做点积。",
     "head.step.scale": "除以 √d_k，使分数不随头的维度增大而变大，避免 softmax 饱和。",
-    "head.step.mask": "被遮挡的位置被设为掩码值。",
+    "head.step.mask": "被屏蔽的分数被替换为掩码值（masked_fill），因此 softmax 给它们的权重为 0。",
     "head.step.softmax": "softmax 把每一行变成和为 1 的权重。",
     "head.step.weighted_sum": "每一行输出是各值向量的加权和。",
     "head.step.concat": "所有头的输出并排拼接……",
@@ -173,8 +173,11 @@ CHINESE = {
     "decoding.cross_full": "到目前为止每个位置的交叉注意力",
     "decoding.teacher_forced": "已设置目标文本，因此无需解码：在侧边栏中清空它。",
     "training.title": "训练",
+    "training.from": "起点",
+    "training.from_fresh": "新模型（随机权重）",
+    "training.from_current": "当前显示的权重",
     "training.intro": (
-        "在一个玩具任务上训练当前模型几秒钟，看着损失下降、注意力逐渐成形。训练使用教师强制：解码器拿到正确的前文，"
+        "在玩具任务上训练一个模型，看着损失下降、注意力逐渐成形（默认模型训练几百步需要几秒到一分钟，取决于服务器有多忙）。训练使用教师强制：解码器拿到正确的前文，"
         "学习预测下一个词元。"
     ),
     "training.steps": "训练步数",

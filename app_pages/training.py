@@ -42,6 +42,9 @@ def render() -> None:
                      format_func=lambda v: f"{v:g}")
     batch_size = view_widget(batch_column.select_slider, state.TRAIN_BATCH, tr("training.batch"), BATCH_CHOICES,
                              value=defaults.batch_size)
+    start_from = view_widget(st.radio, state.TRAIN_FROM, tr("training.from"), ("fresh", "current"), horizontal=True)
+    if start_from == "fresh":  # a new model of the same shape: the pretrained weights are not the starting point
+        resolved = replace(resolved, model=services.random_model(resolved.model.config, view.seed))
     too_long = services.training_cost(resolved.model, steps, batch_size) > services.TRAINING_BUDGET
     if too_long:
         st.warning(tr("training.too_long"), icon=":material/hourglass_disabled:")

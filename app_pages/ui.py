@@ -46,6 +46,7 @@ LABELS: dict[str, Callable[[object], str]] = {
     state.VALUE: lambda value: tr(f"value.{value}"),
     state.LAYER: counted,
     state.HEAD: counted,
+    state.TRAIN_FROM: lambda start: tr(f"training.from_{start}"),
     state.SIDE: lambda side: tr("tokens.source" if side == "src" else "tokens.target"),
 }
 
