@@ -6,6 +6,7 @@ from .model import Transformer
 from .pretrained import Pretrained, available_pretrained, load_pretrained, save_pretrained
 from .recording import LEAVES, HookPoint, Trace, name, recording
 from .tasks import TASKS, Task, encode_source, encode_target, get_task, model_config_for
+from .tokenizers import BytePairEncoding, learn_bpe
 from .training import AttentionSnapshot, StepInfo, TrainResult, evaluate
 from .vocab import Vocab
 
@@ -13,6 +14,7 @@ __all__ = ["LEAVES", "POSITIONAL_ENCODINGS", "HookPoint", "ModelConfig", "Trace"
 __all__ += [
             "TASKS",
             "AttentionSnapshot",
+            "BytePairEncoding",
             "Pretrained",
             "StepInfo",
             "Task",
@@ -24,6 +26,7 @@ __all__ += [
             "encode_target",
             "evaluate",
             "get_task",
+            "learn_bpe",
             "load_pretrained",
             "model_config_for",
             "run_text",

@@ -16,6 +16,19 @@ LABELS: dict[str, dict[str, str]] = {
         "entropy.uniform": "uniform attention: {bits} bits",
         "entropy.d_k": "d_k (width of one head)",
         "entropy.bits": "entropy of a softmax row (bits)",
+        # tokens.py
+        "tokens.title_start": "Byte-pair encoding before any merge: every word as characters and {end}",
+        "tokens.title_step": "After merge {step} of {total}: {left} + {right} → {merged}",
+        "tokens.words_title": "The corpus, one row per word",
+        "tokens.pairs_title": "Adjacent pairs: merge {next} takes the top one",
+        "tokens.pairs_stopped": "Adjacent pairs left (learning stopped after {step} merges)",
+        "tokens.no_pairs": "Every word is one symbol: no pair left to merge",
+        "tokens.count": "× {count}",
+        "tokens.count_axis": "occurrences (each weighted by its word's count)",
+        "tokens.symbol_hover": "word “{word}” × {count}<br>symbol {position}: “{symbol}”",
+        "tokens.pair_hover": "“{left}” + “{right}” → “{merged}”<br>{count} occurrences",
+        "tokens.next_merge": "{count} ← next merge",
+        "tokens.tie": "as many as the next merge: the pair seen first wins the tie",
     },
     "zh": {
         # lesson.py
@@ -26,6 +39,19 @@ LABELS: dict[str, dict[str, str]] = {
         "entropy.uniform": "均匀注意力：{bits} 比特",
         "entropy.d_k": "d_k（单个头的宽度）",
         "entropy.bits": "softmax 行的熵（比特）",
+        # tokens.py
+        "tokens.title_start": "字节对编码(BPE)合并之前:每个词拆成字符,末尾加 {end}",
+        "tokens.title_step": "第 {step} 次合并(共 {total} 次):{left} + {right} → {merged}",
+        "tokens.words_title": "语料库,每行一个词",
+        "tokens.pairs_title": "相邻符号对:第 {next} 次合并取最高的一对",
+        "tokens.pairs_stopped": "剩下的相邻符号对(学习在 {step} 次合并后停止)",
+        "tokens.no_pairs": "每个词都已是一个符号:没有可合并的符号对",
+        "tokens.count": "{count} 次",
+        "tokens.count_axis": "出现次数(按所在词的词频加权)",
+        "tokens.symbol_hover": "词“{word}”出现 {count} 次<br>第 {position} 个符号:“{symbol}”",
+        "tokens.pair_hover": "“{left}” + “{right}” → “{merged}”<br>出现 {count} 次",
+        "tokens.next_merge": "{count} ← 下一次合并",
+        "tokens.tie": "与下一次合并的次数相同:先出现的符号对胜出",
     },
 }
 LANGUAGES = tuple(LABELS)

@@ -1,0 +1,125 @@
+"""Byte-pair encoding, one merge at a time (seed 003's worked example): the corpus as symbols, the next pair.
+
+Left: each corpus word as a row of symbol chips after `step` merges, the symbol the last merge made
+highlighted, the word's count beside it. Right: the adjacent-pair counts that decide merge step + 1,
+as horizontal bars with the winner highlighted. Everything is read from a `BytePairEncoding`.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..tokenizers import END, BytePairEncoding
+from .common import HIGHLIGHT, MUTED, TEXT_COLOUR, base_layout, escape_text, token_axis
+from .labels import label
+
+TOP_PAIRS = 10  # bars in the pair table: enough to show the runners-up and any tie
+CHIP_PADDING = 0.8  # a chip's width beyond its text, in character widths
+CHIP_GAP = 0.3  # between two chips of a word
+CHIP_HEIGHT = 0.7  # of a row's height of 1
+CHIP_FILL = "#ffffff"
+END_FILL = "#f1f3f6"  # the end-of-word marker: a quieter chip with a dotted edge
+COUNT_WIDTH = 5  # room right of the widest row for its count ("× 7"), in character widths
+ROW_PIXELS = 40
+
+
+def text_width(text: str) -> int:
+    """Width of `text` in character widths: wide (CJK) characters count 2, all others 1."""
+    return sum(2 if unicodedata.east_asian_width(character) in "WF" else 1 for character in text)
+
+
+def chip_spans(symbols: Sequence[str]) -> list[tuple[float, float]]:
+    """(left, right) x of each symbol's chip in one row, from 0, in character widths, CHIP_GAP apart."""
+    spans, left = [], 0.0
+    for symbol in symbols:
+        right = left + text_width(symbol) + CHIP_PADDING
+        spans.append((left, right))
+        left = right + CHIP_GAP
+    return spans
+
+
+def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en") -> go.Figure:
+    """The corpus after `step` merges (0 = characters) beside the pair counts that choose merge step + 1.
+
+    step: 0 to len(bpe.merges). The chips the merge `step` made are highlighted, and so is the
+    pair table's top bar when a merge step + 1 was learned. Words and symbols are shown as typed.
+    """
+    if not isinstance(bpe, BytePairEncoding):
+        raise ValueError(f"bpe must be what learn_bpe returns, got a {type(bpe).__name__}.")
+    symbols = bpe.symbols_after(step)  # checks step
+    pairs = bpe.pair_counts_after(step)[:TOP_PAIRS]
+    total, has_next = len(bpe.merges), step < len(bpe.merges)
+    if step:
+        left, right, _ = bpe.merges[step - 1]
+        merged = left + right
+        title = label("tokens.title_step", lang, step=step, total=total, left=escape_text(left),
+                      right=escape_text(right), merged=escape_text(merged))
+    else:
+        merged = None
+        title = label("tokens.title_start", lang, end=escape_text(END))
+    pairs_title = (label("tokens.pairs_title", lang, next=step + 1) if has_next
+                   else label("tokens.pairs_stopped", lang, step=step))
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1,
+                        subplot_titles=(label("tokens.words_title", lang), pairs_title))
+
+    rows = list(symbols.items())
+    counts = dict(bpe.word_counts)
+    spans = [chip_spans(word_symbols) for _, word_symbols in rows]
+    widest = max(row[-1][1] for row in spans)
+    chips, chip_x, chip_y, chip_text, chip_colour, chip_hover = [], [], [], [], [], []
+    for row, ((word, word_symbols), row_spans) in enumerate(zip(rows, spans, strict=True)):
+        for position, (symbol, (x0, x1)) in enumerate(zip(word_symbols, row_spans, strict=True)):
+            chosen = symbol == merged
+            chips.append(dict(type="rect", x0=x0, x1=x1, y0=row - CHIP_HEIGHT / 2, y1=row + CHIP_HEIGHT / 2,
+                              xref="x", yref="y", layer="below",
+                              fillcolor=HIGHLIGHT if chosen else END_FILL if symbol == END else CHIP_FILL,
+                              line=dict(color=HIGHLIGHT if chosen else MUTED, width=1.5,
+                                        dash="dot" if symbol == END else "solid")))
+            chip_x.append((x0 + x1) / 2)
+            chip_y.append(row)
+            chip_text.append(escape_text(symbol))
+            chip_colour.append("white" if chosen else TEXT_COLOUR)
+            chip_hover.append(label("tokens.symbol_hover", lang, word=escape_text(word), count=counts[word],
+                                    position=position + 1, symbol=escape_text(symbol)))
+    fig.add_trace(go.Scatter(x=chip_x, y=chip_y, mode="text", text=chip_text, customdata=chip_hover,
+                             textfont=dict(size=16, color=chip_colour), hovertemplate="%{customdata}<extra></extra>",
+                             showlegend=False), row=1, col=1)
+    fig.add_trace(go.Scatter(x=[widest + CHIP_GAP] * len(rows), y=list(range(len(rows))), mode="text",
+                             text=[label("tokens.count", lang, count=counts[word]) for word, _ in rows],
+                             textposition="middle right", textfont=dict(size=14, color=TEXT_COLOUR),
+                             hoverinfo="skip", showlegend=False), row=1, col=1)
+
+    winner = pairs[0][2] if has_next else None
+    bar_hover = []
+    for i, (left, right, count) in enumerate(pairs):
+        hover = label("tokens.pair_hover", lang, left=escape_text(left), right=escape_text(right),
+                      merged=escape_text(left + right), count=count)
+        bar_hover.append(f"{hover}<br>{label('tokens.tie', lang)}" if i and count == winner else hover)
+    is_next = [i == 0 and has_next for i in range(len(pairs))]
+    fig.add_trace(go.Bar(
+        x=[count for _, _, count in pairs], y=list(range(len(pairs))), orientation="h", customdata=bar_hover,
+        marker=dict(color=[HIGHLIGHT if chosen else MUTED for chosen in is_next]),
+        text=[label("tokens.next_merge", lang, count=count) if chosen else str(count)
+              for chosen, (_, _, count) in zip(is_next, pairs, strict=True)],
+        # the winner is the longest bar, so its longer text fits inside it
+        textposition=["inside" if chosen else "outside" for chosen in is_next], insidetextanchor="end",
+        textfont=dict(color=["white" if chosen else TEXT_COLOUR for chosen in is_next]),
+        cliponaxis=False, hovertemplate="%{customdata}<extra></extra>", showlegend=False,
+    ), row=1, col=2)
+    if not pairs:
+        fig.add_annotation(text=label("tokens.no_pairs", lang), showarrow=False, xref="x2 domain", yref="y2 domain",
+                           x=0.5, y=0.5, font=dict(size=15, color="#888"))
+
+    base_layout(fig, title, height=120 + ROW_PIXELS * max(len(rows), len(pairs), 3))
+    fig.update_layout(shapes=chips, bargap=0.3, margin=dict(t=80, r=40))  # one assignment: add_shape per chip is slow
+    fig.update_xaxes(visible=False, range=[-CHIP_GAP, widest + COUNT_WIDTH], row=1, col=1)
+    fig.update_yaxes(token_axis([word for word, _ in rows], len(rows)), range=[len(rows) - 0.5, -0.5],
+                     showgrid=False, row=1, col=1)
+    fig.update_xaxes(title_text=label("tokens.count_axis", lang), rangemode="tozero", row=1, col=2)
+    fig.update_yaxes(token_axis([f"{left} + {right}" for left, right, _ in pairs], len(pairs)),
+                     range=[max(len(pairs), 1) - 0.5, -0.5], row=1, col=2)
+    return fig
