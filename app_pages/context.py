@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -74,10 +74,12 @@ def weights_banner(view: View, resolved: services.Resolved) -> None:
         st.caption(tr("banner.pretrained", task=tr(f"task.{view.task}"), metric=metric))
 
 
-def page_context(show_tokens: bool = True, pad_to: int = 0) -> PageContext | None:
+def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool = False) -> PageContext | None:
     """Resolve the view's model and run its input; on a problem, say it in the page and return None.
 
-    `pad_to` pads the input with <pad> to that length (the Masks page uses it to show padding).
+    `pad_to` pads the input with <pad> to that length (the Masks page uses it to show padding);
+    `teacher_forced` feeds the decoder a target even when none was typed: the model's own greedy output,
+    as a training batch would hold the answer (so the target is padded too).
     """
     view = current_view()
     resolved = services.resolve(view)
@@ -86,6 +88,8 @@ def page_context(show_tokens: bool = True, pad_to: int = 0) -> PageContext | Non
         return None
     weights_banner(view, resolved)
     try:
+        if teacher_forced and not view.tgt_text:
+            view = replace(view, tgt_text=services.run(view, resolved).output_text or "")
         run = services.run(view, resolved, pad_to)
     except ValueError as error:
         st.error(tr("error.input", message=literal(error)), icon=":material/error:")
@@ -105,10 +109,12 @@ def page_context(show_tokens: bool = True, pad_to: int = 0) -> PageContext | Non
     return PageContext(view, resolved, run, pad_to)
 
 
-def attention_selectors(trace, kind_column, layer_column, head_column) -> tuple[str, int, int]:
-    """The kind, layer and head choosers every attention page shares (one view field each)."""
-    kind = view_widget(kind_column.selectbox, state.KIND, tr("attention.kind"), KINDS,
-                       index=KINDS.index(View.kind))
+def attention_selectors(trace, kind_column, layer_column, head_column, kind_field: str = state.KIND
+                        ) -> tuple[str, int, int]:
+    """The kind, layer and head choosers every attention page shares (one view field each; the Masks page
+    has its own kind field)."""
+    kind = view_widget(kind_column.selectbox, kind_field, tr("attention.kind"), KINDS,
+                       index=KINDS.index(getattr(View, kind_field)))
     return kind, *layer_and_head(trace, kind, layer_column, head_column)
 
 

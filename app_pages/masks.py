@@ -9,6 +9,7 @@ from transformer_viz.figures.masks import mask_figures, masking_steps
 
 from . import state
 from .context import attention_selectors, page_context
+from .state import View
 from .ui import chart, tr, view_widget
 
 MAX_PAD = 32
@@ -17,8 +18,9 @@ MAX_PAD = 32
 def render() -> None:
     st.title(tr("masks.title"))
     st.markdown(tr("masks.intro"))
-    pad_to = view_widget(st.slider, state.PAD, tr("masks.pad_to"), 0, MAX_PAD, value=0, help=tr("masks.pad_help"))
-    ctx = page_context(pad_to=pad_to)
+    pad_to = view_widget(st.slider, state.PAD, tr("masks.pad_to"), 0, MAX_PAD, value=View.pad,
+                         help=tr("masks.pad_help"))
+    ctx = page_context(pad_to=pad_to, teacher_forced=True)
     if ctx is None:
         return
     figures = ctx.figure(mask_figures)
@@ -29,5 +31,5 @@ def render() -> None:
 
     st.subheader(tr("masks.steps"))
     st.caption(tr("masks.steps_help", value=format_number(ctx.trace.config.mask_value)))
-    kind, layer, head = attention_selectors(ctx.trace, *st.columns(3))
+    kind, layer, head = attention_selectors(ctx.trace, *st.columns(3), kind_field=state.MASK_KIND)
     chart(ctx.figure(masking_steps, kind, layer, head), key="masks_steps")

@@ -21,7 +21,7 @@ POSITIONAL, NORM_FIRST, SCALE_EMBEDDINGS, EMBED_NORM, MASK_VALUE, SEED = (
 SRC_TEXT, TGT_TEXT = "src_text", "tgt_text"
 KIND, LAYER, HEAD, VALUE = "kind", "layer", "head", "value"  # shared by Attention, Masks, Inside one head, Decoding
 QUERY = "query"  # Attention: the query whose lines are drawn (None: all)
-PAD = "pad"  # Masks: pad the input to this length
+PAD, MASK_KIND = "pad", "mask_kind"  # Masks: pad the batch to this length; the attention whose masking is shown
 CELL_QUERY, CELL_KEY = "cell_query", "cell_key"  # Inside one head: the cell followed through every step
 STEP = "step"  # Decoding: the step shown (1 = the first token written)
 SIDE, DIMS = "side", "dims"  # Embeddings: source or target; the encoding dimensions drawn as curves
@@ -85,7 +85,8 @@ class View:
     head: int = 0
     value: str = "weights"
     query: int | None = None
-    pad: int = 0
+    pad: int = 8  # a padded batch: padding and look-ahead differ from look-ahead alone
+    mask_kind: str = "decoder_self"  # where both masks act
     cell_query: int | None = None  # None: no cell chosen (Inside one head then follows cell 0, 0)
     cell_key: int | None = None
     step: int = 0  # 0: the last step (the slider counts from 1)
@@ -117,8 +118,8 @@ class View:
 VIEW_FIELDS = tuple(f.name for f in fields(View))
 # Widgets whose labels depend on the language: a language switch writes their values again so that
 # the widget and the link show them in the new language.
-TRANSLATED_FIELDS = (TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, VALUE, QUERY, CELL_QUERY,
-                     CELL_KEY, SIDE)
+TRANSLATED_FIELDS = (TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, MASK_KIND, VALUE, QUERY,
+                     CELL_QUERY, CELL_KEY, SIDE)
 
 
 @dataclass(frozen=True, eq=False)

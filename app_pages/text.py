@@ -162,7 +162,8 @@ ENGLISH = {
     "masks.intro": (
         "A mask says which keys each query may use (here True = may attend). The **padding mask** hides the "
         "<pad> tokens that fill short sentences up to the batch length. The **look-ahead mask** hides the future "
-        "in the decoder, so that training with the whole target at once cannot cheat. The decoder combines both."
+        "in the decoder, so that training with the whole target at once cannot cheat. The decoder combines both. "
+        "With no target text, the decoder reads the model's own answer, as a training batch would hold it."
     ),
     "masks.pad_help": (
         "In a batch, shorter sentences are filled with <pad> up to the longest one. Pad this input to see the "

@@ -43,6 +43,7 @@ LABELS: dict[str, Callable[[object], str]] = {
     state.NORM_FIRST: lambda pre: tr("norm.pre" if pre else "norm.post"),
     state.MASK_VALUE: format_number,
     state.KIND: lambda kind: tr(f"kind.{kind}"),
+    state.MASK_KIND: lambda kind: tr(f"kind.{kind}"),
     state.VALUE: lambda value: tr(f"value.{value}"),
     state.LAYER: counted,
     state.HEAD: counted,
