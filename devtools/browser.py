@@ -150,6 +150,49 @@ def wait_for_idle(page, timeout: float = 60_000, settle_ms: int = 100) -> None:
     page.wait_for_selector(IDLE, state="attached", timeout=timeout)
 
 
+# Every st.plotly_chart has drawn its figure, and the figures' sizes and text counts as a string (to compare
+# between two looks: Streamlit sizes a chart to its column after the first draw).
+FIGURES_DRAWN = """() => {
+  const charts = document.querySelectorAll('[data-testid=stPlotlyChart]').length;
+  const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
+  if (plots.length < charts) return null;
+  const sizes = [];
+  for (const plot of plots) {
+    const svg = plot.querySelector('svg.main-svg');
+    if (!svg || !plot._fullLayout) return null;
+    const box = svg.getBoundingClientRect();
+    sizes.push([Math.round(box.width), Math.round(box.height), plot.querySelectorAll('text').length].join('x'));
+  }
+  return sizes.join(' ');
+}"""
+
+
+def wait_for_figures(page, timeout: float = 60_000, poll_ms: int = 200) -> None:
+    """Wait until every Plotly chart of the page is drawn and has kept its size and texts for one poll."""
+    deadline, last = time.monotonic() + timeout / 1000, None
+    while True:
+        now = page.evaluate(FIGURES_DRAWN)
+        if now is not None and now == last:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the figures were still changing after {timeout / 1000:.0f} s: {now}")
+        last = now
+        page.wait_for_timeout(poll_ms)
+
+
+def full_page_screenshot(page, path: str) -> None:
+    """A screenshot of the whole page. Streamlit scrolls inside its main element, not the document, so the
+    viewport is made as tall as that element's content for the shot (and put back afterwards)."""
+    size = page.viewport_size
+    height = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
+    page.set_viewport_size({"width": size["width"], "height": max(height, size["height"])})
+    try:
+        wait_for_figures(page)
+        page.screenshot(path=path, full_page=True)
+    finally:
+        page.set_viewport_size(size)
+
+
 def finished_runs(page) -> int:
     return page.evaluate("() => window.__tvRuns")
 
