@@ -151,8 +151,10 @@ def wait_for_idle(page, timeout: float = 60_000, settle_ms: int = 100) -> None:
 
 
 # Every st.plotly_chart has drawn its figure, and the figures' sizes and text counts as a string (to compare
-# between two looks: Streamlit sizes a chart to its column after the first draw).
+# between two looks: Streamlit sizes a chart to its column after the first draw). A chart whose code is
+# still loading (the first one a browser shows) is a skeleton for a moment after the run has finished.
 FIGURES_DRAWN = """() => {
+  if (document.querySelector('[data-testid=stMain] [data-testid=stSkeleton]')) return null;
   const charts = document.querySelectorAll('[data-testid=stPlotlyChart]').length;
   const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
   if (plots.length < charts) return null;
