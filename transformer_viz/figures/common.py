@@ -40,7 +40,10 @@ def base_layout(fig: go.Figure, title: str | None = None, height: int | None = N
     fig.update_layout(
         template="none", font=dict(**FONT, color=TEXT_COLOUR), paper_bgcolor="white", plot_bgcolor="white",
         colorway=LINE_COLOURS, hovermode="closest",
-        title=dict(text=title, x=0.0, xanchor="left") if title else None,
+        # At the very top: Plotly's default centres a title in the top margin, where top tick labels and axis
+        # titles also go once that margin grows.
+        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad_t=14)
+        if title else None,
         margin=dict(l=10, r=10, t=50 if title else 20, b=10), height=height,
         hoverlabel=dict(font_size=14),
     )

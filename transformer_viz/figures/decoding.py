@@ -50,6 +50,9 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
     fig.update_layout(margin=dict(r=60), bargap=0.25)
     fig.update_xaxes(range=[0, 1], tickformat=".0%", title_text="probability")
     fig.update_yaxes(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))
+    # In a bar long enough to hold its text, else beside it: a 100 % bar's text is never past the edge.
+    fig.update_traces(textposition="auto", insidetextanchor="end", insidetextfont_color="white")
+    fig.update_layout(uniformtext=dict(minsize=12, mode="show"))
     return fig
 
 
@@ -81,6 +84,7 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
         zmin=0.0, zmax=1.0, colorbar=dict(thickness=14, title="weight"),
         hovertemplate="%{customdata}<br>weight %{z:.3f}<extra></extra>",
     ))
+    fig.update_traces(colorbar_title_side="right")  # beside the bar: above it, it meets the top tick label
     which = f"mean of {n_heads} heads" if head is None else f"head {head + 1}"
     base_layout(fig, f"Cross-attention, layer {layer + 1} · {which}", height=max(300, 120 + 36 * n_steps))
     fig.update_xaxes(token_axis(step_traces[0].src_tokens, src_len), title_text="source token")

@@ -112,6 +112,7 @@ def position_similarity(encoding, tokens: Sequence[str] | None = None) -> go.Fig
         hovertemplate="%{customdata}<br>cosine similarity %{z:.3f}<extra></extra>",
     ))
     base_layout(fig, "Cosine similarity of two positions", height=520)
+    fig.update_traces(colorbar_title_side="right")  # beside the bar: above it, it meets the top tick label
     fig.update_xaxes(token_axis(tokens, length), title_text="position")
     fig.update_yaxes(token_axis(tokens, length, reverse=True), title_text="position")
     return fig

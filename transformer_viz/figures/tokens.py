@@ -14,7 +14,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..tokenizers import END, BytePairEncoding
-from .common import HIGHLIGHT, MUTED, TEXT_COLOUR, base_layout, escape_text, token_axis
+from .common import FONT, HIGHLIGHT, MUTED, TEXT_COLOUR, base_layout, escape_text, token_axis
+from .fit import GAP_PX, text_em
 from .labels import label
 
 TOP_PAIRS = 10  # bars in the pair table: enough to show the runners-up and any tie
@@ -25,6 +26,7 @@ CHIP_FILL = "#ffffff"
 END_FILL = "#f1f3f6"  # the end-of-word marker: a quieter chip with a dotted edge
 COUNT_WIDTH = 5  # room right of the widest row for its count ("× 7"), in character widths
 ROW_PIXELS = 40
+PANEL_WIDTHS, PANEL_SPACING, RIGHT_PX = (0.6, 0.4), 0.1, 40  # the corpus, the pair table; between; right margin
 
 
 def text_width(text: str) -> int:
@@ -42,11 +44,12 @@ def chip_spans(symbols: Sequence[str]) -> list[tuple[float, float]]:
     return spans
 
 
-def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en") -> go.Figure:
+def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 1100) -> go.Figure:
     """The corpus after `step` merges (0 = characters) beside the pair counts that choose merge step + 1.
 
     step: 0 to len(bpe.merges). The chips the merge `step` made are highlighted, and so is the
     pair table's top bar when a merge step + 1 was learned. Words and symbols are shown as typed.
+    `width`: the narrowest it is drawn at; the pair table's axis title fits under it.
     """
     if not isinstance(bpe, BytePairEncoding):
         raise ValueError(f"bpe must be what learn_bpe returns, got a {type(bpe).__name__}.")
@@ -63,7 +66,7 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en") -> go.Figure:
         title = label("tokens.title_start", lang, end=escape_text(END))
     pairs_title = (label("tokens.pairs_title", lang, next=step + 1) if has_next
                    else label("tokens.pairs_stopped", lang, step=step))
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1,
+    fig = make_subplots(rows=1, cols=2, column_widths=list(PANEL_WIDTHS), horizontal_spacing=PANEL_SPACING,
                         subplot_titles=(label("tokens.words_title", lang), pairs_title))
 
     rows = list(symbols.items())
@@ -115,11 +118,16 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en") -> go.Figure:
                            x=0.5, y=0.5, font=dict(size=15, color="#888"))
 
     base_layout(fig, title, height=120 + ROW_PIXELS * max(len(rows), len(pairs), 3))
-    fig.update_layout(shapes=chips, bargap=0.3, margin=dict(t=80, r=40))  # one assignment: add_shape per chip is slow
+    # One assignment: add_shape per chip is slow.
+    fig.update_layout(shapes=chips, bargap=0.3, margin=dict(t=80, r=RIGHT_PX))
     fig.update_xaxes(visible=False, range=[-CHIP_GAP, widest + COUNT_WIDTH], row=1, col=1)
     fig.update_yaxes(token_axis([word for word, _ in rows], len(rows)), range=[len(rows) - 0.5, -0.5],
                      showgrid=False, row=1, col=1)
     fig.update_xaxes(title_text=label("tokens.count_axis", lang), rangemode="tozero", row=1, col=2)
+    # The axis title is centred under the narrower panel: it may reach into the margins beside it, not beyond.
+    room = (width - 60 - RIGHT_PX) * PANEL_WIDTHS[1] * (1 - PANEL_SPACING) + 2 * RIGHT_PX - GAP_PX
+    fig.update_xaxes(title_font_size=int(min(FONT["size"], room // text_em(label("tokens.count_axis", lang)))),
+                     row=1, col=2)
     fig.update_yaxes(token_axis([f"{left} + {right}" for left, right, _ in pairs], len(pairs)),
                      range=[max(len(pairs), 1) - 0.5, -0.5], row=1, col=2)
     return fig

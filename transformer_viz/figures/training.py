@@ -64,6 +64,8 @@ def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_token
     queries, keys = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
     frames = [go.Frame(name=str(step), data=[attention_heatmap_trace(w, queries, keys)], traces=[0],
                        layout=dict(title_text=f"{title} — step {step}")) for step, w in matrices]
+    for frame in frames:
+        frame.data[0].colorbar.title.side = "right"  # beside the bar: above it, it meets the top tick label
     fig = go.Figure(data=frames[0].data, frames=frames)
     base_layout(fig, f"{title} — step {matrices[0][0]}", height=max(420, 200 + 34 * q_len))
     play = dict(frame=dict(duration=350, redraw=True), transition=dict(duration=0), fromcurrent=True, mode="immediate")
