@@ -145,10 +145,14 @@ def test_score_steps_carry_the_walkthrough_numbers():
     assert (softmax.zmin, softmax.zmax) == (0.0, 1.0)
     np.testing.assert_allclose(z(panels(figs["weighted_sum"])[2]), w.head_output)
     assert "= head 2 (4 × 4)" in subplot_titles(figs["weighted_sum"])
-    concat, w_o, output, b_o = panels(figs["output"])  # side by side, b_O under W_O
+    concat, w_o, b_o, output = panels(figs["output"])  # stacked: three 8-wide matrices with numbers do not fit
     for panel, matrix in ((concat, w.all_heads), (w_o, w.w_o), (output, w.output), (b_o, w.b_o[None])):
         np.testing.assert_allclose(z(panel), matrix)
     assert "W_O (8 × 8)" in subplot_titles(figs["output"])
+    narrow = walk(d_model=4)
+    concat, w_o, output, b_o = panels(dict(walkthrough_figures(narrow))["output"])  # side by side, b_O under W_O
+    np.testing.assert_allclose(z(output), narrow.output)
+    assert output.xaxis == "x3" and b_o.yaxis == "y4"
 
 
 @pytest.mark.parametrize("mask_value, text", [(-1e9, "−1e9"), (float("-inf"), "−∞")])

@@ -2,6 +2,7 @@
 
 import pytest
 
+from transformer_viz.figures.fit import LINE_EM, SLANT, text_em
 from transformer_viz.figures.panel_layout import (
     HEADER_PX,
     MIN_CELL_PX,
@@ -10,6 +11,7 @@ from transformer_viz.figures.panel_layout import (
     SPACING,
     SUBPLOT_TITLE_PX,
     cell_heights,
+    fits_with_values,
     panel_layout,
     top_label_px,
 )
@@ -32,10 +34,16 @@ def test_cells_shrink_to_about_640_px_tall_but_token_rows_stay_readable():
     assert narrow < MIN_TOKEN_PX  # unless the page is too narrow for that
 
 
-def test_top_labels_stay_flat_while_they_fit_a_cell_and_stand_up_otherwise():
-    assert top_label_px(["1", "2"], 20.0) == 14 + 8
-    assert top_label_px(["a long token"], 20.0) == pytest.approx(len("a long token") * 14 * 0.6 + 8)
-    assert top_label_px(["1"], 4.0) == pytest.approx(9 * 0.6 + 8)  # a 9 px font at least: upright
+def test_top_labels_stay_flat_while_they_fit_a_cell_and_turn_otherwise():
+    assert top_label_px(["1", "2"], 20.0) == pytest.approx(14 * LINE_EM + 8)  # one line of 14 px
+    slanted = top_label_px(["a long token"], 20.0)
+    assert slanted == pytest.approx((text_em("a long token") + LINE_EM) * 12 * SLANT + 8)  # 45°, 12 px
+    assert top_label_px(["<pad>"], 50.0) == pytest.approx(14 * LINE_EM + 8)  # 5 characters, not "&lt;pad&gt;"
+
+
+def test_three_matrices_sit_side_by_side_only_while_their_numbers_fit():
+    assert fits_with_values([4, 4, 4]) and not fits_with_values([8, 8, 8])
+    assert fits_with_values([24]) and not fits_with_values([25])  # 25 cells of 33 px: more than 790
 
 
 def test_rows_stack_from_the_top_with_room_for_the_next_rows_labels():

@@ -7,7 +7,6 @@ softmax(QKᵀ/√d_k + M)·V, then the concatenation of all heads and W_O.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,7 +28,8 @@ from .common import (
     token_axis,
     token_texts,
 )
-from .panel_layout import VALUE_ASPECT, cell_heights, panel_layout, tick_font_px, top_label_px
+from .fit import MIN_FONT_PX, cell_font, tick_labels, tick_plan
+from .panel_layout import VALUE_ASPECT, cell_heights, fits_with_values, panel_layout, top_label_px
 
 # Step key -> a short label for a tab or a slider, in the order of the computation.
 STEP_LABELS = {"x": "X", "projections": "Q, K, V", "qk": "QKᵀ", "scale": "÷ √d_k", "mask": "+ mask",
@@ -152,7 +152,8 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
     b_o = Panel(w.b_o[None], ["b"], dm, "+ b_O")
     result = Panel(w.output, qt, dm, f"= output {size(q_len, d_model)}")
     # Side by side while three d_model-wide matrices fit the page with values in their cells, else stacked.
-    layout = [[concat, w_o, result], [None, b_o, None]] if d_model <= 12 else [[concat], [w_o], [b_o], [result]]
+    side_by_side = fits_with_values([d_model] * 3)
+    layout = [[concat, w_o, result], [None, b_o, None]] if side_by_side else [[concat], [w_o], [b_o], [result]]
     steps.append(("output", figure(layout, f"output = Concat·W_O + b_O {size(q_len, d_model)}")))
     return steps
 
@@ -221,9 +222,12 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
         suffix = "" if n == 1 else str(n)
         x, y = f"x{suffix}", f"y{suffix}"
         rows, cols = panel.matrix.shape
+        font = cell_font(cell_px[r] / aspect, cell_px[r], _texts(panel).ravel())
+        show = show and (font is not None or show_values is not None)
         bar_x = grid.x_domains[0][1] + 0.01 if colorbar and not show else None
-        traces += _panel_traces(panel, bar_x, 16 if cell_px[r] >= 40 else 13, dict(xaxis=x, yaxis=y), show)
-        layout[f"xaxis{suffix}"] = dict(_axis(panel.col_labels, cols, cell_px[r] / aspect), anchor=y, side="top",
+        traces += _panel_traces(panel, bar_x, font or MIN_FONT_PX, dict(xaxis=x, yaxis=y), show)
+        layout[f"xaxis{suffix}"] = dict(_axis(panel.col_labels, cols, cell_px[r] / aspect, axis="x"), anchor=y,
+                                        side="top",
                                         domain=list(grid.x_domains[c]), constrain="domain",
                                         constraintoward="left")
         # scaleanchor keeps the matrix's shape however wide the page is; it then hugs the top left of its slot.
@@ -250,7 +254,7 @@ def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: 
     rows, cols = matrix.shape
     blocked = ~np.isfinite(matrix) if panel.blocked is None else panel.blocked | ~np.isfinite(matrix)
     shown = np.where(blocked, np.nan, matrix)  # (rows, cols)
-    text = panel.text if panel.text is not None else np.vectorize(format_number, otypes=[str])(matrix)
+    text = _texts(panel)
     row_texts, col_texts = token_texts(panel.row_labels, rows), token_texts(panel.col_labels, cols)
     hover = [[f"{row_texts[i]} · {col_texts[j]}: {text[i][j]}" for j in range(cols)] for i in range(rows)]
     if panel.style == "weights":
@@ -278,14 +282,17 @@ def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: 
     return traces
 
 
-def _axis(labels: Sequence[str], length: int, cell_px: float, reverse: bool = False) -> dict:
-    """Integer positions with labels as tick text, the font fitted to the cells; numbered axes keep every k-th tick."""
-    axis = token_axis(labels, length, reverse=reverse)
-    axis["tickfont"] = dict(size=tick_font_px(cell_px))
-    if not _is_tokens(labels) and cell_px < 18:
-        step = math.ceil(18 / cell_px)
-        axis.update(tickvals=axis["tickvals"][::step], ticktext=axis["ticktext"][::step])
-    return axis
+def _texts(panel: Panel) -> np.ndarray:
+    """What the cells of a panel write: its own text, or its values as a student writes them."""
+    return panel.text if panel.text is not None else np.vectorize(format_number, otypes=[str])(panel.matrix)
+
+
+def _axis(labels: Sequence[str], length: int, cell_px: float, reverse: bool = False, axis: str = "y") -> dict:
+    """Integer positions with labels as tick text, `cell_px` apart: the font fitted to the cells, labels
+    turned or thinned to every k-th where even the smallest readable font would collide (`tick_plan`)."""
+    settings = token_axis(labels, length, reverse=reverse)
+    plan = tick_plan(settings["ticktext"], cell_px, axis)
+    return settings | tick_labels(settings["tickvals"], settings["ticktext"], plan)
 
 
 def _is_tokens(labels: Sequence[str]) -> bool:

@@ -8,11 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .common import escape_text
+from .fit import CELL_FONT_PX, GAP_PX, text_em, tick_plan
+
 HEADER_PX, SUBPLOT_TITLE_PX = 80, 24  # room for the title with its subtitle; for a subplot's title
-PAGE_PX = 1100  # the width figures are laid out for (a wide page on a projector)
+PAGE_PX = 790  # the width figures are laid out for: the narrowest main column (app_pages.ui.MAIN_WIDTH)
 MIN_CELL_PX, MIN_TOKEN_PX = 6.0, 14.0  # smallest cell height; rows labelled by tokens need room for the text
 VALUE_ASPECT = 0.6  # cell height / width where a cell shows a number such as "−0.94"
 SPACING = 0.06  # between two grid columns, as a fraction of the width
+COLUMN_GAP_PX = 70  # between two grid columns, for the next one's row labels
 
 
 def cell_heights(row_sizes: Sequence[int], col_sizes: Sequence[int], token_rows: Sequence[bool],
@@ -24,21 +28,21 @@ def cell_heights(row_sizes: Sequence[int], col_sizes: Sequence[int], token_rows:
     grid column; token_rows: whether a grid row's matrices have tokens as row labels; aspect:
     cell height / cell width.
     """
-    fits_width = aspect * (PAGE_PX - 70 * (len(col_sizes) - 1)) / sum(col_sizes)
+    fits_width = aspect * (PAGE_PX - COLUMN_GAP_PX * (len(col_sizes) - 1)) / sum(col_sizes)
     base = min(48.0, 640 / sum(row_sizes), fits_width)
     return [max(base, min(MIN_TOKEN_PX if tokens else MIN_CELL_PX, fits_width)) for tokens in token_rows]
 
 
-def tick_font_px(cell_px: float) -> int:
-    """Tick labels as large as a cell, between 9 and 14 px."""
-    return min(14, max(9, int(cell_px)))
+def fits_with_values(col_sizes: Sequence[int]) -> bool:
+    """Whether matrices `col_sizes` columns wide fit PAGE_PX side by side with a number such as "−0.94" in
+    each cell at the smallest cell font."""
+    cell = text_em("−0.94") * CELL_FONT_PX[0] + GAP_PX
+    return sum(col_sizes) * cell + COLUMN_GAP_PX * (len(col_sizes) - 1) <= PAGE_PX
 
 
 def top_label_px(labels: Sequence[str], cell_width_px: float) -> float:
-    """Height of a top axis's tick labels; Plotly turns them upright when they are wider than a cell."""
-    font = tick_font_px(cell_width_px)
-    widest = max(len(str(label)) for label in labels) * font * 0.6
-    return font + 8 if widest <= cell_width_px else widest + 8
+    """Height of a top axis's tick labels, flat, slanted or upright as `tick_plan` lays them out."""
+    return tick_plan([escape_text(label) for label in labels], cell_width_px, "x").depth + 8
 
 
 @dataclass(frozen=True)
