@@ -12,10 +12,10 @@ from transformer_viz.walkthrough import cell_numbers
 from . import state
 from .context import PageContext, attention_selectors, cell_selectors, page_context
 from .state import View
-from .ui import chart, literal, tr, view_widget
+from .ui import MAIN_WIDTH, chart, literal, tr, view_widget
 
-GRID_WIDTH = 820  # px: the main column at 1280 px with the sidebar open
-HEAD_WIDTH = 480  # px: the large head's column
+GRID_WIDTH = MAIN_WIDTH  # px, see MAIN_WIDTH
+HEAD_WIDTH, MAX_HEAD_WIDTH = 455, 1100  # px: the large head's column (3/5 of MAIN_WIDTH, MAX_MAIN_WIDTH)
 
 
 def render() -> None:
@@ -62,7 +62,8 @@ def head_view(ctx: PageContext, kind: str, layer: int, head: int, value: str) ->
         query_column, key_column = st.columns(2)
         cell = cell_selectors(query_tokens, key_tokens, query_column, key_column, optional=True)
         highlight = cell if cell[0] is not None else None
-        chart(ctx.figure(attention_heatmap, kind, layer, head, value, width=HEAD_WIDTH, highlight=highlight),
+        chart(ctx.figure(attention_heatmap, kind, layer, head, value, width=HEAD_WIDTH, max_width=MAX_HEAD_WIDTH,
+                         highlight=highlight),
               key=state.HEAD_CHART, on_select=on_cell_click)
         st.caption(tr("attention.cell"))
     with lines:

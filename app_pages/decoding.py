@@ -13,7 +13,7 @@ from . import state
 from .context import layer_and_head, page_context
 from .ui import chart, literal, tr, view_widget
 
-HALF_WIDTH = 400  # px: half the main column at 1280 px
+HALF_WIDTH = 355  # px: half of MAIN_WIDTH, less the gap
 
 
 def render() -> None:

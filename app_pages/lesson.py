@@ -36,15 +36,15 @@ from transformer_viz.tokenizers import learn_bpe
 
 from . import services, state
 from .context import PageContext, page_context, token_chips
+from .masks import MASK_WIDTH
 from .state import VIEW_FIELDS, View
 from .training import run_training, show_result
-from .ui import chart, clamped_index, current_view, literal, tr, view_widget
+from .ui import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, clamped_index, current_view, literal, tr, view_widget
 
 FRENCH = TASKS["en-fr"].examples[0]  # "the black cat sees the small dog"
 CHINESE = TASKS["en-zh"].examples[0]  # "he ate an apple at school yesterday"
 # What a step never changes: the language, presenter mode, the lesson itself.
 KEPT = (state.LANG, state.PRESENT, state.LESSON_STEP, state.BPE_CORPUS, state.BPE_MERGES)
-WIDTH = 1100  # px: the main column on a 1280 px projector without the sidebar
 MAX_MERGES = 30
 D_KS = (2, 4, 8, 16, 32, 64, 128, 256, 512)
 ASKED_D_K, N_KEYS = 256, 8
@@ -182,7 +182,7 @@ def tokens() -> tuple[str, str]:
     if learned is None or not learned.merges:
         st.info(tr("lesson.tokens.empty"))
         return question, tr("lesson.tokens.empty")
-    chart(bpe_figure(learned, min(merges, len(learned.merges)), lang=lang()), key="lesson_bpe")
+    chart(bpe_figure(learned, min(merges, len(learned.merges)), lang=lang(), width=MAIN_WIDTH), key="lesson_bpe")
     left, right, count = learned.merges[0]
     return question, tr("lesson.tokens.answer", left=literal(left), right=literal(right), count=count)
 
@@ -253,13 +253,14 @@ def masks() -> tuple[str, str]:
     question = tr("lesson.masks.question", length=view.pad)
     if ctx is None:
         return question, ""
-    figures = ctx.figure(mask_figures)
+    figures = ctx.figure(mask_figures, width=MASK_WIDTH)
     for column, (title, fig) in zip(st.columns(len(figures)), figures.items(), strict=True):
         with column:
             chart(fig, key=f"lesson_mask_{title}")
     layer = clamped_index(view.layer, ctx.trace.n_layers("decoder_self"))
     head = clamped_index(view.head, ctx.trace.config.n_heads)
-    chart(ctx.figure(masking_steps, "decoder_self", layer, head), key="lesson_masking_steps")
+    chart(ctx.figure(masking_steps, "decoder_self", layer, head, width=MAIN_WIDTH, max_width=MAX_MAIN_WIDTH),
+          key="lesson_masking_steps")
     pads = ctx.trace.tgt_tokens.count("<pad>")
     if ctx.run.teacher_forced is False or not pads:
         return question, not_here(tr("lesson.masks.why"))
@@ -277,7 +278,7 @@ def heads() -> tuple[str, str]:
         return tr("lesson.heads.question", layer="?"), ""
     layer, head = layer_head(ctx, "decoder_self")
     question = tr("lesson.heads.question", layer=layer + 1)
-    grid = ctx.figure(attention_grid, "decoder_self", "weights", width=WIDTH, highlight=(layer, head))
+    grid = ctx.figure(attention_grid, "decoder_self", "weights", width=MAIN_WIDTH, highlight=(layer, head))
     chart(grid, key="lesson_grid")
     patterns = head_patterns(ctx.trace, "decoder_self", layer)
     st.table({tr("lesson.heads.table_head"): [str(h + 1) for h in range(ctx.trace.config.n_heads)]}

@@ -10,9 +10,10 @@ from transformer_viz.figures.masks import mask_figures, masking_steps
 from . import state
 from .context import attention_selectors, page_context
 from .state import View
-from .ui import chart, tr, view_widget
+from .ui import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, tr, view_widget
 
 MAX_PAD = 32
+MASK_WIDTH = 180  # px: a quarter of MAIN_WIDTH, less the gaps
 
 
 def render() -> None:
@@ -23,7 +24,7 @@ def render() -> None:
     ctx = page_context(pad_to=pad_to, teacher_forced=True)
     if ctx is None:
         return
-    figures = ctx.figure(mask_figures)
+    figures = ctx.figure(mask_figures, width=MASK_WIDTH)
     columns = st.columns(len(figures))
     for column, (title, fig) in zip(columns, figures.items(), strict=True):
         with column:
@@ -32,4 +33,5 @@ def render() -> None:
     st.subheader(tr("masks.steps"))
     st.caption(tr("masks.steps_help", value=format_number(ctx.trace.config.mask_value)))
     kind, layer, head = attention_selectors(ctx.trace, *st.columns(3), kind_field=state.MASK_KIND)
-    chart(ctx.figure(masking_steps, kind, layer, head), key="masks_steps")
+    chart(ctx.figure(masking_steps, kind, layer, head, width=MAIN_WIDTH, max_width=MAX_MAIN_WIDTH),
+          key="masks_steps")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from transformer_viz.figures.common import format_number
+from transformer_viz.figures.fit import TEXT_MIN_WIDTH
 
 from . import state
 from .state import VIEW_FIELDS, View
@@ -81,12 +82,32 @@ def current_view() -> View:
 
 def chart(fig, key: str, on_select: str | Callable = "ignore", selection_mode=("points",)):
     """st.plotly_chart with the figure's own colours (not Streamlit's theme) and a compact mode bar."""
+    hide_cell_numbers_below(fig, key)
     return st.plotly_chart(
         fig, key=key, theme=None, on_select=on_select, selection_mode=selection_mode,
         config={"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]},
     )
 
 
+def hide_cell_numbers_below(fig, key: str) -> None:
+    """Cell numbers that fit only from some figure width on (layout.meta[TEXT_MIN_WIDTH]) are hidden in a
+    narrower chart: by a CSS container query on the chart's own element, which knows its width (the server
+    does not: 150 % browser zoom, a sidebar or a projector change it)."""
+    meta = fig.layout.meta
+    min_width = meta.get(TEXT_MIN_WIDTH) if isinstance(meta, dict) else None
+    if min_width and re.fullmatch(r"[\w-]+", key):
+        box = f".st-key-{key}"
+        st.html(f"<style>{box}{{container-type:inline-size}}"
+                f"@container (width < {int(min_width)}px){{{box} g.heatmap-label{{display:none}}}}</style>")
+
+
 def clamped_index(value: int | None, count: int) -> int:
     """An index for a widget's default that exists among `count` options."""
     return min(max(value or 0, 0), count - 1)
+
+
+# The narrowest the main column gets, in px: presenter mode at 150 % zoom of a 1280×720 projector (796 px; the
+# sidebar open at 1280 px leaves 820). Figures are laid out for the narrowest width they are drawn at, so that
+# their labels fit there, and only grow wider elsewhere. Cell numbers that need more room are written for up to
+# the widest (a full-HD screen without the sidebar) and shown only where they fit (hide_cell_numbers_below).
+MAIN_WIDTH, MAX_MAIN_WIDTH = 790, 1880

@@ -10,6 +10,7 @@ once: `grid.py`; masks: `masks.py`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
@@ -37,10 +38,23 @@ from .common import (
     token_texts,
     value_plane,
 )
+from .fit import (
+    GAP_PX,
+    MIN_FONT_PX,
+    TEXT_MIN_WIDTH,
+    TICK_FONT_PX,
+    Ticks,
+    cell_text,
+    spaced,
+    tick_labels,
+    tick_plan,
+    widest_em,
+)
 from .masks import blocked_layer
 
 HEAD_PX = 560  # the plot size one head is laid out for
-MIN_VALUE_CELL_PX = 40  # a single head writes its values in cells at least this wide
+TITLE_PX, AXIS_TITLE_PX, COLORBAR_PX = 50, 26, 80  # room for the title; an axis title; a colour bar with its title
+LINES_TOP_PX = 110  # above the line view: its title and the "queries" / "keys" headings
 SIDES = {"src": "source", "tgt": "target"}
 
 
@@ -61,11 +75,13 @@ def query_selection(event) -> int | None:
 
 def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "weights",
                       show_values: bool | None = None, *, highlight: tuple[int, int] | None = None,
-                      width: int = HEAD_PX) -> go.Figure:
+                      width: int = HEAD_PX, max_width: int | None = None) -> go.Figure:
     """One head large: z (q_len, k_len) is `value`, blocked cells grey (trace 1 when present).
 
-    `width` is the pixel width to lay out for. Values are written in the cells when
-    `show_values` (default: when a cell is at least 40 px wide, e.g. 14 tokens at 560 px).
+    `width` is the narrowest pixel width it is drawn at, `max_width` the widest (default: `width`). Values
+    are written in the cells when `show_values` (default: when they fit at a readable font at `width`, e.g. 8
+    tokens at 560 px; or only from a wider figure on, up to `max_width`: layout.meta[TEXT_MIN_WIDTH] says from
+    which width, and the app hides them below it).
     The last trace holds one click target per cell with customdata [query, key] (read it
     with `cell_selection`) and the hover: tokens, weight, raw score and the mask's verdict.
     `highlight` = (query, key) outlines one cell.
@@ -78,29 +94,37 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     q_len, k_len = weight.shape
     if highlight is not None:
         highlight = check_cell(highlight, q_len, k_len, ("query", "key"))
-    cell = float(np.clip(width / max(q_len, k_len), 14, 64))  # px per cell at the nominal size
-    show = cell >= MIN_VALUE_CELL_PX if show_values is None else show_values
-    font = int(np.clip(cell / 3.2, 10, 16))
+    q_tokens, k_tokens = trace.attention_tokens(kind)
+    q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
+    grey = value != "scores" and not mask.all()  # blocked cells drawn grey, with their own text
+    blocked_text = "0" if value == "weights" else format_number(fill)
+    values = np.array([[format_number(v) for v in row] for row in z])  # (q_len, k_len)
+    if grey:
+        values[~mask] = ""  # the grey layer writes these
+    geometry = head_layout(width, q_text, k_text)
+    numbers = cell_text([*values.ravel(), blocked_text] if grey else values.ravel(), geometry.cell_height, width,
+                        max_width or width, geometry.left + COLORBAR_PX, 1 / k_len)
+    show = numbers.font is not None if show_values is None else show_values
+    font = numbers.font or MIN_FONT_PX
 
     fig = go.Figure(go.Heatmap(
         z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
         colorscale=colorscale, hoverinfo="skip", name=VALUE_TITLES[value],
-        text=np.array([[format_number(v) for v in row] for row in z]) if show else None,
+        text=values if show else None,
         texttemplate="%{text}" if show else None, textfont_size=font,
         colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14),
     ))
-    if value != "scores" and not mask.all():
-        fig.add_trace(blocked_layer(mask, "0" if value == "weights" else format_number(fill), show, font))
+    if grey:
+        fig.add_trace(blocked_layer(mask, blocked_text, show, font))
 
-    q_tokens, k_tokens = trace.attention_tokens(kind)
-    q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     query, key = np.divmod(np.arange(q_len * k_len), k_len)  # (q_len·k_len,) each, row by row
     verdict = np.where(mask.ravel(), "may attend", f"blocked: score → {format_number(fill)}, weight 0")
     hover = [f"<b>{cell_label(i, q_text[i], j, k_text[j])}</b><br>weight {w:.3f}<br>raw score {s:.3f}<br>{v}"
              for i, j, w, s, v in zip(query, key, weight.ravel(), score.ravel(), verdict, strict=True)]
     fig.add_trace(go.Scatter(
         x=key, y=query, mode="markers", name="cells", showlegend=False,
-        marker=dict(symbol="square", size=cell, opacity=CLICK_OPACITY, color=CLICK_COLOUR),
+        marker=dict(symbol="square", size=min(geometry.cell_width, geometry.cell_height), opacity=CLICK_OPACITY,
+                    color=CLICK_COLOUR),
         customdata=np.stack([query, key], 1), hovertext=np.array(hover), hovertemplate="%{hovertext}<extra></extra>",
     ))
     if highlight is not None:
@@ -112,14 +136,46 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     title = f"Layer {layer + 1} · Head {head + 1}"
     if width >= HEAD_PX:
         title = f"{attention.title} · {title}"
-    base_layout(fig, title, height=round(cell * q_len) + 150)
-    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=120))
+    base_layout(fig, title, height=geometry.height)
+    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=geometry.top))
+    if show and show_values is None and numbers.min_width:
+        fig.update_layout(meta={TEXT_MIN_WIDTH: numbers.min_width})
     # Explicit ranges: autorange would pad the axes to fit the click targets.
-    fig.update_xaxes(**token_axis(k_tokens, k_len), side="top", tickfont_size=min(font + 2, 15),
+    fig.update_xaxes(**token_axis(k_tokens, k_len), side="top",
                      title=dict(text=f"key ({SIDES[attention.key_side]})", standoff=6), range=[-0.5, k_len - 0.5])
-    fig.update_yaxes(**token_axis(q_tokens, q_len), tickfont_size=min(font + 2, 15),
-                     title=f"query ({SIDES[attention.query_side]})", range=[q_len - 0.5, -0.5])
+    fig.update_xaxes(tick_labels(range(k_len), k_text, geometry.key_ticks))
+    fig.update_yaxes(**token_axis(q_tokens, q_len), title=f"query ({SIDES[attention.query_side]})",
+                     range=[q_len - 0.5, -0.5])
+    fig.update_yaxes(tick_labels(range(q_len), q_text, geometry.query_ticks))
     return fig
+
+
+@dataclass(frozen=True)
+class HeadLayout:
+    """Pixel geometry of `attention_heatmap` at the narrowest width it is drawn at."""
+
+    left: float  # beside the cells: the query labels and their axis title
+    cell_width: float
+    cell_height: float
+    key_ticks: Ticks
+    query_ticks: Ticks
+    top: int  # margin above the cells: the title, the key axis title and the key labels
+    height: int  # of the whole figure
+
+
+def head_layout(width: float, query_labels: list[str], key_labels: list[str]) -> HeadLayout:
+    """Cells as wide as `width` allows beside the query labels and the colour bar; square, 14 to 64 px high.
+
+    Token labels that do not fit their row or column are turned upright or thinned (`tick_plan`).
+    """
+    left = AXIS_TITLE_PX + widest_em(query_labels) * TICK_FONT_PX + GAP_PX
+    cell_width = max(width - left - COLORBAR_PX, 1.0) / len(key_labels)
+    cell_height = float(np.clip(cell_width, 14, 64))
+    keys = tick_plan(key_labels, cell_width, "x", largest=15)
+    queries = tick_plan(query_labels, cell_height, "y", largest=15)
+    top = round(TITLE_PX + AXIS_TITLE_PX + keys.depth + 10)
+    return HeadLayout(left, cell_width, cell_height, keys, queries, top,
+                      round(cell_height * len(query_labels)) + top + 30)
 
 
 def attention_lines(trace, kind: str, layer: int, head: int, query: int | None = None) -> go.Figure:
@@ -148,12 +204,18 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     if query is not None:
         fig.add_trace(_segments(~focus[:, None] & (weight >= 0.1), MUTED, opacity=0.1, width=1, name="other queries"))
 
+    height = int(np.clip(30 * max(q_len, k_len) + 130, 300, 1000))
+    # Long inputs: a smaller font, then every k-th token named (the chosen query and its strong keys always).
+    rows = tick_plan([*q_text, *k_text], (height - LINES_TOP_PX - 10) / max(q_len, k_len), "y", largest=15)
+    named_queries = set(spaced(q_len, rows.step, first=() if query is None else (query,)))
+    named_keys = set(spaced(k_len, rows.step, first=() if query is None else np.argsort(-weight[query])[:3]))
     live = mask.any(1)  # (q_len,) queries with at least one key to look at
     top_keys = [" · ".join(f"{k_text[j]} {weight[i, j]:.2f}" for j in np.argsort(-weight[i])[:3] if weight[i, j] > 0)
                 for i in range(q_len)]
     fig.add_trace(go.Scatter(
-        x=[0] * q_len, y=list(range(q_len)), mode="markers+text", text=q_text, textposition="middle left",
-        textfont=dict(size=15, color=[HIGHLIGHT if query == i else "#222222" if live[i] else MUTED
+        x=[0] * q_len, y=list(range(q_len)), mode="markers+text", textposition="middle left",
+        text=[text if i in named_queries else "" for i, text in enumerate(q_text)],
+        textfont=dict(size=rows.font, color=[HIGHLIGHT if query == i else "#222222" if live[i] else MUTED
                                       for i in range(q_len)]),
         marker=dict(size=10, color=[HIGHLIGHT if query == i else colour for i in range(q_len)]),
         customdata=[[i] for i in range(q_len)], showlegend=False, name="queries",  # see query_selection
@@ -166,8 +228,9 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     key_labels = k_text if query is None else [
         f"{text}  <b>{weight[query, j]:.2f}</b>" if weight[query, j] >= 0.01 else text for j, text in enumerate(k_text)]
     fig.add_trace(go.Scatter(
-        x=[1] * k_len, y=list(range(k_len)), mode="markers+text", text=key_labels, textposition="middle right",
-        textfont=dict(size=15, color=["#222222" if mask[:, j].any() else MUTED for j in range(k_len)]),
+        x=[1] * k_len, y=list(range(k_len)), mode="markers+text", textposition="middle right",
+        text=[text if j in named_keys else "" for j, text in enumerate(key_labels)],
+        textfont=dict(size=rows.font, color=["#222222" if mask[:, j].any() else MUTED for j in range(k_len)]),
         marker=dict(size=10, color=colour), showlegend=False, name="keys",
         hovertext=key_hover, hovertemplate="%{hovertext}<extra></extra>",
     ))
@@ -177,8 +240,8 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
         fig.add_annotation(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{text}</b>",
                            showarrow=False, font_size=14)
     base_layout(fig, f"Layer {layer + 1} · Head {head + 1}" + ("" if query is None else f" · query {query}"),
-                height=int(np.clip(30 * max(q_len, k_len) + 130, 300, 1000)))
-    fig.update_layout(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=110))
+                height=height)
+    fig.update_layout(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=LINES_TOP_PX))
     hidden = dict(visible=False, fixedrange=True)
     fig.update_xaxes(**hidden, range=[-0.65, 1.65])
     fig.update_yaxes(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])

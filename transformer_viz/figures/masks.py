@@ -30,8 +30,22 @@ from .common import (
     token_axis,
     token_texts,
 )
+from .fit import (
+    FLAT_FONT_PX,
+    GAP_PX,
+    LINE_EM,
+    MIN_FONT_PX,
+    TEXT_MIN_WIDTH,
+    cell_text,
+    text_em,
+    tick_labels,
+    tick_plan,
+    widest_em,
+)
 
-MAX_STEP_TOKENS = 10  # up to this many tokens a side, the three masking panels write their values
+MASK_PX = 260  # the width one mask is laid out for (four side by side)
+STEPS_PX, STEPS_RIGHT_PX = 1100, 70  # the width the three masking panels are laid out for; their colour bar
+SUBTITLE_PX = 13
 BLOCKED_TEXT = "#3b3b3b"
 
 
@@ -49,8 +63,11 @@ def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, 
 
 
 def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[str] | None,
-                 title: str) -> go.Figure:
-    """A boolean mask (q_len, k_len), True = may attend, in MASK_COLOURS with a "may attend" / "blocked" legend."""
+                 title: str, width: int = MASK_PX) -> go.Figure:
+    """A boolean mask (q_len, k_len), True = may attend, in MASK_COLOURS with a "may attend" / "blocked" legend.
+
+    `width` is the narrowest it is drawn at (four side by side on a page); labels and title fit it.
+    """
     mask = np.asarray(as_numpy(mask), bool)
     q_len, k_len = mask.shape
     q_text, k_text = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
@@ -66,18 +83,25 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
     for label, colour in (("may attend", allowed_colour), ("blocked", blocked_colour)):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, hoverinfo="skip",
                                  marker=dict(symbol="square", size=14, color=colour)))
-    cell = float(np.clip(300 / max(q_len, k_len), 10, 36))
-    base_layout(fig, title, height=round(cell * q_len) + 230)
-    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=160, b=40), title_font_size=17,
+    cell = float(np.clip(300 / max(q_len, k_len), 10, 36))  # px per row
+    left = widest_em(q_text) * FLAT_FONT_PX + GAP_PX + 10
+    keys = tick_plan(k_text, (width - left - 10) / k_len, "x", largest=FLAT_FONT_PX)
+    queries = tick_plan(q_text, cell, "y", largest=FLAT_FONT_PX)
+    title_font = int(np.clip((width - 10) // text_em(title), 13, 17))
+    # The title, a subtitle of up to two lines (mask_figures), then the key labels.
+    top = round(14 + LINE_EM * (title_font + 2 * SUBTITLE_PX) + 12 + keys.depth)
+    base_layout(fig, title, height=round(cell * q_len) + top + 70)
+    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=top, b=40), title_font_size=title_font,
                       legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font_size=14))
-    tick = dict(tickfont_size=12, fixedrange=True)
-    fig.update_xaxes(**token_axis(key_tokens, k_len), side="top", **tick)
-    fig.update_yaxes(**token_axis(query_tokens, q_len, reverse=True), **tick)
+    fig.update_xaxes(**token_axis(key_tokens, k_len), side="top", fixedrange=True)
+    fig.update_xaxes(tick_labels(range(k_len), k_text, keys))
+    fig.update_yaxes(**token_axis(query_tokens, q_len, reverse=True), fixedrange=True)
+    fig.update_yaxes(tick_labels(range(q_len), q_text, queries))
     return fig
 
 
-def mask_figures(trace) -> dict[str, go.Figure]:
-    """The four masks of this run, read from the recorded masks of layer 1.
+def mask_figures(trace, width: int = MASK_PX) -> dict[str, go.Figure]:
+    """The four masks of this run, read from the recorded masks of layer 1, each laid out for `width` px.
 
     "source_padding" (src_len, src_len) as the encoder applies it; "target_padding" (tgt_len, tgt_len);
     "look_ahead" (tgt_len, tgt_len), the lower triangle; "decoder_self", the decoder's
@@ -90,10 +114,10 @@ def mask_figures(trace) -> dict[str, go.Figure]:
     target = np.broadcast_to(combined[-1], combined.shape)  # (tgt_len, tgt_len)
     look_ahead = np.tril(np.ones_like(combined))  # (tgt_len, tgt_len)
     figures = {
-        "source_padding": mask_heatmap(source, src, src, "Source padding"),
-        "target_padding": mask_heatmap(target, tgt, tgt, "Target padding"),
-        "look_ahead": mask_heatmap(look_ahead, tgt, tgt, "Look-ahead"),
-        "decoder_self": mask_heatmap(combined, tgt, tgt, "Decoder self-attention"),
+        "source_padding": mask_heatmap(source, src, src, "Source padding", width),
+        "target_padding": mask_heatmap(target, tgt, tgt, "Target padding", width),
+        "look_ahead": mask_heatmap(look_ahead, tgt, tgt, "Look-ahead", width),
+        "decoder_self": mask_heatmap(combined, tgt, tgt, "Decoder self-attention", width),
     }
     # Short lines: the app shows the four side by side in narrow columns.
     subtitles = {"source_padding": "no query looks at<br>a source &lt;pad&gt;",
@@ -101,32 +125,45 @@ def mask_figures(trace) -> dict[str, go.Figure]:
                  "look_ahead": "query i sees keys 0…i,<br>never the future",
                  "decoder_self": "look-ahead AND<br>target padding"}
     for key, fig in figures.items():
-        fig.update_layout(title_subtitle=dict(text=subtitles[key], font_size=13))
+        fig.update_layout(title_subtitle=dict(text=subtitles[key], font_size=SUBTITLE_PX))
     return figures
 
 
-def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
+def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX,
+                  max_width: int | None = None) -> go.Figure:
     """Three panels for one head: raw scores -> masked scores (blocked = the fill) -> softmax weights.
 
     Panels 1 and 2 share one colour range symmetric about 0 from the raw scores, so a cell
     keeps its colour until the mask greys it; panel 3 uses the fixed 0-1 weight range.
+    `width` is the narrowest it is drawn at, `max_width` the widest (default: `width`): cells write their
+    values when they fit at a readable font at `width`, or only from a wider figure on (up to `max_width`;
+    layout.meta[TEXT_MIN_WIDTH] says from which width, and the app hides them below it).
     """
     check_choice(kind)
     weight, score, masked, mask = attention_arrays(trace, kind, layer).head(head)  # (q_len, k_len) each
     q_len, k_len = weight.shape
     fill = mask_value(trace)
     limit = symmetric_limit(score[np.isfinite(score)])
-    show = max(q_len, k_len) <= MAX_STEP_TOKENS
-    cell = float(np.clip(300 / max(q_len, k_len), 10, 44))
-    font = int(np.clip(cell / 3.0, 10, 15))
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
+    spacing = 0.09
+    panel = (1 - 2 * spacing) / 3  # of the plot's width
+    cell = float(np.clip(300 / max(q_len, k_len), 10, 44))  # px per row
+    fixed_px = widest_em(q_text) * FLAT_FONT_PX + GAP_PX + STEPS_RIGHT_PX  # beside the panels
+    cell_width = (width - fixed_px) * panel / k_len
+    texts = [np.array([[format_number(v, 2 if col == 3 else 1) for v in row] for row in z])
+             for col, z in enumerate((score, masked, weight), start=1)]  # (q_len, k_len) each
+    blocked_texts = {2: format_number(fill), 3: "0"}
+    for col in blocked_texts:
+        texts[col - 1][~mask] = ""  # the grey layer writes these
+    numbers = cell_text([t for panel_texts in texts for t in panel_texts.ravel()] + list(blocked_texts.values()),
+                        cell, width, max_width or width, fixed_px, panel / k_len)
+    show, font = numbers.font is not None, numbers.font
     labels = [[cell_label(i, q_text[i], j, k_text[j]) for j in range(k_len)] for i in range(q_len)]
 
     def hover(describe) -> list[list[str]]:
         return [[f"<b>{labels[i][j]}</b><br>{describe(i, j)}" for j in range(k_len)] for i in range(q_len)]
 
-    spacing = 0.09
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=spacing, subplot_titles=[
         "① raw scores q·k / √d_k", f"② masked: blocked → {format_number(fill)}", "③ softmax → weights"])
     panels = (
@@ -137,29 +174,35 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
         (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: f"weight {weight[i, j]:.3f}" + (
             "" if mask[i, j] else f"<br>blocked: e^({format_number(fill)}) ≈ 0"))),
     )
-    width = (1 - 2 * spacing) / 3
     for col, (z, zmin, zmax, colorscale, text) in enumerate(panels, start=1):
-        colorbar = dict(thickness=12, len=0.9, x=col * width + (col - 1) * spacing + 0.005, xanchor="left",
+        colorbar = dict(thickness=12, len=0.9, x=col * panel + (col - 1) * spacing + 0.005, xanchor="left",
                         title=dict(text="score" if col == 2 else "weight", side="right"))
         fig.add_trace(go.Heatmap(
             z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
             colorscale=colorscale, showscale=col > 1, colorbar=colorbar, hoverongaps=True,
-            text=[[format_number(v, 2 if col == 3 else 1) for v in row] for row in z] if show else None,
+            text=texts[col - 1] if show else None,
             texttemplate="%{text}" if show else None, textfont_size=font,
             hovertext=text, hovertemplate="%{hovertext}<extra></extra>",
         ), row=1, col=col)
         if col > 1 and not mask.all():
-            fig.add_trace(blocked_layer(mask, format_number(fill) if col == 2 else "0", show, font), row=1, col=col)
+            fig.add_trace(blocked_layer(mask, blocked_texts[col], show, font), row=1, col=col)
 
     title = f"{ATTENTION_KINDS[kind].title} · Layer {layer + 1} · Head {head + 1}: from scores to weights"
-    base_layout(fig, title, height=round(cell * q_len) + 190)
+    keys, queries = tick_plan(k_text, cell_width, "x", FLAT_FONT_PX), tick_plan(q_text, cell, "y", FLAT_FONT_PX)
+    base_layout(fig, title, height=round(cell * q_len) + 110 + round(keys.depth))
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
-    fig.update_annotations(font_size=15)
-    fig.add_annotation(x=width + spacing / 2, y=0.5, xref="paper", yref="paper", text="→", showarrow=False,
+    if show and numbers.min_width:
+        fig.update_layout(meta={TEXT_MIN_WIDTH: numbers.min_width})
+    # Panel titles as large as fit over a panel and the gap beside it.
+    panel_px = (width - STEPS_RIGHT_PX) * (panel + spacing)
+    fig.update_annotations(font_size=int(min(15, max(MIN_FONT_PX, panel_px // max(
+        text_em(a.text) for a in fig.layout.annotations)))))
+    fig.add_annotation(x=panel + spacing / 2, y=0.5, xref="paper", yref="paper", text="→", showarrow=False,
                        font=dict(size=34, color="#777777"))
-    fig.update_xaxes(**token_axis(k_tokens, k_len), tickfont_size=12, fixedrange=True)
-    fig.update_yaxes(**token_axis(q_tokens, q_len, reverse=True), tickfont_size=12,
-                     fixedrange=True)
+    fig.update_xaxes(**token_axis(k_tokens, k_len), fixedrange=True)
+    fig.update_xaxes(tick_labels(range(k_len), k_text, keys))
+    fig.update_yaxes(**token_axis(q_tokens, q_len, reverse=True), fixedrange=True)
+    fig.update_yaxes(tick_labels(range(q_len), q_text, queries))
     fig.update_yaxes(showticklabels=False, col=2)
     fig.update_yaxes(showticklabels=False, col=3)
     return fig
