@@ -30,6 +30,7 @@ def loss_curve(history: Sequence[tuple[int, float, float]]) -> go.Figure:
     fig.update_yaxes(title_text="loss", title_font_color=LINE_COLOURS[0], rangemode="tozero", secondary_y=False)
     fig.update_yaxes(title_text="token accuracy", title_font_color=LINE_COLOURS[1], range=[0, 1.02], tick0=0,
                      dtick=0.2, tickformat=".0%", showgrid=False, secondary_y=True)
+    fig.update_xaxes(ticklabelstandoff=8)  # below the accuracy axis's "0%", level with the plot's bottom
     if not history:
         fig.add_annotation(text="Nothing trained yet", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5,
                            font=dict(size=18, color="#888"))
@@ -64,15 +65,16 @@ def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_token
     queries, keys = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
     frames = [go.Frame(name=str(step), data=[attention_heatmap_trace(w, queries, keys)], traces=[0],
                        layout=dict(title_text=f"{title} — step {step}")) for step, w in matrices]
-    for frame in frames:
-        frame.data[0].colorbar.title.side = "right"  # beside the bar: above it, it meets the top tick label
     fig = go.Figure(data=frames[0].data, frames=frames)
     base_layout(fig, f"{title} — step {matrices[0][0]}", height=max(420, 200 + 34 * q_len))
     play = dict(frame=dict(duration=350, redraw=True), transition=dict(duration=0), fromcurrent=True, mode="immediate")
     pause = dict(frame=dict(duration=0, redraw=False), transition=dict(duration=0), mode="immediate")
+    for data in (fig.data[0], *(frame.data[0] for frame in frames)):
+        data.colorbar.title.side = "right"  # beside the bar: above it, it meets the top tick label
     fig.update_layout(
         margin=dict(l=10, r=10, t=50, b=140),
-        updatemenus=[dict(type="buttons", direction="left", x=0.0, y=-0.2, xanchor="left", yanchor="top",
+        # One button above the other: side by side they reach the slider's label in a narrow column.
+        updatemenus=[dict(type="buttons", direction="down", x=0.0, y=-0.2, xanchor="left", yanchor="top",
                           pad=dict(t=0, r=10), showactive=False,
                           buttons=[dict(label="▶ Play", method="animate", args=[None, play]),
                                    dict(label="❚❚ Pause", method="animate", args=[[None], pause])])],
