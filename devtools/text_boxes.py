@@ -51,16 +51,20 @@ FIGURE_TEXTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
 })"""
 
 # Whether the page scrolls sideways, how wide the viewport is (CSS px), and the page's own texts that are cut
-# off: a formula wider than its column (KaTeX hides the rest) or a label shortened to "…" (a button's).
+# off or too small: a formula wider than its column (KaTeX hides the rest) or under 12 px, a label shortened
+# to "…" (a button's).
 PAGE_WIDTH = """() => {
   const main = document.querySelector('[data-testid=stMain]') || document.body;
   const clipped = [];
-  for (const el of main.querySelectorAll('.katex-display'))  // scrolls inside: its struts overhang by 2 px
-    if (el.scrollWidth > el.clientWidth + 4)
-      clipped.push(['formula', el.querySelector('annotation')?.textContent.trim().slice(0, 40) || '']);
+  for (const el of main.querySelectorAll('.katex-display')) {  // scrolls inside: its struts overhang by 2 px
+    const tex = el.querySelector('annotation')?.textContent.trim().slice(0, 40) || '';
+    if (el.scrollWidth > el.clientWidth + 4) clipped.push(['cut off', 'formula', tex]);
+    const font = parseFloat(getComputedStyle(el.querySelector('.katex') || el).fontSize);
+    if (!(font >= 12)) clipped.push(['too small', `formula at ${font} px`, tex]);
+  }
   for (const el of main.querySelectorAll('p, span, div'))
     if (getComputedStyle(el).textOverflow === 'ellipsis' && el.scrollWidth > el.clientWidth + 1
-        && el.textContent.trim()) clipped.push(['label', el.textContent.trim().slice(0, 40)]);
+        && el.textContent.trim()) clipped.push(['cut off', 'label', el.textContent.trim().slice(0, 40)]);
   return {viewport: document.documentElement.clientWidth, scroll: document.documentElement.scrollWidth, clipped};
 }"""
 
@@ -186,7 +190,7 @@ def page_problems(raw_figures: list[dict], page_width: dict, tolerance: float = 
     if page_width["scroll"] > viewport + tolerance:
         problems.append(Problem("(page)", "too wide", f"scrolls sideways: {page_width['scroll']} px wide"
                                                        f" in a {viewport} px viewport"))
-    problems += [Problem(f"(page: {what})", "cut off", f"“{text}”") for what, text in page_width.get("clipped", [])]
+    problems += [Problem(f"(page: {what})", kind, f"“{text}”") for kind, what, text in page_width.get("clipped", [])]
     return problems
 
 

@@ -59,7 +59,8 @@ def test_a_figure_or_a_page_wider_than_the_viewport_is_too_wide():
     problems = page_problems([raw], {"viewport": 853, "scroll": 900})
     assert [(p.figure, p.kind) for p in problems] == [("#2 Wide", "too wide"), ("(page)", "too wide")]
     assert page_problems([dict(raw, box=[0, 0, 850, 100])], {"viewport": 853, "scroll": 853}) == []
-    clipped = page_problems([], {"viewport": 853, "scroll": 853, "clipped": [["formula", "MultiHead(Q,K,V)"]]})
+    clipped = page_problems([], {"viewport": 853, "scroll": 853,
+                                 "clipped": [["cut off", "formula", "MultiHead(Q,K,V)"]]})
     assert [(p.figure, p.kind, p.detail) for p in clipped] == [("(page: formula)", "cut off", "“MultiHead(Q,K,V)”")]
 
 
