@@ -12,7 +12,7 @@ st.set_page_config(page_title="transformer_viz", page_icon=":material/visibility
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it. A formula shrinks with
 # its column (cqi: 1 % of it) where the widest one, 23 em, would not fit; KaTeX would hide the rest.
 st.html("<style>.block-container{padding-top:2.2rem} h1{font-size:2rem !important;padding-top:0}"
-        "[data-testid=stMarkdownContainer]:has(> .katex-display){container-type:inline-size}"
+        "[data-testid=stMarkdown]:has(.katex-display){container-type:inline-size}"
         ".katex-display > .katex{font-size:min(1.21em, 4.2cqi)}</style>")
 set_up_server()
 follow_pending_link()
