@@ -50,8 +50,10 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
     fig.update_layout(margin=dict(r=60), bargap=0.25)
     fig.update_xaxes(range=[0, 1], tickformat=".0%", title_text="probability")
     fig.update_yaxes(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))
-    # In a bar long enough to hold its text, else beside it: a 100 % bar's text is never past the edge.
-    fig.update_traces(textposition="auto", insidetextanchor="end", insidetextfont_color="white")
+    # The chosen bar's text inside it when the bar is long enough to hold it, else beside it: a 100 % bar's text
+    # is never past the edge. The others are at most 50 %: beside them ("auto" would hide a 0.0 %).
+    fig.update_traces(textposition=["auto" if i == chosen else "outside" for i in order], insidetextanchor="end",
+                      insidetextfont_color="white")
     fig.update_layout(uniformtext=dict(minsize=12, mode="show"))
     return fig
 
