@@ -55,13 +55,13 @@ FORMULAS = {
     "tokens": r"(a,b)^{*}=\arg\max_{(a,b)}\ \sum_{w}\mathrm{count}(w)\cdot\#_{(a,b)}(w)",
     "embeddings": r"x_i = E[t_i] + PE_i",
     # Two lines where two formulas would be wider than the text column on a projector.
-    "positions": r"\begin{gathered}PE_{(pos,\,2i)}=\sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\\ "
-                 r"PE_{(pos,\,2i+1)}=\cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\end{gathered}",
+    "positions": r"\begin{aligned}PE_{(pos,\,2i)}&=\sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\\ "
+                 r"PE_{(pos,\,2i+1)}&=\cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\end{aligned}",
     "scaling": r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V",
     "masks": r"\begin{gathered}\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}+M\right)\\ "
              r"M_{ij}=\begin{cases}0 & \text{%s}\\ -10^{9} & \text{%s}\end{cases}\end{gathered}",
-    "heads": r"\begin{gathered}\mathrm{MultiHead}(Q,K,V)=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)"
-             r"\,W^{O}\\ \mathrm{head}_j=\mathrm{Attention}(QW_j^{Q},KW_j^{K},VW_j^{V})\end{gathered}",
+    "heads": r"\begin{aligned}\mathrm{MultiHead}(Q,K,V)&=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)"
+             r"\,W^{O}\\ \mathrm{head}_j&=\mathrm{Attention}(QW_j^{Q},KW_j^{K},VW_j^{V})\end{aligned}",
     "cross": r"\mathrm{softmax}\!\left(\frac{Q_{\mathrm{dec}}K_{\mathrm{enc}}^{\top}}{\sqrt{d_k}}\right)"
              r"V_{\mathrm{enc}}",
     "decoding": r"y_t=\arg\max_{w}\ P(w\mid y_{<t},\,x)",
