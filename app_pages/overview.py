@@ -34,5 +34,6 @@ def render() -> None:
     chart(architecture_diagram(config, counts, shapes), key=state.DIAGRAM_CHART, on_select=open_clicked_block)
     st.metric(tr("overview.total"), f"{counts['total']:,}")
     st.caption(tr("overview.open"))
-    for column, path in zip(st.columns(len(LINKED_PAGES)), LINKED_PAGES, strict=True):
-        column.page_link(page(path), label=tr(f"nav.{path}"))
+    links = st.container(horizontal=True)  # the links wrap: five columns cut "Inside one head" short at 150 %
+    for path in LINKED_PAGES:
+        links.page_link(page(path), label=tr(f"nav.{path}"))
