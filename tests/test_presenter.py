@@ -12,10 +12,16 @@ One `streamlit run` server and one browser visit every lesson step and every exp
 
 On each page, after the run is idle and every figure is drawn, the corners of each visible `text`
 of each `.js-plotly-plot` (tick labels, titles, annotations, cell numbers, legends) are read and
-checked (devtools/text_boxes.py): no two texts of a figure overlap by more than 1.5 px, none sticks
-out of its figure's SVG, none is under 9.5 px, no figure (nor the page) is wider than the viewport,
-and the lesson's Previous / Next buttons stand at the same place on every step. A failure prints a
-table: page, figure (its place and title), kind of problem and the texts involved.
+checked (devtools/text_boxes.py): no two texts of a figure overlap by more than 1.5 px (rotated
+labels as the rotated boxes they are; a text Plotly draws twice at one place counts once), none
+sticks out of its figure's SVG, none is under 9.5 px, no figure (nor the page) is wider than the
+viewport, no formula is cut off or shrunk under 12 px, no label is shortened to "…", no error is
+shown, and the lesson's Previous / Next buttons stand at the same place on every step. Cell numbers
+the app hides in a chart too narrow for them (CSS, display: none) are not drawn, so not checked.
+A failure prints a table: page, figure (its place and title), kind of problem and the texts involved.
+
+Not covered: the lesson's last step after its Train button (a minute of training) and the Training
+page's figures after a run; they were checked once by hand with the same functions.
 
 Set TV_SCREENSHOTS=/some/folder to also save a full-page screenshot of every page visited.
 """
@@ -23,6 +29,7 @@ Set TV_SCREENSHOTS=/some/folder to also save a full-page screenshot of every pag
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,9 +120,11 @@ def visit(page, url: str, shots: Path | None, name: str) -> Visit:
 
 
 def short(path: str) -> str:
-    """A page's address without the parts every address here shares: "/?lesson_step=3", "/masks?task=copy…"."""
-    text = path.replace("&present=true", "").replace("?present=true", "")
-    return text if len(text) <= 40 else text[:38] + "…"
+    """A page's address without the parts every address here shares: "/?lesson_step=3", "/masks (en-zh, long)"."""
+    for task, view in LONG_VIEWS.items():
+        if view in path:
+            return f"{path.split('?')[0]} ({task}, max length)"
+    return path.replace("&present=true", "").replace("?present=true", "")
 
 
 @pytest.fixture(scope="module")
@@ -133,12 +142,12 @@ def survey() -> dict[tuple[str, str], Visit]:
             context.add_init_script(RUN_COUNTER)
             page = context.new_page()
             for number, path in enumerate((*LESSON, *EXPLORER, *LONG)):
-                name = f"{size_name.replace('%', 'pct')}_{number:02d}_{short(path).strip('/?').split('?')[0] or 'x'}"
-                visits[size_name, path] = visit(page, url + path, shots, name.replace("=", ""))
+                name = f"{size_name.replace('%', 'pct')}_{number:02d}_{short(path).strip('/?')}"
+                visits[size_name, path] = visit(page, url + path, shots, re.sub(r"[^\w-]+", "_", name))
             context.close()
-    print("\npage                                        size      figures  texts  problems  seconds")
+    print("\npage                               size      figures  texts  problems  seconds")
     for (size_name, path), found in visits.items():
-        print(f"{short(path):42}  {size_name:8}  {found.figures:7}  {found.texts:5}  {len(found.problems):8}"
+        print(f"{short(path):33}  {size_name:8}  {found.figures:7}  {found.texts:5}  {len(found.problems):8}"
               f"  {found.seconds:7.1f}")
     return visits
 
@@ -162,7 +171,7 @@ def test_explorer_page_figures_fit_a_projector(survey, path):
 @pytest.mark.parametrize("view", LONG_VIEWS)
 def test_inputs_at_max_length_keep_readable_labels(survey, view):
     check(survey, {path for path in LONG if LONG_VIEWS[view] in path})
-    # The input really is long: the attention page drew a figure with one tick label per token, or thinned them.
+    # The input was read, not refused: the pages drew hundreds of labels for it.
     assert all(survey[size, path].texts > 100 for size in SIZES for path in LONG if LONG_VIEWS[view] in path)
 
 
