@@ -119,7 +119,7 @@ def test_clicking_a_cell_of_the_large_view_shows_its_arithmetic(app_url, screens
 
 def test_a_click_on_the_architecture_opens_the_block_page_and_keeps_the_view(app_url):
     with chromium_page() as page:
-        open_app(page, f"{app_url}/?n_heads=2&src_text=banana")
+        open_app(page, f"{app_url}/overview?n_heads=2&src_text=banana")  # / is the lesson
         index = page.evaluate("document.querySelector('.js-plotly-plot').data[0].customdata"
                               ".findIndex(c => (Array.isArray(c) ? c[0] : c) === 'masks')")
         assert index >= 0
