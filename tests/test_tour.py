@@ -160,22 +160,23 @@ class Tour:
         assert self.shown("weights").startswith("预训练") and self.shown("norm_first") == "Pre-LN：x + f(norm(x))"
         assert self.titles()[1] == "Layer 1 · Head 3"
 
-        # Bug 2: on Masks, "Which attention" said one kind and the figure drew another.
+        # Bug 2: on Masks, "Which attention" said one kind and the figure drew another. Masks has its own kind
+        # (mask_kind), which opens on decoder self-attention, where both masks act.
         self.go("掩码")
         self.check("掩码")
-        assert self.shown("kind") == "解码器掩码自注意力" and self.shown("weights").startswith("预训练")
+        assert self.shown("mask_kind") == "解码器掩码自注意力" and self.shown("weights").startswith("预训练")
         assert self.titles()[-1].startswith("Decoder masked self-attention · Layer 1 · Head 3")
         assert self.page.get_by_test_id("stAlert").filter(has_text="随机权重").count() == 0  # no random banner
         self.slide("pad", 9)
         self.check("pad 9")
         assert self.link()[1]["pad"] == "9"
-        self.choose("kind", "编码器自注意力")
+        self.choose("mask_kind", "编码器自注意力")
         self.check("掩码: encoder self-attention")
         assert self.titles()[-1].startswith("Encoder self-attention · Layer 1 · Head 3")
 
         self.click_radio("lang", "English")
         self.check("English")
-        assert self.shown("kind") == "Encoder self-attention" and "lang" not in self.link()[1]
+        assert self.shown("mask_kind") == "Encoder self-attention" and "lang" not in self.link()[1]
         assert self.page.get_by_test_id("stAlert").filter(has_text="cannot be built").count() == 0
 
         self.go("Decoding")
@@ -187,16 +188,19 @@ class Tour:
 
         self.go("Inside one head")
         self.check("inside one head")
-        assert (self.shown("kind"), self.shown("layer"), self.shown("head")) == ("Encoder self-attention", "1", "3")
+        # The masks' own kind left the shared one as the Attention page set it.
+        assert (self.shown("kind"), self.shown("layer"), self.shown("head")) == ("Decoder masked self-attention",
+                                                                                  "1", "3")
         self.choose("cell_query", "3: l")
-        self.choose("cell_key", "1: e")
+        self.choose("cell_key", "1: o")
         self.check("cell 3 -> 1")
-        assert any(t.startswith("score(l → e)") for t in self.titles())
+        assert any(t.startswith("score(l → o)") for t in self.titles())
 
         self.go("Attention")
         self.check("attention again")
-        assert (self.shown("kind"), self.shown("layer"), self.shown("head")) == ("Encoder self-attention", "1", "3")
-        assert self.titles()[0].startswith("Encoder self-attention") and self.titles()[1] == "Layer 1 · Head 3"
+        assert (self.shown("kind"), self.shown("layer"), self.shown("head")) == ("Decoder masked self-attention",
+                                                                                  "1", "3")
+        assert self.titles()[0].startswith("Decoder masked self-attention") and self.titles()[1] == "Layer 1 · Head 3"
 
 
 def test_widgets_figures_and_link_agree_along_a_tour(tour):
