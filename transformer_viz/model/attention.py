@@ -28,7 +28,8 @@ def scaled_dot_product_attention(
     """
     # Divide by sqrt(d_head): dot products grow with d_head and would push the softmax to one-hot.
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., q_len, k_len)
-    masked_scores = scores if mask is None else scores.masked_fill(~mask, mask_value)  # (..., q_len, k_len)
+    # float(): a whole-number fill beyond int64 (allowed: it is above the float32 limit) overflows masked_fill.
+    masked_scores = scores if mask is None else scores.masked_fill(~mask, float(mask_value))  # (..., q_len, k_len)
     weights = masked_scores.softmax(dim=-1)  # (..., q_len, k_len)
     if mask is not None:
         # Exact zeros where blocked; also turns an all-blocked row (uniform or NaN) into zeros.
