@@ -143,7 +143,7 @@ def render() -> None:
     question, answer = BODIES[step.name]()
     with question_box:
         st.markdown(f"**{tr('lesson.predict')}:** {question}")
-        with st.expander(tr("lesson.reveal")):
+        with st.expander(tr("lesson.reveal"), key=state.LESSON_REVEAL.format(number)):
             st.markdown(answer)
 
 

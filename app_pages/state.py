@@ -44,6 +44,7 @@ GRID_CHART, HEAD_CHART, DIAGRAM_CHART = "attention_grid", "attention_head", "ove
 TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
 LESSON_PREVIOUS, LESSON_NEXT, LESSON_TRAIN = "lesson_previous", "lesson_next", "lesson_train"
 PRESENT_EXIT = "present_exit"
+LESSON_REVEAL = "lesson_reveal_{}"  # one per step: a new step opens with its answer hidden
 
 LANGUAGES = ("en", "zh")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
