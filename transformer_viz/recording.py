@@ -139,13 +139,15 @@ class Trace(Mapping):
     """A read-only mapping from trace name to a detached CPU tensor, plus the run's context.
 
     `src_tokens` / `tgt_tokens` are the display strings of batch item 0 (when known);
-    `config` is the ModelConfig that produced it.
+    `config` is the ModelConfig that produced it; `intervention` the Intervention it ran under
+    (None for a trace built by hand).
     """
 
     tensors: Mapping[str, torch.Tensor]
     config: Any = None
     src_tokens: tuple[str, ...] | None = None
     tgt_tokens: tuple[str, ...] | None = None
+    intervention: Any = None
 
     def __getitem__(self, key: str) -> torch.Tensor:
         try:
