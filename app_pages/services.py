@@ -12,6 +12,7 @@ import torch
 from cachetools import LRUCache
 
 from transformer_viz import ModelConfig, Transformer
+from transformer_viz.errors import TranslatableError
 from transformer_viz.inference import TextRun, run_text
 from transformer_viz.pretrained import load_pretrained
 from transformer_viz.tasks import TASKS, model_config_for
@@ -34,8 +35,8 @@ class Resolved:
     model: Transformer | None
     model_id: str
     weights: str  # what is really shown: "pretrained", "random" or "trained"
-    error: str | None = None
-    note: str | None = None
+    error: ValueError | None = None  # why there is no model (pages show it with ui.error_text)
+    note: ValueError | None = None  # why the pretrained weights are not shown
 
 
 @st.cache_resource(show_spinner=False)
@@ -74,7 +75,7 @@ def pretrained_or_error(task_name: str):
     try:
         return shipped(task_name), None
     except ValueError as error:
-        return None, str(error)
+        return None, error
 
 
 def pretrained_config(task_name: str) -> ModelConfig | None:
@@ -118,15 +119,18 @@ def resolve(view: View) -> Resolved:
     """Pick the model for a view: pretrained when its shape fits, the one this session trained on the
     view's task (and shape), or random. `Resolved.weights` says which one is really shown."""
     if view.task not in TASKS:
-        return Resolved(None, "", "random", error=f"unknown task {view.task!r}; known: {', '.join(TASKS)}")
+        known = ", ".join(TASKS)
+        return Resolved(None, "", "random", error=TranslatableError(
+            "server.task", f"unknown task {view.task!r}; known: {known}", task=view.task, known=known))
     beyond = view.beyond_limits()  # whatever asked for it (a link, a callback, code): this server does not build it
     if beyond:
-        return Resolved(None, "", "random", error=f"{', '.join(beyond)} beyond what this server builds "
-                                                   "(see the sidebar's ranges)")
+        names = ", ".join(beyond)
+        return Resolved(None, "", "random", error=TranslatableError(
+            "server.beyond", f"{names} beyond what this server builds (see the sidebar's ranges)", names=names))
     try:
         config = model_config_for(TASKS[view.task], **view.shape())
     except ValueError as error:
-        return Resolved(None, "", "random", error=str(error))
+        return Resolved(None, "", "random", error=error)
 
     trained = trained_for(view.task)
     if view.weights == "trained" and trained is not None and trained.model.config == config:
@@ -181,6 +185,7 @@ def figure(run_key: tuple, trace, builder, *args, **kwargs):
 
     Building a Plotly figure costs tens of ms of validation; a class toggling between views
     (weights / scores, one head / another) gets them back at once. Figures are never mutated.
+    Every argument is part of the key, `lang` too: a figure drawn in English is never served in Chinese.
     """
     name = f"{builder.__module__}.{builder.__qualname__}"
     return _cached_figure(run_key, name, args, tuple(sorted(kwargs.items())), builder, trace)

@@ -8,15 +8,40 @@ from collections.abc import Callable
 import streamlit as st
 
 from transformer_viz.figures.common import format_number
+from transformer_viz.figures.labels import label
 
 from . import state
 from .state import VIEW_FIELDS, View
-from .text import LANGUAGE_NAMES, t
+from .text import ENGLISH, LANGUAGE_NAMES, t
+
+
+def lang() -> str:
+    """The language chosen in the sidebar: of the catalog's text and of every figure (`lang=lang()`)."""
+    return st.session_state.get(state.LANG, View.lang)
 
 
 def tr(key: str, /, **values) -> str:
     """Catalog text in the language chosen in the sidebar."""
-    return t(key, st.session_state.get(state.LANG, View.lang), **values)
+    return t(key, lang(), **values)
+
+
+def error_text(error: Exception) -> str:
+    """The sentence of an error from the package (or the model service) in the chosen language.
+
+    English is the error's own sentence. A TranslatableError is written from the catalog's
+    "detail.<key>" in other languages, its words ("input", "characters") and task names translated
+    too; any other error keeps its English sentence.
+    """
+    key = getattr(error, "key", None)
+    if lang() == "en" or f"detail.{key}" not in ENGLISH:
+        return str(error)
+
+    def word(name: str, value):
+        if name == "task" and f"task.{value}" in ENGLISH:
+            return tr(f"task.{value}")
+        return tr(f"detail.word.{value}") if isinstance(value, str) and f"detail.word.{value}" in ENGLISH else value
+
+    return tr(f"detail.{key}", **{name: word(name, value) for name, value in error.values.items()})
 
 
 def literal(text) -> str:
@@ -42,8 +67,8 @@ LABELS: dict[str, Callable[[object], str]] = {
     state.POSITIONAL: lambda positional: tr(f"positional.{positional}"),
     state.NORM_FIRST: lambda pre: tr("norm.pre" if pre else "norm.post"),
     state.MASK_VALUE: format_number,
-    state.KIND: lambda kind: tr(f"kind.{kind}"),
-    state.MASK_KIND: lambda kind: tr(f"kind.{kind}"),
+    state.KIND: lambda kind: label(f"kind.{kind}", lang()),  # the figures' names: one home
+    state.MASK_KIND: lambda kind: label(f"kind.{kind}", lang()),
     state.VALUE: lambda value: tr(f"value.{value}"),
     state.LAYER: counted,
     state.HEAD: counted,

@@ -1,5 +1,8 @@
 """Small models, inputs and traces shared by the tests."""
 
+import shutil
+from contextlib import contextmanager
+
 import numpy as np
 import torch
 from plotly.colors import hex_to_rgb, sample_colorscale
@@ -82,3 +85,21 @@ def scale_colours(colorscale, fractions) -> list[tuple[float, ...]]:
     """The (r, g, b) a heatmap's colour scale draws at these fractions of its range (0 = zmin, 1 = zmax)."""
     return [rgb(c) for c in sample_colorscale([list(step) for step in colorscale], list(fractions))]
 
+
+
+@contextmanager
+def corrupt_reverse_checkpoint(folder, monkeypatch):
+    """While inside: the shipped checkpoints are read from `folder`, whose reverse weights are not a safetensors file
+    (its metadata is the real one). Streamlit's resource caches are cleared on the way in and out."""
+    import streamlit as st
+
+    import transformer_viz.pretrained as pretrained
+
+    shutil.copy(pretrained.CHECKPOINT_DIR / "reverse.json", folder / "reverse.json")
+    (folder / "reverse.safetensors").write_bytes(b"\x00not a safetensors file")
+    monkeypatch.setattr(pretrained, "CHECKPOINT_DIR", folder)
+    st.cache_resource.clear()
+    try:
+        yield
+    finally:
+        st.cache_resource.clear()

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..recording import Trace, attention_name, check_index, check_kind, recorded_attention
+from .labels import label
 
 # Colour-blind-safe scales that stay readable on a projector.
 SEQUENTIAL = "Viridis"  # attention weights, masks: 0 dark -> 1 bright
@@ -80,9 +81,9 @@ def token_axis(tokens: Sequence[str] | None, length: int, reverse: bool = False)
     return axis
 
 
-def cell_label(query: int, query_text: str, key: int, key_text: str) -> str:
+def cell_label(query: int, query_text: str, key: int, key_text: str, lang: str = "en") -> str:
     """Hover heading of one attention cell: query 2 “cat” → key 0 “the” (texts already escaped)."""
-    return f"query {query} “{query_text}” → key {key} “{key_text}”"
+    return label("cell", lang, query=query, query_text=query_text, key=key, key_text=key_text)
 
 
 def format_number(value: float, digits: int = 2) -> str:
@@ -167,8 +168,8 @@ def mask_value(trace) -> float:
 
 
 # What an attention figure can colour: the weights, the raw scores QKᵀ/√d_k, or the scores after masking.
+# Their names are the labels `value.<value>` (one value) and `values.<value>` (many).
 ATTENTION_VALUES = ("weights", "scores", "masked_scores")
-VALUE_TITLES = {"weights": "weight", "scores": "raw score", "masked_scores": "masked score"}
 
 
 def check_choice(kind: str, value: str = "weights") -> None:

@@ -13,7 +13,6 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..recording import ATTENTION_KINDS
 from .common import (
     BLOCKED_GREY,
     DIVERGING,
@@ -30,6 +29,7 @@ from .common import (
     token_axis,
     token_texts,
 )
+from .labels import label
 
 MAX_STEP_TOKENS = 10  # up to this many tokens a side, the three masking panels write their values
 BLOCKED_TEXT = "#3b3b3b"
@@ -46,16 +46,15 @@ def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, 
     )
 
 
-
-
 def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[str] | None,
-                 title: str) -> go.Figure:
+                 title: str, *, lang: str = "en") -> go.Figure:
     """A boolean mask (q_len, k_len), True = may attend, in MASK_COLOURS with a "may attend" / "blocked" legend."""
     mask = np.asarray(as_numpy(mask), bool)
     q_len, k_len = mask.shape
     q_text, k_text = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
     blocked_colour, allowed_colour = MASK_COLOURS[0][1], MASK_COLOURS[-1][1]
-    hover = [[f"{cell_label(i, q_text[i], j, k_text[j])}<br><b>{'may attend' if mask[i, j] else 'blocked'}</b>"
+    allowed, blocked = label("may_attend", lang), label("blocked", lang)
+    hover = [[f"{cell_label(i, q_text[i], j, k_text[j], lang)}<br><b>{allowed if mask[i, j] else blocked}</b>"
               for j in range(k_len)] for i in range(q_len)]
     gap = 1 if max(q_len, k_len) <= 24 else 0
     fig = go.Figure(go.Heatmap(
@@ -63,8 +62,8 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
         colorscale=[[0.0, blocked_colour], [0.5, blocked_colour], [0.5, allowed_colour], [1.0, allowed_colour]],
         xgap=gap, ygap=gap, hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", name=title,
     ))
-    for label, colour in (("may attend", allowed_colour), ("blocked", blocked_colour)):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, hoverinfo="skip",
+    for name, colour in ((allowed, allowed_colour), (blocked, blocked_colour)):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
                                  marker=dict(symbol="square", size=14, color=colour)))
     cell = float(np.clip(300 / max(q_len, k_len), 10, 36))
     base_layout(fig, title, height=round(cell * q_len) + 230)
@@ -76,7 +75,7 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
     return fig
 
 
-def mask_figures(trace) -> dict[str, go.Figure]:
+def mask_figures(trace, *, lang: str = "en") -> dict[str, go.Figure]:
     """The four masks of this run, read from the recorded masks of layer 1.
 
     "source_padding" (src_len, src_len) as the encoder applies it; "target_padding" (tgt_len, tgt_len);
@@ -89,23 +88,16 @@ def mask_figures(trace) -> dict[str, go.Figure]:
     # The last query may look at every earlier position, so its row is exactly the target padding.
     target = np.broadcast_to(combined[-1], combined.shape)  # (tgt_len, tgt_len)
     look_ahead = np.tril(np.ones_like(combined))  # (tgt_len, tgt_len)
-    figures = {
-        "source_padding": mask_heatmap(source, src, src, "Source padding"),
-        "target_padding": mask_heatmap(target, tgt, tgt, "Target padding"),
-        "look_ahead": mask_heatmap(look_ahead, tgt, tgt, "Look-ahead"),
-        "decoder_self": mask_heatmap(combined, tgt, tgt, "Decoder self-attention"),
-    }
-    # Short lines: the app shows the four side by side in narrow columns.
-    subtitles = {"source_padding": "no query looks at<br>a source &lt;pad&gt;",
-                 "target_padding": "no query looks at<br>a target &lt;pad&gt;",
-                 "look_ahead": "query i sees keys 0…i,<br>never the future",
-                 "decoder_self": "look-ahead AND<br>target padding"}
+    masks = {"source_padding": (source, src, src), "target_padding": (target, tgt, tgt),
+             "look_ahead": (look_ahead, tgt, tgt), "decoder_self": (combined, tgt, tgt)}
+    figures = {key: mask_heatmap(*arrays, label(f"masks.{key}", lang), lang=lang) for key, arrays in masks.items()}
+    # Short lines under the titles: the app shows the four side by side in narrow columns.
     for key, fig in figures.items():
-        fig.update_layout(title_subtitle=dict(text=subtitles[key], font_size=13))
+        fig.update_layout(title_subtitle=dict(text=label(f"masks.{key}.subtitle", lang), font_size=13))
     return figures
 
 
-def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
+def masking_steps(trace, kind: str, layer: int, head: int, *, lang: str = "en") -> go.Figure:
     """Three panels for one head: raw scores -> masked scores (blocked = the fill) -> softmax weights.
 
     Panels 1 and 2 share one colour range symmetric about 0 from the raw scores, so a cell
@@ -121,26 +113,31 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
     font = int(np.clip(cell / 3.0, 10, 15))
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
-    labels = [[cell_label(i, q_text[i], j, k_text[j]) for j in range(k_len)] for i in range(q_len)]
+    labels = [[cell_label(i, q_text[i], j, k_text[j], lang) for j in range(k_len)] for i in range(q_len)]
 
     def hover(describe) -> list[list[str]]:
         return [[f"<b>{labels[i][j]}</b><br>{describe(i, j)}" for j in range(k_len)] for i in range(q_len)]
 
     spacing = 0.09
+    fill_text = format_number(fill)
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=spacing, subplot_titles=[
-        "① raw scores q·k / √d_k", f"② masked: blocked → {format_number(fill)}", "③ softmax → weights"])
+        label("steps.scores", lang), label("steps.masked", lang, fill=fill_text), label("steps.weights", lang)])
+
+    def text(key: str, **values) -> str:
+        return label(f"steps.{key}", lang, fill=fill_text, **values)
+
     panels = (
-        (score, -limit, limit, DIVERGING, hover(lambda i, j: f"raw score {score[i, j]:.3f}" + (
-            "" if mask[i, j] else f"<br>the mask blocks this key: it becomes {format_number(fill)}"))),
-        (masked, -limit, limit, DIVERGING, hover(lambda i, j: f"masked score {score[i, j]:.3f} (may attend)"
-                                                  if mask[i, j] else f"masked score {format_number(fill)} (blocked)")),
-        (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: f"weight {weight[i, j]:.3f}" + (
-            "" if mask[i, j] else f"<br>blocked: e^({format_number(fill)}) ≈ 0"))),
+        (score, -limit, limit, DIVERGING, hover(lambda i, j: text("score_hover", score=score[i, j]) + (
+            "" if mask[i, j] else "<br>" + text("score_blocked")))),
+        (masked, -limit, limit, DIVERGING, hover(lambda i, j: text("masked_hover", score=score[i, j])
+                                                  if mask[i, j] else text("masked_blocked"))),
+        (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: text("weight_hover", weight=weight[i, j]) + (
+            "" if mask[i, j] else "<br>" + text("weight_blocked")))),
     )
     width = (1 - 2 * spacing) / 3
     for col, (z, zmin, zmax, colorscale, text) in enumerate(panels, start=1):
         colorbar = dict(thickness=12, len=0.9, x=col * width + (col - 1) * spacing + 0.005, xanchor="left",
-                        title=dict(text="score" if col == 2 else "weight", side="right"))
+                        title=dict(text=label("score" if col == 2 else "value.weights", lang), side="right"))
         fig.add_trace(go.Heatmap(
             z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
             colorscale=colorscale, showscale=col > 1, colorbar=colorbar, hoverongaps=True,
@@ -151,7 +148,8 @@ def masking_steps(trace, kind: str, layer: int, head: int) -> go.Figure:
         if col > 1 and not mask.all():
             fig.add_trace(blocked_layer(mask, format_number(fill) if col == 2 else "0", show, font), row=1, col=col)
 
-    title = f"{ATTENTION_KINDS[kind].title} · Layer {layer + 1} · Head {head + 1}: from scores to weights"
+    title = label("steps.title", lang, kind=label(f"kind.{kind}", lang),
+                  where=label("layer_head", lang, layer=layer + 1, head=head + 1))
     base_layout(fig, title, height=round(cell * q_len) + 190)
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
     fig.update_annotations(font_size=15)
