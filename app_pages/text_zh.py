@@ -175,7 +175,7 @@ CHINESE = {
     "head.step.projections": "三个可学习的矩阵把 X 变成这个头的查询、键和值。",
     "head.step.qk": "每个查询与每个键做点积。",
     "head.step.scale": "除以 √d_k，使分数不随头的维度增大而变大，避免 softmax 饱和。",
-    "head.step.mask": "被屏蔽的分数被替换为掩码值（masked_fill），因此 softmax 给它们的权重为 0。",
+    "head.step.mask": "被屏蔽的分数被替换为掩码值，因此 softmax 给它们的权重为 0。",
     "head.step.softmax": "softmax 把每一行变成和为 1 的权重。",
     "head.step.weighted_sum": "每一行输出是各值向量的加权和。",
     "head.step.concat": "所有头的输出并排拼接……",

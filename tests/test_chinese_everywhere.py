@@ -39,7 +39,7 @@ from transformer_viz.walkthrough import head_walkthrough
 ALLOWED = ("d_model", "d_head", "d_k", "d_ff", "max_len", "n_heads", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V",
            "b_O", "QKᵀ", "Kᵀ", "softmax", "Softmax", "LayerNorm", "Concat", "ReLU", "pre-LN", "post-LN", "Pre-LN",
            "Post-LN", "sin", "cos", "ln", "BERT", "TensorFlow", "Transformer", "<pad>", "<bos>", "<eos>", "<unk>",
-           "English")
+           "English", "BPE")
 WORD = re.compile(r"[A-Za-z]{2,}")
 TAGS = re.compile(r"<style>.*?</style>|</?(?:b|br|i|span|sub|div|extra)\b[^>]*>", re.S)
 PLACEHOLDER = re.compile(r"%\{[^}]*\}")
@@ -87,7 +87,7 @@ def figure_texts(spec: dict) -> list[str]:
     return found
 
 
-TEXT_ELEMENTS = {"markdown", "caption", "title", "header", "subheader", "text", "latex", "code", "warning", "error",
+TEXT_ELEMENTS = {"markdown", "caption", "title", "header", "subheader", "text", "code", "warning", "error",
                  "info", "success", "exception", "text_input", "metric"}
 
 
@@ -97,6 +97,8 @@ def page_texts(at) -> list[str]:
 
     def walk(node):
         kind = getattr(node, "type", "")
+        if str(getattr(node, "value", "")).startswith("$$"):  # st.latex: symbols, the same in every language
+            return
         if kind in TEXT_ELEMENTS and isinstance(getattr(node, "value", None), str):
             found.append(node.value)
         for attr in ("label", "help", "placeholder", "body"):
@@ -119,10 +121,13 @@ def page_texts(at) -> list[str]:
 
 def tokens_of(at) -> set[str]:
     """The tokens, shown as they are in any language: the input's words, the task's examples and vocabularies."""
-    task = TASKS[at.session_state["task"]]
-    texts = [at.session_state["src_text"], at.session_state["tgt_text"], *task.examples, *task.src_vocab.tokens,
-             *task.tgt_vocab.tokens]
-    return {word for text in texts for word in re.findall(r"[A-Za-z']+", text)}
+    texts = [at.session_state["src_text"], at.session_state["src_text"][::-1], at.session_state["tgt_text"]]
+    for task in TASKS.values():  # a lesson step may show a second task's run beside the first
+        texts += [*task.examples, *task.src_vocab.tokens, *task.tgt_vocab.tokens]
+    words = {word for text in texts for word in re.findall(r"[A-Za-z']+", text)}
+    corpus = at.session_state.get("bpe_corpus", "")
+    pieces = {w[i:j] for w in corpus.split() for i in range(len(w)) for j in range(i + 2, len(w) + 1)}  # BPE symbols
+    return words | pieces
 
 
 def assert_chinese(at, context) -> None:

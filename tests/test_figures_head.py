@@ -157,13 +157,17 @@ def test_mask_step_greys_blocked_keys_without_stretching_colours(mask_value, tex
     w = walk(mask_value=mask_value)
     assert not w.mask.all()  # the pad key is blocked
     fig = dict(walkthrough_figures(w))["mask"]
-    _, additive, masked = panels(fig)
+    _, mask_panel, masked = panels(fig)
     (overlay,) = [t for t in fig.data if is_overlay(t)]
     assert np.array_equal(np.isnan(z(masked)), ~w.mask)
     limit = np.abs(w.scores[w.mask]).max()
     assert masked.zmax == pytest.approx(limit) and masked.zmin == pytest.approx(-limit)
     assert {overlay.text[i][j] for i, j in zip(*np.nonzero(~w.mask), strict=True)} == {text}
-    assert {additive.text[i][j] for i, j in zip(*np.nonzero(w.mask), strict=True)} == {"0.00"}
+    # The model replaces blocked scores (masked_fill), it adds nothing: allowed cells keep their score.
+    assert {mask_panel.text[i][j] for i, j in zip(*np.nonzero(w.mask), strict=True)} == {"✓"}
+    assert {mask_panel.text[i][j] for i, j in zip(*np.nonzero(~w.mask), strict=True)} == {text}
+    np.testing.assert_array_equal(w.masked_scores[w.mask], w.scores[w.mask])
+    assert "where it blocks" in fig.layout.title.text
     json.loads(fig.to_json())
 
 

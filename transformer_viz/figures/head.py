@@ -2,7 +2,7 @@
 
 Builders take a `HeadWalkthrough` (numbers already checked against the trace) and
 return Plotly figures: one per step, in the order of the paper's equation
-softmax(QKᵀ/√d_k + M)·V, then the concatenation of all heads and W_O.
+softmax(QKᵀ/√d_k, blocked scores replaced by the mask value)·V, then the concatenation of all heads and W_O.
 """
 
 from __future__ import annotations
@@ -144,13 +144,12 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
     steps.append(("scale", figure([[Panel(w.scores, qt, kt, "", marks=box)]],
                                   f"{scores} = QKᵀ / √d_head = QKᵀ / {w.scale:.2f} {size(q_len, k_len)}")))
 
-    additive = np.where(w.mask, 0.0, w.mask_value)  # (q_len, k_len)
+    fill_text = np.where(w.mask, "✓", mask_text)  # (q_len, k_len): what each cell becomes
     steps.append(("mask", figure([[
         Panel(w.scores, qt, kt, scores),
-        Panel(w.mask.astype(float), qt, kt, text("mask_panel", fill=mask_text), "mask",
-              text=np.vectorize(format_number)(additive)),
+        Panel(w.mask.astype(float), qt, kt, text("mask_panel", fill=mask_text), "mask", text=fill_text),
         Panel(w.masked_scores, qt, kt, f"= {masked}", blocked=~w.mask, marks=box),
-    ]], f"{masked} = {scores} + M {size(q_len, k_len)}")))
+    ]], text("mask_title", masked=masked, scores=scores, fill=mask_text, size=size(q_len, k_len)))))
 
     steps.append(("softmax", figure([[Panel(w.weights, qt, kt, "", "weights", marks=box)]],
                                     f"{text('softmax', masked=masked)} {size(q_len, k_len)}")))
