@@ -212,6 +212,7 @@ ENGLISH = {
         "Scaled dot-product attention for one head, with the model's real numbers. Pick a small model "
         "(e.g. d_model 8, 2 heads) to read every value."
     ),
+    "head.wide": "{step} (matrices {d_model} dimensions wide: open to see them)",
     "head.small": "Use a small model (d_model 8, 2 heads, 1 layer)",
     "head.step.x": "The input X: one row per token (after LayerNorm in a pre-LN model).",
     "head.step.projections": "Three learned matrices turn X into queries, keys and values for this head.",
