@@ -11,11 +11,12 @@ import streamlit as st
 import torch
 from cachetools import LRUCache
 
-from transformer_viz import ModelConfig, Transformer
+from transformer_viz import Intervention, ModelConfig, Transformer
 from transformer_viz.errors import TranslatableError
 from transformer_viz.inference import TextRun, run_text
 from transformer_viz.pretrained import load_pretrained
 from transformer_viz.tasks import TASKS, model_config_for
+from transformer_viz.training import evaluate, train
 
 from . import state
 from .state import TrainedModel, View
@@ -115,6 +116,14 @@ def trained_for(task_name: str) -> TrainedModel | None:
     return trained if trained is not None and trained.task == task_name else None
 
 
+def trained_fits(trained: TrainedModel, view: View) -> bool:
+    """Whether the view's shape is the one the session's model was trained with."""
+    try:
+        return trained.model.config == model_config_for(TASKS[view.task], **view.shape())
+    except ValueError:
+        return False
+
+
 def resolve(view: View) -> Resolved:
     """Pick the model for a view: pretrained when its shape fits, the one this session trained on the
     view's task (and shape), or random. `Resolved.weights` says which one is really shown."""
@@ -158,18 +167,20 @@ def _run_cache() -> tuple[LRUCache, threading.Lock]:
     return LRUCache(maxsize=RUN_CACHE_BYTES, getsizeof=run_bytes), threading.Lock()
 
 
-def run(view: View, resolved: Resolved, pad_to: int = 0) -> TextRun:
-    """The trace (and greedy steps) of the view's input; raises ValueError for unreadable input.
+def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervention | None = None) -> TextRun:
+    """The trace (and greedy steps) of the view's input, under `intervention` (None: none); raises
+    ValueError for unreadable input.
 
     Shared by all sessions and kept while the cache's byte budget allows: a class toggling between views
     gets them back at once. Kept as objects (not pickled): a run is never mutated.
     """
-    key = (resolved.model_id, view.task, view.src_text, view.tgt_text, pad_to)
+    key = (resolved.model_id, view.task, view.src_text, view.tgt_text, pad_to, intervention)
     cache, lock = _run_cache()
     with lock:
         found = cache.get(key)
     if found is None:
-        found = run_text(resolved.model, TASKS[view.task], view.src_text, view.tgt_text or None, pad_to=pad_to)
+        found = run_text(resolved.model, TASKS[view.task], view.src_text, view.tgt_text or None, pad_to=pad_to,
+                         intervention=intervention)
         with lock, contextlib.suppress(ValueError):  # a run larger than the whole budget is not kept
             cache[key] = found
     return found
@@ -189,3 +200,26 @@ def figure(run_key: tuple, trace, builder, *args, **kwargs):
     """
     name = f"{builder.__module__}.{builder.__qualname__}"
     return _cached_figure(run_key, name, args, tuple(sorted(kwargs.items())), builder, trace)
+
+
+EVALUATION_INPUTS = 200  # fresh inputs behind every exact match the Break-it and Compare pages show
+RANKING_INPUTS = 100  # per head, when every head is ablated in turn
+CHEAT_STEPS = 150  # training without the look-ahead mask: enough for the decoder to learn to copy the future
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def measured(model_id: str, task_name: str, intervention: Intervention, n: int = EVALUATION_INPUTS, *,
+             _model: Transformer) -> dict:
+    """Exact match and teacher-forced accuracy of one model under one intervention on `n` fresh inputs:
+    measured once per server (a class presses the same switches)."""
+    return evaluate(_model, TASKS[task_name], n=n, seed=7, intervention=intervention)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def cheating_model(task_name: str) -> Transformer:
+    """A fresh model trained without the look-ahead mask (deterministic: one per server and task)."""
+    task = TASKS[task_name]
+    torch.manual_seed(0)
+    model = Transformer(model_config_for(task))
+    train(model, task, steps=CHEAT_STEPS, intervention=Intervention(look_ahead=False))
+    return model.eval()

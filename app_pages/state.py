@@ -29,9 +29,11 @@ TRAIN_STEPS, TRAIN_LR, TRAIN_BATCH = "train_steps", "train_lr", "train_batch"  #
 TRAIN_FROM = "train_from"  # Training: "fresh" (random weights) or "current" (the weights shown)
 LESSON_STEP, PRESENT = "lesson_step", "present"  # the lesson's step (from 1); presenter mode
 BPE_CORPUS, BPE_MERGES = "bpe_corpus", "bpe_merges"  # the lesson's BPE learner: its corpus and merges shown
+BREAKS, ABLATE, ABLATION = "breaks", "ablate", "ablation"  # Break it: switches off, heads ablated, zero or mean
 
 # Keys that are not part of the view.
 TRAINED = "_trained"  # the TrainedModel of this session
+WEIGHTS_LOST = "_weights_lost"  # the trained weights a shape change could not keep (said once)
 PENDING_WEIGHTS = "_pending_weights"  # a weights choice to apply before the sidebar is drawn (after training)
 GOTO = "_goto"  # a page a click asked to open at the start of the next run
 PENDING_VIEW = "_pending_view"  # view values to set at the start of the next run, before any widget
@@ -44,6 +46,8 @@ GRID_CHART, HEAD_CHART, DIAGRAM_CHART = "attention_grid", "attention_head", "ove
 TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
 LESSON_PREVIOUS, LESSON_NEXT, LESSON_TRAIN = "lesson_previous", "lesson_next", "lesson_train"
 PRESENT_EXIT = "present_exit"
+BREAK_RANK, BREAK_CHEAT = "break_rank", "break_cheat"
+SHOWN = "_shown_{}"  # a button's result stays shown for the session once pressed
 LESSON_REVEAL = "lesson_reveal_{}"  # one per step: a new step opens with its answer hidden
 
 LANGUAGES = ("en", "zh")
@@ -101,6 +105,9 @@ class View:
     present: bool = False
     bpe_corpus: str = " ".join(["yes"] * 7 + ["highest"] * 3 + ["high"] * 9)  # seed 003's worked example
     bpe_merges: int = 5
+    breaks: tuple[str, ...] = ()  # "no_positions", "no_scale", "no_look_ahead"
+    ablate: tuple[str, ...] = ()  # heads as "kind-layer-head", counted from 1
+    ablation: str = "zero"
 
     def beyond_limits(self) -> list[str]:
         """The shape settings outside what a class server builds (empty when the shape is allowed)."""
@@ -120,7 +127,7 @@ VIEW_FIELDS = tuple(f.name for f in fields(View))
 # Widgets whose labels depend on the language: a language switch writes their values again so that
 # the widget and the link show them in the new language.
 TRANSLATED_FIELDS = (TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, MASK_KIND, VALUE, QUERY,
-                     CELL_QUERY, CELL_KEY, SIDE)
+                     CELL_QUERY, CELL_KEY, SIDE, BREAKS, ABLATE, ABLATION)
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,6 +6,7 @@ new language can be added here without touching any page.
 
 from __future__ import annotations
 
+from .text_break import BREAK_EN, BREAK_ZH
 from .text_lesson import LESSON_EN, LESSON_ZH
 from .text_zh import CHINESE as APP_CHINESE
 
@@ -37,6 +38,7 @@ ENGLISH = {
     "weights.pretrained": "pretrained (ships with the app)",
     "weights.random": "random (untrained)",
     "weights.trained": "trained by you on the Training page",
+    "side.weights_lost": "This shape cannot hold the {weights} weights (their matrices have another size), so the model is now random. Mask value and the switches of Break it keep the weights.",
     "side.shape": "Shape and variants",
     "side.d_model": "d_model (width of every token vector)",
     "side.n_heads": "heads (only divisors of d_model)",
@@ -261,8 +263,8 @@ ENGLISH = {
     "training.none": "Nothing trained yet in this session.",
 }
 
-ENGLISH |= LESSON_EN
-CHINESE = APP_CHINESE | LESSON_ZH
+ENGLISH |= LESSON_EN | BREAK_EN
+CHINESE = APP_CHINESE | LESSON_ZH | BREAK_ZH
 CATALOGS = {"en": ENGLISH, "zh": CHINESE}
 LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 

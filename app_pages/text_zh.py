@@ -27,6 +27,7 @@ CHINESE = {
     "weights.pretrained": "预训练（随应用提供）",
     "weights.random": "随机（未训练）",
     "weights.trained": "你在训练页训练的",
+    "side.weights_lost": "这个形状装不下“{weights}”权重（矩阵大小不同），所以模型现在是随机的。掩码值和“动手破坏”页的开关会保留权重。",
     "side.shape": "结构与变体",
     "side.d_model": "d_model（每个词向量的维度）",
     "side.n_heads": "注意力头数（只列出 d_model 的约数）",

@@ -73,6 +73,9 @@ LABELS: dict[str, Callable[[object], str]] = {
     state.LAYER: counted,
     state.HEAD: counted,
     state.TRAIN_FROM: lambda start: tr(f"training.from_{start}"),
+    state.BREAKS: lambda switch: tr(f"break.{switch}"),
+    state.ABLATE: lambda head_id: head_label(head_id),
+    state.ABLATION: lambda mode: tr(f"break.ablation_{mode}"),
     state.SIDE: lambda side: tr("tokens.source" if side == "src" else "tokens.target"),
 }
 
@@ -88,6 +91,12 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
     return widget(label, *args, key=field, bind="query-params", **kwargs)
 
 
+def head_label(head_id: str) -> str:
+    """A head id "cross-2-1" (layers and heads from 1) as "Cross-attention · Layer 2 · Head 1"."""
+    kind, layer, head = head_id.rsplit("-", 2)
+    return f"{label(f'kind.{kind}', lang())} · {label('layer_head', lang(), layer=layer, head=head)}"
+
+
 def relabel_translated() -> None:
     """After a language switch: write the translated widgets' values again, so that their labels and
     the link follow the new language (Streamlit identifies a choice by its label)."""
@@ -99,8 +108,9 @@ def relabel_translated() -> None:
 def current_view() -> View:
     """The view as the widgets of this session set it (fields whose widget was never drawn: defaults)."""
     values = {f: st.session_state[f] for f in VIEW_FIELDS if f in st.session_state}
-    if isinstance(values.get(state.DIMS), list):
-        values[state.DIMS] = tuple(values[state.DIMS])
+    for field, value in values.items():
+        if isinstance(value, list):  # multiselect and pills return lists; the view is frozen
+            values[field] = tuple(value)
     return View(**values)
 
 

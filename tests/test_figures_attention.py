@@ -49,7 +49,7 @@ def test_heatmap_greys_blocked_cells_and_its_click_targets_carry_query_and_key()
     scores = recorded(trace, "decoder.layers.0.self_attn", "scores")[1]
     hover = targets.hovertext[2 * 6 + 4]  # query 2 "chat" may not see key 4 "le"
     assert "query 2 “chat” → key 4 “le”" in hover and "blocked" in hover and "−1e9" in hover
-    assert f"raw score {scores[2, 4]:.3f}" in hover and "weight 0.000" in hover
+    assert f"scaled score {scores[2, 4]:.3f}" in hover and "weight 0.000" in hover
     assert f"weight {weights[2, 1]:.3f}" in targets.hovertext[2 * 6 + 1] and "may attend" in targets.hovertext[13]
     (outline,) = fig.layout.shapes
     assert (outline.x0, outline.y0) == (0.5, 2.5)

@@ -62,7 +62,7 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     `width` is the pixel width to lay out for. Values are written in the cells when
     `show_values` (default: when a cell is at least 40 px wide, e.g. 14 tokens at 560 px).
     The last trace holds one click target per cell with customdata [query, key] (read it
-    with `cell_selection`) and the hover: tokens, weight, raw score and the mask's verdict.
+    with `cell_selection`) and the hover: tokens, weight, scaled score and the mask's verdict.
     `highlight` = (query, key) outlines one cell. `lang` is the language of every word drawn.
     """
     check_choice(kind, value)

@@ -167,7 +167,7 @@ def mask_value(trace) -> float:
     return float(getattr(trace.config, "mask_value", -1e9))
 
 
-# What an attention figure can colour: the weights, the raw scores QKᵀ/√d_k, or the scores after masking.
+# What an attention figure can colour: the weights, the scaled scores QKᵀ/√d_k, or the scores after masking.
 # Their names are the labels `value.<value>` (one value) and `values.<value>` (many).
 ATTENTION_VALUES = ("weights", "scores", "masked_scores")
 

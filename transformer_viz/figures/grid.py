@@ -101,7 +101,7 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
                          max(map(len, token_labels(k_tokens, k_len)), default=1), width or GRID_PX)
     gap = layout.gap
     z, zmin, zmax, colorscale = value_plane(value, AttentionArrays(weights, scores, masked, mask[:, None]))
-    # The hover shows whichever of weight and raw score the colour does not.
+    # The hover shows whichever of weight and scaled score the colour does not.
     other = {"weights": scores, "scores": weights, "masked_scores": np.stack([weights, scores], -1)}[value]
     weight, raw, masked_score = (label(f"value.{v}", lang) for v in ("weights", "scores", "masked_scores"))
     number = {"weights": f"{weight} <b>%{{z:.3f}}</b><br>{raw} %{{customdata:.3f}}",

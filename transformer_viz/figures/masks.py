@@ -98,9 +98,9 @@ def mask_figures(trace, *, lang: str = "en") -> dict[str, go.Figure]:
 
 
 def masking_steps(trace, kind: str, layer: int, head: int, *, lang: str = "en") -> go.Figure:
-    """Three panels for one head: raw scores -> masked scores (blocked = the fill) -> softmax weights.
+    """Three panels for one head: scaled scores -> masked scores (blocked = the fill) -> softmax weights.
 
-    Panels 1 and 2 share one colour range symmetric about 0 from the raw scores, so a cell
+    Panels 1 and 2 share one colour range symmetric about 0 from the scaled scores, so a cell
     keeps its colour until the mask greys it; panel 3 uses the fixed 0-1 weight range.
     """
     check_choice(kind)
