@@ -30,6 +30,8 @@ TRAIN_FROM = "train_from"  # Training: "fresh" (random weights) or "current" (th
 LESSON_STEP, PRESENT = "lesson_step", "present"  # the lesson's step (from 1); presenter mode
 BPE_CORPUS, BPE_MERGES = "bpe_corpus", "bpe_merges"  # the lesson's BPE learner: its corpus and merges shown
 BREAKS, ABLATE, ABLATION = "breaks", "ablate", "ablation"  # Break it: switches off, heads ablated, zero or mean
+A_WEIGHTS, A_VARIANT, A_BREAKS, A_ABLATE = "a_weights", "a_variant", "a_breaks", "a_ablate"  # Compare: model A
+B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE = "b_weights", "b_variant", "b_breaks", "b_ablate"  # and model B
 
 # Keys that are not part of the view.
 TRAINED = "_trained"  # the TrainedModel of this session
@@ -108,6 +110,14 @@ class View:
     breaks: tuple[str, ...] = ()  # "no_positions", "no_scale", "no_look_ahead"
     ablate: tuple[str, ...] = ()  # heads as "kind-layer-head", counted from 1
     ablation: str = "zero"
+    a_weights: str = "pretrained"
+    a_variant: str = "same"  # a shape variant: "same", "one_head", "eight_heads", "no_positional", "post_ln"
+    a_breaks: tuple[str, ...] = ()
+    a_ablate: tuple[str, ...] = ()
+    b_weights: str = "random"  # trained against untrained, to begin with
+    b_variant: str = "same"
+    b_breaks: tuple[str, ...] = ()
+    b_ablate: tuple[str, ...] = ()
 
     def beyond_limits(self) -> list[str]:
         """The shape settings outside what a class server builds (empty when the shape is allowed)."""
@@ -127,7 +137,8 @@ VIEW_FIELDS = tuple(f.name for f in fields(View))
 # Widgets whose labels depend on the language: a language switch writes their values again so that
 # the widget and the link show them in the new language.
 TRANSLATED_FIELDS = (TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, MASK_KIND, VALUE, QUERY,
-                     CELL_QUERY, CELL_KEY, SIDE, BREAKS, ABLATE, ABLATION)
+                     CELL_QUERY, CELL_KEY, SIDE, BREAKS, ABLATE, ABLATION, A_WEIGHTS, A_VARIANT, A_BREAKS, A_ABLATE,
+                     B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE)
 
 
 @dataclass(frozen=True, eq=False)

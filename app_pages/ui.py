@@ -73,8 +73,10 @@ LABELS: dict[str, Callable[[object], str]] = {
     state.LAYER: counted,
     state.HEAD: counted,
     state.TRAIN_FROM: lambda start: tr(f"training.from_{start}"),
-    state.BREAKS: lambda switch: tr(f"break.{switch}"),
-    state.ABLATE: lambda head_id: head_label(head_id),
+    **{f: lambda switch: tr(f"break.{switch}") for f in (state.BREAKS, state.A_BREAKS, state.B_BREAKS)},
+    **{f: lambda head_id: head_label(head_id) for f in (state.ABLATE, state.A_ABLATE, state.B_ABLATE)},
+    **{f: lambda weights: tr(f"weights.{weights}") for f in (state.A_WEIGHTS, state.B_WEIGHTS)},
+    **{f: lambda variant: tr(f"compare.variant_{variant}") for f in (state.A_VARIANT, state.B_VARIANT)},
     state.ABLATION: lambda mode: tr(f"break.ablation_{mode}"),
     state.SIDE: lambda side: tr("tokens.source" if side == "src" else "tokens.target"),
 }
