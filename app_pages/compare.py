@@ -10,6 +10,7 @@ from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
 
 from . import services, state
+from .context import token_chips
 from .interventions import SWITCHES, head_ids, intervention_of
 from .state import KINDS, WEIGHT_CHOICES, View
 from .ui import chart, current_view, error_text, lang, literal, tr, view_widget
@@ -79,5 +80,5 @@ def one_side(view: View, side: str):
     measured = services.measured(resolved.model_id, view.task, intervention, _model=resolved.model)
     st.metric(tr("break.exact", n=services.EVALUATION_INPUTS), f"{measured['exact_match']:.0%}")
     if not run.teacher_forced:
-        st.markdown(tr("compare.output", output=literal(run.output_text)))
+        token_chips(tr("tokens.output"), run.output_tokens)
     return side_view, resolved, intervention, run
