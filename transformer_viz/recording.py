@@ -208,6 +208,28 @@ class Trace(Mapping):
             tgt_tokens=None if tgt_tokens is None else tuple(tgt_tokens),
         )
 
+    # Exports (transformer_viz/export.py): imported when called, so the package does not load pandas.
+
+    def to_npz(self, path) -> None:
+        """Save the tensors, tokens, config and intervention to one .npz file (no pickles)."""
+        from .export import save_npz
+        save_npz(self, path)
+
+    @classmethod
+    def from_npz(cls, path) -> Trace:
+        """A trace saved by `to_npz`; ValueError for a file that is not one."""
+        from .export import load_npz
+        return load_npz(path)
+
+    def to_dataframe(self):
+        """Every attention weight of batch item 0 as a tidy pandas table, one row per (layer, head, query, key)."""
+        from .export import attention_table
+        return attention_table(self)
+
+    def to_bertviz(self) -> dict:
+        """The keyword arguments of BertViz's `head_view` / `model_view` for an encoder-decoder."""
+        from .export import bertviz_arguments
+        return bertviz_arguments(self)
 
 
 def check_trace(trace) -> None:
