@@ -136,7 +136,8 @@ def bertviz_arguments(trace: Trace) -> dict:
 
     encoder_attention, decoder_attention, cross_attention: tuples of per-layer (1, heads, q_len, k_len)
     tensors (BertViz wants a batch of one); encoder_tokens, decoder_tokens: lists of display strings
-    (the positions as text where the trace has no tokens).
+    (the positions as text where the trace has no tokens). BertViz 1.4 applies the encoder's layer list to
+    the decoder too, so its views fail (IndexError) when the encoder has more layers than the decoder.
     """
     check_trace(trace)
     layers = {kind: tuple(w[:1] for w in _kind_layers(trace, kind)) for kind in ATTENTION_KINDS}
