@@ -57,6 +57,17 @@ def hand_trace(weights, mask=None, scores=None, masked_scores=None, kind="encode
     return Trace(tensors)
 
 
+def layered_trace(kind, layers, masks=None, **context) -> Trace:
+    """A trace of attention `kind` built by hand: one (heads, q_len, k_len) weights array per layer, and
+    optionally one (q_len, k_len) mask per layer (True = may attend). `context`: Trace fields (tokens)."""
+    tensors = {}
+    for layer, weights in enumerate(layers):
+        tensors[attention_name(kind, layer, "weights")] = torch.as_tensor(np.asarray(weights, np.float32))[None]
+        if masks is not None:
+            tensors[attention_name(kind, layer, "mask")] = torch.as_tensor(np.asarray(masks[layer], bool))[None, None]
+    return Trace(tensors, **context)
+
+
 def recorded(trace, kind_prefix, leaf):
     return trace[f"{kind_prefix}.{leaf}"][0].numpy()
 

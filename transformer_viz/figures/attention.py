@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
+from ..analysis import entropy_bits
 from ..recording import ATTENTION_KINDS, check_index
 from .common import (
     CLICK_COLOUR,
@@ -186,18 +187,6 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     fig.update_xaxes(**hidden, range=[-0.65, 1.65])
     fig.update_yaxes(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])
     return fig
-
-
-def entropy_bits(weights: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Mean attention entropy in bits over the queries that have an allowed key.
-
-    weights (..., q_len, k_len), mask (q_len, k_len) True = may attend -> (...).
-    """
-    p = np.clip(weights, 0.0, None)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_query = -np.where(p > 0, p * np.log2(p), 0.0).sum(-1)  # (..., q_len)
-    live = mask.any(-1)  # (q_len,)
-    return per_query[..., live].mean(-1) if live.any() else np.zeros(per_query.shape[:-1])
 
 
 def head_entropy(trace, kind: str, *, lang: str = "en") -> go.Figure:

@@ -13,7 +13,15 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import Trace, attention_name, check_index, check_kind, recorded_attention
+from ..recording import (
+    Trace,
+    attention_name,
+    check_index,
+    check_kind,
+    recorded_attention,
+    recorded_mask,
+    token_labels,
+)
 from .labels import label
 
 # Colour-blind-safe scales that stay readable on a projector.
@@ -55,13 +63,6 @@ def base_layout(fig: go.Figure, title: str | None = None, height: int | None = N
 def escape_text(text: str) -> str:
     """Text Plotly shows literally: "<s>" or "<pad>" would otherwise be read as markup."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def token_labels(tokens: Sequence[str] | None, length: int) -> list[str]:
-    """Tick text for positions 0..length-1; without tokens, the positions themselves."""
-    if tokens is None:
-        return [str(i) for i in range(length)]
-    return [str(t) for t in tokens[:length]] + [str(i) for i in range(len(tokens), length)]
 
 
 def token_texts(tokens: Sequence[str] | None, length: int) -> list[str]:
@@ -143,8 +144,7 @@ def attention_arrays(trace: Trace, kind: str, layer: int) -> AttentionArrays:
         recorded = trace.get(attention_name(kind, layer, leaf))
         return np.full_like(weights, np.nan) if recorded is None else as_numpy(recorded)[0].astype(np.float64)
 
-    mask = trace.get(attention_name(kind, layer, "mask"))
-    mask = np.ones(weights.shape[1:], bool) if mask is None else as_numpy(mask)[0, 0].astype(bool)  # (q_len, k_len)
+    mask = as_numpy(recorded_mask(trace, kind, layer))  # (q_len, k_len)
     return AttentionArrays(weights, plane("scores"), plane("masked_scores"), mask)
 
 
