@@ -7,6 +7,7 @@ from app_pages.navigation import all_pages, follow_pending_link
 from app_pages.presenter import presenter_frame
 from app_pages.services import set_up_server
 from app_pages.sidebar import render_sidebar
+from app_pages.take_home import start_view, view_download
 
 st.set_page_config(page_title="transformer_viz", page_icon=":material/visibility:", layout="wide")
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it.
@@ -15,5 +16,8 @@ set_up_server()
 follow_pending_link()
 render_sidebar()
 presenter_frame()
-st.navigation(all_pages()).run()
+start_view()
+page = st.navigation(all_pages())
+page.run()
 link_notice()  # after the page: its widgets have read their part of the link by then
+view_download(page.title)

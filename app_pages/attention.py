@@ -10,6 +10,7 @@ from transformer_viz.figures.grid import attention_grid, grid_selection
 from transformer_viz.walkthrough import cell_numbers
 
 from . import state
+from .attention_more import head_scores_and_rollout, trace_downloads
 from .context import PageContext, attention_selectors, cell_selectors, page_context
 from .state import View
 from .ui import chart, literal, tr, view_widget
@@ -44,6 +45,8 @@ def explorer(ctx: PageContext) -> None:
     st.subheader(tr("attention.entropy"))
     st.caption(tr("attention.entropy_help"))
     chart(ctx.figure(head_entropy, kind), key="attention_entropy")
+    head_scores_and_rollout(ctx, kind)
+    trace_downloads(ctx)
 
 
 def on_grid_click() -> None:

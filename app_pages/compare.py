@@ -36,8 +36,12 @@ def render() -> None:
     # Both decoders read the same target (typed, or A's answer), so that their attention cells line up.
     target = view.tgt_text or sides["a"][0][3].output_text or ""
     traces = {}
-    for side, ((side_view, resolved, intervention, _), place) in sides.items():
-        traces[side] = services.run(replace(side_view, tgt_text=target), resolved, intervention=intervention).trace
+    for side, ((side_view, resolved, intervention, greedy), place) in sides.items():
+        try:
+            traces[side] = services.run(replace(side_view, tgt_text=target), resolved,
+                                        intervention=intervention).trace
+        except ValueError:  # A's answer is no valid target (an untrained model's rambling): each reads its own
+            traces[side] = greedy.trace
         with place:
             chart(attention_grid(traces[side], kind, width=GRID_WIDTH, lang=lang()), key=f"compare_grid_{side}")
     a, b = traces["a"], traces["b"]

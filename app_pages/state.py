@@ -24,6 +24,7 @@ QUERY = "query"  # Attention: the query whose lines are drawn (None: all)
 PAD, MASK_KIND = "pad", "mask_kind"  # Masks: pad the batch to this length; the attention whose masking is shown
 CELL_QUERY, CELL_KEY = "cell_query", "cell_key"  # Inside one head: the cell followed through every step
 STEP = "step"  # Decoding: the step shown (1 = the first token written)
+STACK = "stack"  # Inside the layers: the encoder's or the decoder's
 SIDE, DIMS = "side", "dims"  # Embeddings: source or target; the encoding dimensions drawn as curves
 TRAIN_STEPS, TRAIN_LR, TRAIN_BATCH = "train_steps", "train_lr", "train_batch"  # Training: the next run's settings
 TRAIN_FROM = "train_from"  # Training: "fresh" (random weights) or "current" (the weights shown)
@@ -45,6 +46,7 @@ LINK_REJECTED = "_link_rejected"  # the ones the app could not use
 EXAMPLE = "_example"  # the example pills: a one-shot choice copied into the source text
 # Charts whose selections the pages read, and the Training page's controls.
 GRID_CHART, HEAD_CHART, DIAGRAM_CHART = "attention_grid", "attention_head", "overview_diagram"
+VIEW_FIGURES = "_view_figures"  # the figures drawn by this run, by chart key: the view to download
 TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
 LESSON_PREVIOUS, LESSON_NEXT, LESSON_TRAIN = "lesson_previous", "lesson_next", "lesson_train"
 PRESENT_EXIT = "present_exit"
@@ -98,6 +100,7 @@ class View:
     cell_key: int | None = None
     step: int = 0  # 0: the last step (the slider counts from 1)
     side: str = "src"
+    stack: str = "decoder"
     dims: tuple[int, ...] = ()  # (): a few telling dimensions
     train_steps: int = 800
     train_lr: float | None = None  # None: the task's own
@@ -137,8 +140,8 @@ VIEW_FIELDS = tuple(f.name for f in fields(View))
 # Widgets whose labels depend on the language: a language switch writes their values again so that
 # the widget and the link show them in the new language.
 TRANSLATED_FIELDS = (TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, MASK_KIND, VALUE, QUERY,
-                     CELL_QUERY, CELL_KEY, SIDE, BREAKS, ABLATE, ABLATION, A_WEIGHTS, A_VARIANT, A_BREAKS, A_ABLATE,
-                     B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE)
+                     CELL_QUERY, CELL_KEY, SIDE, STACK, BREAKS, ABLATE, ABLATION, A_WEIGHTS, A_VARIANT, A_BREAKS,
+                     A_ABLATE, B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE)
 
 
 @dataclass(frozen=True, eq=False)

@@ -78,6 +78,7 @@ LABELS: dict[str, Callable[[object], str]] = {
     **{f: lambda weights: tr(f"weights.{weights}") for f in (state.A_WEIGHTS, state.B_WEIGHTS)},
     **{f: lambda variant: tr(f"compare.variant_{variant}") for f in (state.A_VARIANT, state.B_VARIANT)},
     state.ABLATION: lambda mode: tr(f"break.ablation_{mode}"),
+    state.STACK: lambda stack: tr(f"layers.{stack}"),
     state.SIDE: lambda side: tr("tokens.source" if side == "src" else "tokens.target"),
 }
 
@@ -117,10 +118,13 @@ def current_view() -> View:
 
 
 def chart(fig, key: str, on_select: str | Callable = "ignore", selection_mode=("points",)):
-    """st.plotly_chart with the figure's own colours (not Streamlit's theme) and a compact mode bar."""
+    """st.plotly_chart with the figure's own colours (not Streamlit's theme) and a compact mode bar whose
+    camera saves a PNG at twice the size (sharp on a slide). The figure joins the view's download."""
+    st.session_state.setdefault(state.VIEW_FIGURES, {})[key] = fig
     return st.plotly_chart(
         fig, key=key, theme=None, on_select=on_select, selection_mode=selection_mode,
-        config={"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]},
+        config={"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+                "toImageButtonOptions": {"format": "png", "scale": 2, "filename": key}},
     )
 
 
