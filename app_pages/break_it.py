@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -20,8 +22,6 @@ from .interventions import SWITCHES, head_ids, intervention_of
 from .state import KINDS, View
 from .ui import chart, head_label, lang, literal, tr, view_widget
 
-GRID_WIDTH = 560  # px: half the main column
-
 
 def render() -> None:
     st.title(tr("break.title"))
@@ -32,7 +32,7 @@ def render() -> None:
     if ctx.resolved.weights == "random":
         st.warning(tr("break.random"), icon=":material/casino:")
     config = ctx.trace.config
-    switches_column, heads_column = st.columns([2, 3], gap="large")
+    switches_column, heads_column = st.columns(2, gap="large")
     switches = view_widget(switches_column.pills, state.BREAKS, tr("break.switches"), SWITCHES,
                            selection_mode="multi")
     with heads_column:
@@ -65,20 +65,24 @@ def effects(ctx, intervention) -> None:
                   delta=f"{after['teacher_forced_accuracy'] - before['teacher_forced_accuracy']:+.0%}",
                   help=tr("break.forced_help"))
     kind = view_widget(st.selectbox, state.KIND, tr("attention.kind"), KINDS, index=KINDS.index(View.kind))
-    entropy_before, entropy_after = mean_entropy(ctx.trace, kind), mean_entropy(broken.trace, kind)
+    try:  # both read the intact model's answer (teacher forcing), so every attention cell has a partner
+        forced = replace(ctx.view, tgt_text=ctx.view.tgt_text or ctx.run.output_text or "")
+        intact = services.run(forced, ctx.resolved).trace
+        aligned = services.run(forced, ctx.resolved, intervention=intervention).trace
+    except ValueError:  # no answer to read (the model wrote <eos> first): each its own run, no difference
+        intact, aligned = ctx.trace, None
+    entropy_before, entropy_after = mean_entropy(intact, kind), mean_entropy(aligned or broken.trace, kind)
     entropy.metric(tr("break.entropy"), f"{entropy_after:.2f}", delta=f"{entropy_after - entropy_before:+.2f}",
                    delta_color="off", help=tr("break.entropy_help"))
     if not ctx.run.teacher_forced:
         st.markdown(tr("break.output", text=literal(ctx.view.src_text), before=literal(ctx.run.output_text),
                        after=literal(broken.output_text)))
-    intact, changed = st.columns(2, gap="medium")
-    with intact:
-        chart(attention_grid(broken.trace, kind, width=GRID_WIDTH, lang=lang()), key="break_grid")
-    with changed:
-        if ctx.trace.tgt_tokens == broken.trace.tgt_tokens:
-            chart(difference_grid(ctx.trace, broken.trace, kind, width=GRID_WIDTH, lang=lang()), key="break_diff")
-        else:
-            st.caption(tr("break.no_difference"))
+    chart(attention_grid(aligned or broken.trace, kind, lang=lang()), key="break_grid")
+    if aligned is None:
+        st.caption(tr("break.no_difference"))
+        return
+    st.caption(tr("break.difference_help"))
+    chart(difference_grid(intact, aligned, kind, lang=lang()), key="break_diff")
 
 
 def ranking(ctx) -> None:
