@@ -64,15 +64,18 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(script: str = "app.py", extra_args: tuple[str, ...] = (), startup_timeout: float = 60):
-    """Start `streamlit run script` on 127.0.0.1 on a free port and yield its URL; stop it by its pid."""
+def streamlit_server(script: str = "app.py", extra_args: tuple[str, ...] = (), startup_timeout: float = 60,
+                     env: dict[str, str] | None = None):
+    """Start `streamlit run script` on 127.0.0.1 on a free port and yield its URL; stop it by its pid.
+
+    `env`: variables added to this process's environment for the server (e.g. TVIZ_REDIS_URL)."""
     port = free_port()
     log = open(os.devnull, "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", script, "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
          *extra_args],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **(env or {})},
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -91,11 +94,11 @@ def streamlit_server(script: str = "app.py", extra_args: tuple[str, ...] = (), s
             time.sleep(0.3)
         yield url
     finally:
-        _stop(process)
+        stop_process(process)
         log.close()
 
 
-def _stop(process: subprocess.Popen) -> None:
+def stop_process(process: subprocess.Popen) -> None:
     """SIGTERM the server's process group (it was started in its own session), SIGKILL if it lingers."""
     if process.poll() is not None:
         return
