@@ -1,7 +1,7 @@
 """Where class rooms live: the teacher's page and view under a short code, read by the students every second.
 
-No Streamlit here. A room's state is small and serializable (a page path and the link's query parameters),
-so it can be kept in this process (one server, the default) or in Redis (several replicas serving one
+No Streamlit here. A room's state is small and serializable (a page's URL path and the view's values as
+JSON), so it can be kept in this process (one server, the default) or in Redis (several replicas serving one
 class: `TVIZ_REDIS_URL`). Both stores forget a room after `ROOM_TTL` seconds without a change.
 """
 
@@ -23,7 +23,7 @@ ROOM_TTL = 6 * 3600  # seconds without a change before a room is forgotten (a sc
 MAX_ROOMS = 1000  # rooms one server keeps at once (in-process store)
 MAX_VIEW_CHARS = 16_384  # a shared view's parameters as JSON: a link, not a document
 REDIS_URL_VARIABLE = "TVIZ_REDIS_URL"
-Params = Mapping[str, list[str]]  # a query parameter's values in order (a multiselect repeats its key)
+ViewValues = Mapping[str, object]  # view field -> value (str, int, float, bool, None or a list of ints)
 
 
 class RoomStoreError(RuntimeError):
@@ -35,7 +35,7 @@ class RoomState:
     """What the students of a room follow. Version 0: the teacher has shared nothing yet."""
 
     page: str  # the teacher's page, as its URL path ("attention")
-    params: dict[str, list[str]]  # the teacher's query parameters (the view)
+    view: dict[str, object]  # the teacher's view: the values of the fields the teacher's session set
     version: int  # one more at every change
     updated: float  # time.time() of the last change
 
@@ -44,7 +44,7 @@ class RoomStore(Protocol):
     def create(self) -> str:
         """A new room with a fresh code; raises RoomStoreError when none can be made."""
 
-    def publish(self, code: str, page: str, params: Params) -> RoomState | None:
+    def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
         """Share a new page and view (the version grows by one); None when the room no longer exists.
 
         Raises ValueError for a view larger than MAX_VIEW_CHARS."""
@@ -70,10 +70,13 @@ def normalize_code(text: object) -> str | None:
     return code
 
 
-def params_json(params: Params) -> str:
-    """The parameters as compact JSON; ValueError when they are more than a link."""
-    text = json.dumps({str(k): [str(v) for v in values] for k, values in params.items()}, ensure_ascii=False,
-                      separators=(",", ":"), sort_keys=True)
+def view_json(view: ViewValues) -> str:
+    """The view as compact JSON (-inf as -Infinity, which json reads back); ValueError when it is more than a link
+    would say, or not JSON."""
+    try:
+        text = json.dumps(dict(view), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    except TypeError as error:
+        raise ValueError(f"the view is not JSON: {error}") from error
     if len(text) > MAX_VIEW_CHARS:
         raise ValueError(f"the view is {len(text)} characters long, more than a room shares ({MAX_VIEW_CHARS})")
     return text
@@ -109,8 +112,8 @@ class MemoryRoomStore:
             self._rooms[code] = RoomState("", {}, 0, time.time()), now + self._ttl
             return code
 
-    def publish(self, code: str, page: str, params: Params) -> RoomState | None:
-        shared = json.loads(params_json(params))  # checks the size; keeps a copy the caller cannot change
+    def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
+        shared = json.loads(view_json(view))  # checks the size; keeps a copy the caller cannot change
         with self._lock:
             current = self._live(code)
             if current is None:
@@ -128,17 +131,17 @@ class MemoryRoomStore:
             self._rooms.pop(code, None)
 
 
-# A room is a Redis hash (version, page, params, updated) with a TTL. Each script runs atomically in Redis:
+# A room is a Redis hash (version, page, view, updated) with a TTL. Each script runs atomically in Redis:
 # a room is made only under a free code, and a publish never brings back a room that ended or expired.
 CREATE_SCRIPT = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'version', 0, 'page', '', 'params', '{}', 'updated', ARGV[1])
+redis.call('HSET', KEYS[1], 'version', 0, 'page', '', 'view', '{}', 'updated', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 PUBLISH_SCRIPT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-redis.call('HSET', KEYS[1], 'page', ARGV[1], 'params', ARGV[2], 'updated', ARGV[3])
+redis.call('HSET', KEYS[1], 'page', ARGV[1], 'view', ARGV[2], 'updated', ARGV[3])
 local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return version
@@ -173,8 +176,8 @@ class RedisRoomStore:
                     return code
         raise RoomStoreError("no free room code found")
 
-    def publish(self, code: str, page: str, params: Params) -> RoomState | None:
-        text = params_json(params)
+    def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
+        text = view_json(view)
         now = time.time()
         with _redis_errors():
             version = self._publish(keys=[self.key(code)], args=[page, text, now, self._ttl])
@@ -185,7 +188,7 @@ class RedisRoomStore:
             found = self._client.hgetall(self.key(code))
         if not found:
             return None
-        return RoomState(found["page"], json.loads(found["params"]), int(found["version"]), float(found["updated"]))
+        return RoomState(found["page"], json.loads(found["view"]), int(found["version"]), float(found["updated"]))
 
     def end(self, code: str) -> None:
         with _redis_errors():

@@ -6,6 +6,7 @@ new language can be added here without touching any page.
 
 from __future__ import annotations
 
+from .text_rooms import ROOMS_CHINESE, ROOMS_ENGLISH
 from .text_zh import CHINESE
 
 ENGLISH = {
@@ -224,7 +225,7 @@ ENGLISH = {
     "training.none": "Nothing trained yet in this session.",
 }
 
-CATALOGS = {"en": ENGLISH, "zh": CHINESE}
+CATALOGS = {"en": ENGLISH | ROOMS_ENGLISH, "zh": CHINESE | ROOMS_CHINESE}
 LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 
 

@@ -65,12 +65,13 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def streamlit_server(script: str = "app.py", extra_args: tuple[str, ...] = (), startup_timeout: float = 60,
-                     env: dict[str, str] | None = None):
+                     env: dict[str, str] | None = None, log_path: str | None = None):
     """Start `streamlit run script` on 127.0.0.1 on a free port and yield its URL; stop it by its pid.
 
-    `env`: variables added to this process's environment for the server (e.g. TVIZ_REDIS_URL)."""
+    `env`: variables added to this process's environment for the server (e.g. TVIZ_REDIS_URL);
+    `log_path`: where the server's output goes (default: nowhere)."""
     port = free_port()
-    log = open(os.devnull, "wb")  # noqa: SIM115 - closed below
+    log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", script, "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",

@@ -19,7 +19,8 @@ from app_pages.rooms_store import (
 from devtools.redis_server import redis_missing_reason, redis_server
 
 redis_missing = redis_missing_reason()
-VIEW = {"layer": ["2"], "src_text": ["banana"], "dims": ["0", "3"], "kind": ["编码器自注意力"]}
+VIEW = {"layer": 1, "src_text": "香蕉 banana", "dims": [0, 3], "kind": "cross", "mask_value": float("-inf"),
+        "cell_query": None, "norm_first": False}
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_a_new_room_has_a_short_unambiguous_code_and_nothing_shared(make_store):
     assert len(code) == CODE_LENGTH and set(code) <= set(CODE_ALPHABET)
     assert not set(code) & set("0O1IL")
     room = store.get(code)
-    assert (room.page, room.params, room.version) == ("", {}, 0)
+    assert (room.page, room.view, room.version) == ("", {}, 0)
     assert store.create() != code
 
 
@@ -58,11 +59,11 @@ def test_each_publish_is_a_new_version_the_students_read(make_store):
     store = make_store()
     code = store.create()
     first = store.publish(code, "attention", VIEW)
-    assert (first.page, first.params, first.version) == ("attention", VIEW, 1)
+    assert (first.page, first.view, first.version) == ("attention", VIEW, 1)
     assert store.get(code) == first
-    second = store.publish(code, "masks", {"pad": ["9"]})
+    second = store.publish(code, "masks", {"pad": 9})
     assert second.version == 2 and second.updated >= first.updated
-    assert store.get(code).params == {"pad": ["9"]}  # the view is replaced, not merged
+    assert store.get(code).view == {"pad": 9}  # the view is replaced, not merged
 
 
 def test_an_ended_or_unknown_room_is_not_brought_back_by_a_publish(make_store):
@@ -79,7 +80,9 @@ def test_a_view_larger_than_a_link_is_refused(make_store):
     store = make_store()
     code = store.create()
     with pytest.raises(ValueError, match="more than a room shares"):
-        store.publish(code, "attention", {"src_text": ["x" * MAX_VIEW_CHARS]})
+        store.publish(code, "attention", {"src_text": "x" * MAX_VIEW_CHARS})
+    with pytest.raises(ValueError, match="not JSON"):
+        store.publish(code, "attention", {"src_text": object()})
     assert store.get(code).version == 0
 
 
@@ -101,7 +104,7 @@ def test_concurrent_publishes_each_get_their_own_version(make_store):
 
     def publish_many():
         for i in range(25):
-            versions.append(store.publish(code, "attention", {"layer": [str(i)]}).version)
+            versions.append(store.publish(code, "attention", {"layer": i}).version)
 
     threads = [threading.Thread(target=publish_many) for _ in range(4)]
     for thread in threads:
@@ -130,10 +133,10 @@ def test_the_memory_store_forgets_idle_rooms_and_keeps_a_bounded_number():
 def test_the_memory_store_keeps_its_own_copy_of_the_view():
     store = MemoryRoomStore()
     code = store.create()
-    view = {"layer": ["2"]}
+    view = {"dims": [2]}
     store.publish(code, "attention", view)
-    view["layer"].append("3")
-    assert store.get(code).params == {"layer": ["2"]}
+    view["dims"].append(3)
+    assert store.get(code).view == {"dims": [2]}
 
 
 def test_redis_keys_carry_the_rooms_ttl(redis_url):
@@ -146,7 +149,7 @@ def test_redis_keys_carry_the_rooms_ttl(redis_url):
     client.expire(store.key(code), 5)
     store.publish(code, "attention", VIEW)  # activity renews the TTL
     assert client.ttl(store.key(code)) > 5
-    assert json.loads(client.hget(store.key(code), "params")) == VIEW
+    assert json.loads(client.hget(store.key(code), "view")) == VIEW
 
 
 def test_open_store_picks_redis_from_the_environment(redis_url):
