@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import segno
 import streamlit as st
@@ -33,12 +33,13 @@ from .rooms_store import (
     open_store,
     view_json,
 )
-from .state import VIEW_FIELDS, Joined, Teaching, checked_view
+from .state import VIEW_FIELDS, Joined, Teaching, View, checked_view
 from .ui import literal, tr
 
 POLL_SECONDS = 0.5  # how often a following student asks the store for a change (~6 ms of server CPU each)
 SHARE_SECONDS = 2.0  # how often the teacher's session shares a change made outside a full run (a safety net)
 HOURS = ROOM_TTL // 3600
+VIEW_DEFAULTS = json.loads(view_json(asdict(View())))  # as a shared view says them (a tuple is a list)
 CODE_STYLE = ("font:600 2.4rem/1.1 ui-monospace,Menlo,Consolas,monospace;letter-spacing:0.25em;"
               "text-align:center;padding:4px 0")
 
@@ -111,6 +112,11 @@ def end_room() -> None:
             notice("room.unavailable", message=str(error))
 
 
+def not_default(view: dict[str, object]) -> dict[str, object]:
+    """The fields of a (JSON-read) view whose value is not the View's default."""
+    return {field: value for field, value in view.items() if value != VIEW_DEFAULTS.get(field)}
+
+
 def session_view() -> dict[str, object]:
     """The values of the view fields this session has set (a field never set: its widget's default)."""
     return {field: st.session_state[field] for field in VIEW_FIELDS if field in st.session_state}
@@ -120,7 +126,9 @@ def share_view() -> None:
     """The teacher's session: publish the page and view if they changed since the last time (else nothing).
 
     app.py calls it after the sidebar and after the page; a page fragment whose widgets are view fields calls
-    it first thing (keep_sharing catches, within SHARE_SECONDS, a change made anywhere else).
+    it first thing (keep_sharing catches, within SHARE_SECONDS, a change made anywhere else). A field that
+    appears with its default value (a widget drawn for the first time) is no change: the students' widget
+    shows that default already, and a new version would redraw every student's page for nothing.
     """
     teaching = st.session_state.get(state.TEACHING)
     if teaching is None:
@@ -131,7 +139,7 @@ def share_view() -> None:
     except ValueError:
         notice("room.too_large")
         return
-    if teaching.version and (shared_page, view) == (teaching.page, teaching.view):
+    if teaching.version and (shared_page, not_default(view)) == (teaching.page, not_default(teaching.view)):
         return
     try:
         room = room_store().publish(teaching.code, shared_page, view)
