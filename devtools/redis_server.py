@@ -5,9 +5,8 @@ from __future__ import annotations
 import contextlib
 import shutil
 import subprocess
-import time
 
-from devtools.browser import free_port, stop_process
+from devtools.browser import free_port, stop_process, wait_until_serving
 
 REDIS_SERVER = "redis-server"
 
@@ -33,18 +32,14 @@ def redis_server(startup_timeout: float = 20):
     url = f"redis://127.0.0.1:{port}/0"
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=1)
-        deadline = time.monotonic() + startup_timeout
-        while True:
+
+        def answers() -> bool:
             try:
-                if client.ping():
-                    break
+                return client.ping()
             except redis.ConnectionError:
-                pass
-            if process.poll() is not None:
-                raise RuntimeError(f"redis-server exited with code {process.returncode}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server did not answer on {url} in {startup_timeout:.0f} s")
-            time.sleep(0.05)
+                return False
+
+        wait_until_serving(process, answers, f"redis-server on {url}", startup_timeout, interval=0.05)
         client.close()
         yield url
     finally:
