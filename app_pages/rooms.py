@@ -17,6 +17,7 @@ import html
 import json
 import os
 from dataclasses import asdict, replace
+from urllib.parse import urlsplit
 
 import segno
 import streamlit as st
@@ -79,6 +80,11 @@ def app_url() -> str:
     headers = st.context.headers
     host = headers.get("Host") if headers else None
     return f"{headers.get('X-Forwarded-Proto', 'http')}://{host}" if host else ""
+
+
+def names_this_computer(url: str) -> bool:
+    """Whether a link only works on the server's own computer (a student's phone cannot open it)."""
+    return urlsplit(url).hostname in ("localhost", "127.0.0.1", "::1")
 
 
 def room_link(base: str, code: str) -> str:
@@ -309,7 +315,7 @@ def join_form() -> None:
     with st.form(key=state.ROOM_FORM, border=False, enter_to_submit=True):
         code, join = st.columns([3, 2], vertical_alignment="bottom")
         code.text_input(tr("room.code"), key=state.ROOM_CODE, max_chars=12, placeholder="K7QX")
-        join.form_submit_button(tr("room.join"), on_click=join_room, width="stretch")
+        join.form_submit_button(tr("room.join"), key=state.ROOM_JOIN, on_click=join_room, width="stretch")
 
 
 def teacher_panel(teaching: Teaching) -> None:
@@ -319,6 +325,8 @@ def teacher_panel(teaching: Teaching) -> None:
     if link.startswith("http"):
         st.image(qr_svg(link), caption=tr("room.qr"), width=180)
     st.code(link, language=None, wrap_lines=True)
+    if names_this_computer(link):
+        st.caption(tr("room.local_link"))
     st.caption(tr("room.teacher_help"))
     keep_sharing()
     st.button(tr("room.end"), key=state.ROOM_END, on_click=end_room, width="stretch")

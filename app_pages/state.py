@@ -115,7 +115,10 @@ class View:
 
 
 VIEW_FIELDS = tuple(f.name for f in fields(View))
-VIEW_TYPES = typing.get_type_hints(View)
+# Widgets whose labels depend on the language: a language switch writes their values again so that
+# the widget and the link show them in the new language.
+TRANSLATED_FIELDS = (TASK, WEIGHTS, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, VALUE, QUERY, CELL_QUERY, CELL_KEY, SIDE)
+VIEW_TYPES = typing.get_type_hints(View)  # field -> its type (str, int | None, tuple[int, ...], ...)
 
 
 def _has_type(value, hint) -> bool:
@@ -145,9 +148,6 @@ def checked_view(values: Mapping[str, object]) -> dict[str, object]:
     if beyond:
         raise ValueError(f"beyond what a class server builds: {beyond}")
     return checked
-# Widgets whose labels depend on the language: a language switch writes their values again so that
-# the widget and the link show them in the new language.
-TRANSLATED_FIELDS = (TASK, WEIGHTS, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, VALUE, QUERY, CELL_QUERY, CELL_KEY, SIDE)
 
 
 @dataclass(frozen=True, eq=False)

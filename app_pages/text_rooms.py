@@ -10,6 +10,10 @@ ROOMS_ENGLISH = {
         "Students open the link (or scan the code, or type the room code in this section): they see your page "
         "and view within 2 seconds of each change."
     ),
+    "room.local_link": (
+        "This link names this computer: students' devices need the server's address on your network (open the "
+        "app through it and start the room again)."
+    ),
     "room.shared": "Students see: {page} (change {version})",
     "room.end": "End room",
     "room.code": "Room code",
@@ -44,6 +48,7 @@ ROOMS_CHINESE = {
     "room.code_is": "课堂代码",
     "room.qr": "课堂链接的二维码",
     "room.teacher_help": "学生打开链接（或扫描二维码，或在本栏输入课堂代码）：你每次改动后 2 秒内，他们就会看到你的页面和视图。",
+    "room.local_link": "此链接指向本机：学生的设备需要服务器在你所在网络中的地址（用该地址打开应用，再重新开设课堂）。",
     "room.shared": "学生看到：{page}（第 {version} 次改动）",
     "room.end": "结束课堂",
     "room.code": "课堂代码",

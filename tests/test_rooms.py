@@ -95,7 +95,7 @@ def test_a_typed_code_joins_and_leave_and_rejoin_stop_and_restart_following():
     teacher, code = teaching()
     student = session()
     student.text_input(key=state.ROOM_CODE).input(f" {code.lower()} ")
-    student.button(key="FormSubmitter:room_form-Join").click().run()
+    student.button(key=state.ROOM_JOIN).click().run()
     assert student.session_state[state.JOINED].following
     student.button(key=state.ROOM_LEAVE).click().run()
     assert not student.session_state[state.JOINED].following and state.ROOM not in student.query_params
@@ -116,7 +116,7 @@ def test_a_typed_code_joins_and_leave_and_rejoin_stop_and_restart_following():
 def test_a_wrong_code_is_explained(typed, message):
     student = session()
     student.text_input(key=state.ROOM_CODE).input(typed)
-    student.button(key="FormSubmitter:room_form-Join").click().run()
+    student.button(key=state.ROOM_JOIN).click().run()
     assert not student.exception and state.JOINED not in student.session_state
     assert any(message in w.value for w in student.sidebar.warning), [w.value for w in student.sidebar.warning]
     linked = session({state.ROOM: typed})  # the same from a link; the parameter is then removed
@@ -194,6 +194,14 @@ def test_the_room_catalogs_are_complete_in_both_languages():
 def test_the_room_link_uses_the_address_the_browser_used(url, base):
     assert base_url(url) == base
     assert room_link(base, "K7QX") == f"{base}/?room=K7QX"
+
+
+def test_a_link_that_only_works_on_the_server_is_pointed_out():
+    from app_pages.rooms import names_this_computer
+
+    assert names_this_computer("http://localhost:8501/?room=K7QX") and names_this_computer("http://127.0.0.1:8501")
+    assert not names_this_computer("http://192.168.1.20:8501/?room=K7QX")
+    assert not names_this_computer("https://tviz.school.example/?room=K7QX")
 
 
 def test_page_paths_and_the_qr_code():

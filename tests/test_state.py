@@ -81,3 +81,22 @@ def test_every_catalog_key_is_used_by_the_app():
     unused = [k for k in CATALOGS["en"]
               if f'"{k}"' not in sources and f"'{k}'" not in sources and not k.startswith(dynamic)]
     assert unused == []
+
+
+def test_a_view_from_elsewhere_is_checked_field_by_field():
+    """What a class room hands a student: only view fields, each of its type, a shape the server builds."""
+    import math
+
+    import pytest
+
+    from app_pages.state import checked_view
+
+    good = {"layer": 1, "dims": [0, 3], "mask_value": -math.inf, "query": None, "cell_query": 2, "train_lr": 3e-4,
+            "norm_first": False, "src_text": "banana", "d_model": 32}
+    assert checked_view(good) == good
+    assert checked_view({"dims": (1, 2)}) == {"dims": [1, 2]}  # as a multiselect keeps it in session state
+    for bad, named in [({"layer": True}, "layer"), ({"layer": 1.5}, "layer"), ({"src_text": 3}, "src_text"),
+                       ({"dims": ["1"]}, "dims"), ({"query": "1"}, "query"), ({"x": 1}, "'x'"),
+                       ({"n_decoder_layers": 10**6}, "n_decoder_layers"), ({"d_model": 512}, "d_model")]:
+        with pytest.raises(ValueError, match=named):
+            checked_view(bad)
