@@ -12,6 +12,7 @@ from transformer_viz.walkthrough import cell_numbers
 from . import state
 from .attention_more import head_scores_and_rollout, trace_downloads
 from .context import PageContext, attention_selectors, cell_selectors, page_context
+from .rooms import share_view
 from .state import View
 from .ui import chart, literal, tr, view_widget
 
@@ -29,6 +30,7 @@ def render() -> None:
 @st.fragment
 def explorer(ctx: PageContext) -> None:
     """Controls, grid, one head and entropy: a change here reruns only this part, not the sidebar."""
+    share_view()  # a teacher's room sees a change made here at once, not at the next full run
     text_column, control_column = st.columns([1, 1], gap="large")
     with control_column:
         kind_column = st.container()
@@ -58,6 +60,7 @@ def on_grid_click() -> None:
 @st.fragment
 def head_view(ctx: PageContext, kind: str, layer: int, head: int, value: str) -> None:
     """One head large, its line view and one cell's numbers. A click on a cell chooses it (and its query)."""
+    share_view()
     st.subheader(tr("attention.large", layer=layer + 1, head=head + 1))
     query_tokens, key_tokens = ctx.trace.attention_tokens(kind)
     big, lines = st.columns([3, 2], gap="medium")

@@ -8,7 +8,9 @@ what the widgets show, and opening it restores them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 
 from transformer_viz.recording import ATTENTION_KINDS
 
@@ -53,6 +55,16 @@ PRESENT_EXIT = "present_exit"
 BREAK_RANK, BREAK_CHEAT = "break_rank", "break_cheat"
 SHOWN = "_shown_{}"  # a button's result stays shown for the session once pressed
 LESSON_REVEAL = "lesson_reveal_{}"  # one per step: a new step opens with its answer hidden
+
+# Class rooms (app_pages/rooms.py): a teacher shares the page and view, the students follow.
+ROOM = "room"  # the query parameter of a room's link (/?room=K7QX); not a view field
+PAGE = "_page"  # the URL path of the page of this session's last full run (what a teacher shares)
+TEACHING = "_teaching"  # the Teaching of this session: the room it leads
+JOINED = "_joined"  # the Joined room of this session: the room it follows, or left to explore
+ROOM_NOTICE = "_room_notice"  # (catalog key, values) of a message about the room, shown once
+ROOM_CODE = "room_code"  # the code typed into the Join form
+ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN = (
+    "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin")
 
 LANGUAGES = ("en", "zh")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
@@ -142,6 +154,37 @@ VIEW_FIELDS = tuple(f.name for f in fields(View))
 TRANSLATED_FIELDS = (TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, MASK_KIND, VALUE, QUERY,
                      CELL_QUERY, CELL_KEY, SIDE, STACK, BREAKS, ABLATE, ABLATION, A_WEIGHTS, A_VARIANT, A_BREAKS,
                      A_ABLATE, B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE)
+VIEW_TYPES = typing.get_type_hints(View)  # field -> its type (str, int | None, tuple[int, ...], ...)
+
+
+def _has_type(value, hint) -> bool:
+    """Whether a JSON value can be the value of a field annotated `hint` (a tuple field's value is a list)."""
+    if hint is bool or hint is str:
+        return type(value) is hint
+    if hint is int:
+        return type(value) is int
+    if hint is float:
+        return type(value) in (int, float)
+    if hint is type(None):
+        return value is None
+    if typing.get_origin(hint) is tuple:  # tuple[int, ...] or tuple[str, ...]
+        item = typing.get_args(hint)[0]
+        return isinstance(value, list | tuple) and all(type(v) is item for v in value)
+    return any(_has_type(value, option) for option in typing.get_args(hint))  # int | None
+
+
+def checked_view(values: Mapping[str, object]) -> dict[str, object]:
+    """View values received from elsewhere (a class room), as session state holds them: only view fields, each
+    of its field's type, the shape within what a class server builds. Raises ValueError naming what is not."""
+    unknown = sorted(set(values) - set(VIEW_FIELDS))
+    wrong = [f for f in VIEW_FIELDS if f in values and not _has_type(values[f], VIEW_TYPES[f])]
+    if unknown or wrong:
+        raise ValueError(f"not view fields: {unknown}; not of their field's type: {wrong}")
+    checked = {f: list(v) if isinstance(v, tuple) else v for f, v in values.items()}
+    beyond = View(**{f: tuple(v) if isinstance(v, list) else v for f, v in checked.items()}).beyond_limits()
+    if beyond:
+        raise ValueError(f"beyond what a class server builds: {beyond}")
+    return checked
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,3 +200,22 @@ class TrainedModel:
     exact_match: float | None = None  # on fresh inputs, measured when training finished
     seconds: float | None = None
     finished: bool = False  # False while training or after Stop
+
+
+@dataclass(frozen=True)
+class Teaching:
+    """The room this session leads and what it shared last (a page's own reruns share that page again)."""
+
+    code: str
+    page: str = ""  # the URL path of the page shared last
+    view: dict[str, object] = field(default_factory=dict)  # the view values shared last (as JSON reads them)
+    version: int = 0  # the room's version after that (0: nothing shared yet)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """The room this session joined as a student."""
+
+    code: str
+    following: bool = True  # False: the student left to explore on their own (and may rejoin)
+    seen: int = 0  # the room version whose page and view were opened last (0: none yet)

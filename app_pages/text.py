@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .text_break import BREAK_EN, BREAK_ZH
 from .text_lesson import LESSON_EN, LESSON_ZH
+from .text_rooms import ROOMS_CHINESE, ROOMS_ENGLISH
 from .text_zh import CHINESE as APP_CHINESE
 
 ENGLISH = {
@@ -263,8 +264,8 @@ ENGLISH = {
     "training.none": "Nothing trained yet in this session.",
 }
 
-ENGLISH |= LESSON_EN | BREAK_EN
-CHINESE = APP_CHINESE | LESSON_ZH | BREAK_ZH
+ENGLISH |= LESSON_EN | BREAK_EN | ROOMS_ENGLISH
+CHINESE = APP_CHINESE | LESSON_ZH | BREAK_ZH | ROOMS_CHINESE
 CATALOGS = {"en": ENGLISH, "zh": CHINESE}
 LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 
