@@ -25,8 +25,9 @@ def store():
 
 
 def teaching() -> tuple[AppTest, str]:
-    """A teacher's session that has started a room, and the room's code."""
-    teacher = session()
+    """A teacher's session that has started a room, and the room's code (on the home page, the lesson, with
+    the input "hello" from its link: a link that chooses the view keeps the lesson from setting its own)."""
+    teacher = session({state.SRC_TEXT: "hello"})
     teacher.button(key=state.ROOM_START).click().run()
     assert not teacher.exception
     return teacher, teacher.session_state[state.TEACHING].code
@@ -40,14 +41,14 @@ def test_a_started_room_shows_its_code_and_link_and_shares_the_page_and_view():
     teacher, code = teaching()
     assert code in teacher.sidebar.code[0].value and teacher.sidebar.code[0].value.endswith(f"/?room={code}")
     room = store().get(code)
-    assert room.version == 1 and room.page == "overview"
+    assert room.version == 1 and room.page == "lesson"
     assert room.view[state.TASK] == "reverse" and room.view[state.SRC_TEXT] == "hello"
     teacher.sidebar.selectbox(key=state.TASK).set_value("copy").run()  # a change: a new version
     room = store().get(code)
     assert room.version == 2 and room.view[state.TASK] == "copy"
     teacher.run()  # no change: no new version
     assert store().get(code).version == 2
-    assert "Students see: Overview (change 2)" in sidebar_texts(teacher)
+    assert "Students see: Lesson (change 2)" in sidebar_texts(teacher)
     teacher.button(key=state.ROOM_END).click().run()
     assert store().get(code) is None and state.TEACHING not in teacher.session_state
     assert teacher.button(key=state.ROOM_START)  # may start another
@@ -206,6 +207,6 @@ def test_a_link_that_only_works_on_the_server_is_pointed_out():
 
 def test_page_paths_and_the_qr_code():
     assert [page_path(p) for p in ("", "home", "overview", "attention", "../etc")] == [
-        "overview", "overview", "overview", "attention", "overview"]
+        "lesson", "lesson", "overview", "attention", "lesson"]
     svg = qr_svg("http://127.0.0.1:8501/?room=K7QX")
     assert svg.startswith("<svg") and "<path" in svg
