@@ -10,7 +10,9 @@ from transformer_viz.figures.grid import attention_grid, grid_selection
 from transformer_viz.walkthrough import cell_numbers
 
 from . import state
+from .attention_more import head_scores_and_rollout, trace_downloads
 from .context import PageContext, attention_selectors, cell_selectors, page_context
+from .rooms import share_view
 from .state import View
 from .ui import MAIN_WIDTH, chart, literal, tr, view_widget
 
@@ -28,6 +30,7 @@ def render() -> None:
 @st.fragment
 def explorer(ctx: PageContext) -> None:
     """Controls, grid, one head and entropy: a change here reruns only this part, not the sidebar."""
+    share_view()  # a teacher's room sees a change made here at once, not at the next full run
     text_column, control_column = st.columns([1, 1], gap="large")
     with control_column:
         kind_column = st.container()
@@ -44,6 +47,8 @@ def explorer(ctx: PageContext) -> None:
     st.subheader(tr("attention.entropy"))
     st.caption(tr("attention.entropy_help"))
     chart(ctx.figure(head_entropy, kind), key="attention_entropy")
+    head_scores_and_rollout(ctx, kind)
+    trace_downloads(ctx)
 
 
 def on_grid_click() -> None:
@@ -55,6 +60,7 @@ def on_grid_click() -> None:
 @st.fragment
 def head_view(ctx: PageContext, kind: str, layer: int, head: int, value: str) -> None:
     """One head large, its line view and one cell's numbers. A click on a cell chooses it (and its query)."""
+    share_view()
     st.subheader(tr("attention.large", layer=layer + 1, head=head + 1))
     query_tokens, key_tokens = ctx.trace.attention_tokens(kind)
     big, lines = st.columns([3, 2], gap="medium")

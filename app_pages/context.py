@@ -11,7 +11,7 @@ from transformer_viz.inference import TextRun
 
 from . import services, state
 from .state import KINDS, View
-from .ui import clamped_index, current_view, literal, tr, view_widget
+from .ui import clamped_index, current_view, error_text, lang, literal, tr, view_widget
 
 SPECIAL_STYLE = {"<pad>": "pad", "<bos>": "bos", "<eos>": "eos", "<unk>": "unk"}
 CHIP_CSS = """<style>
@@ -35,9 +35,10 @@ class PageContext:
     pad_to: int = 0
 
     def figure(self, builder, *args, **kwargs):
-        """builder(self.trace, *args, **kwargs), cached for this run (see services.figure)."""
+        """builder(self.trace, *args, lang=<the session's language>, **kwargs), cached for this run and
+        language (see services.figure)."""
         run_key = (self.resolved.model_id, self.view.task, self.view.src_text, self.view.tgt_text, self.pad_to)
-        return services.figure(run_key, self.trace, builder, *args, **kwargs)
+        return services.figure(run_key, self.trace, builder, *args, lang=lang(), **kwargs)
 
     @property
     def trace(self):
@@ -62,7 +63,7 @@ def weights_banner(view: View, resolved: services.Resolved) -> None:
     if resolved.weights == "random":
         st.warning(tr("banner.random"), icon=":material/casino:")
         if resolved.note:
-            st.caption(tr("error.checkpoint", message=resolved.note))
+            st.caption(tr("error.checkpoint", message=error_text(resolved.note)))
     elif resolved.weights == "trained":
         trained = services.trained_for(view.task)
         st.info(tr("banner.trained", steps=trained.steps, task=tr(f"task.{trained.task}")),
@@ -84,7 +85,7 @@ def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool
     view = current_view()
     resolved = services.resolve(view)
     if resolved.error:
-        st.error(tr("error.config", message=literal(resolved.error)), icon=":material/error:")
+        st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
         return None
     weights_banner(view, resolved)
     try:
@@ -92,7 +93,7 @@ def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool
             view = replace(view, tgt_text=services.run(view, resolved).output_text or "")
         run = services.run(view, resolved, pad_to)
     except ValueError as error:
-        st.error(tr("error.input", message=literal(error)), icon=":material/error:")
+        st.error(tr("error.input", message=literal(error_text(error))), icon=":material/error:")
         return None
     if run.unknown:
         st.warning(tr("warn.unknown", tokens=", ".join(map(literal, dict.fromkeys(run.unknown)))),

@@ -11,7 +11,7 @@ from transformer_viz.tasks import TASKS
 
 from . import state
 from .context import layer_and_head, page_context
-from .ui import chart, literal, tr, view_widget
+from .ui import chart, lang, literal, tr, view_widget
 
 HALF_WIDTH = 355  # px: half of MAIN_WIDTH, less the gap
 
@@ -35,20 +35,22 @@ def render() -> None:
     with probabilities:
         st.markdown(f"**{tr('decoding.topk')}**")
         vocab = TASKS[ctx.view.task].tgt_vocab
-        chart(topk_bars(next_token_probabilities(trace), vocab.tokens, k=5, chosen=vocab.index(token)),
+        chart(topk_bars(next_token_probabilities(trace), vocab.tokens, k=5, chosen=vocab.index(token), lang=lang()),
               key="decoding_topk")
     with by_step:
         st.markdown(f"**{tr('decoding.cross')}**")
         steps = [ctx.run.step(k) for k in range(step + 1)]
-        chart(cross_attention_by_step(steps, layer, head, produced=ctx.run.output_tokens[: step + 1]),
+        chart(cross_attention_by_step(steps, layer, head, produced=ctx.run.output_tokens[: step + 1], lang=lang()),
               key="decoding_cross")
     self_column, cross_column = st.columns(2, gap="large")
     with self_column:
         st.markdown(f"**{tr('decoding.self')}**")
-        chart(attention_heatmap(trace, "decoder_self", layer, head, width=HALF_WIDTH), key="decoding_self")
+        chart(attention_heatmap(trace, "decoder_self", layer, head, width=HALF_WIDTH, lang=lang()),
+              key="decoding_self")
     with cross_column:
         st.markdown(f"**{tr('decoding.cross_full')}**")
-        chart(attention_heatmap(trace, "cross", layer, head, width=HALF_WIDTH), key="decoding_cross_full")
+        chart(attention_heatmap(trace, "cross", layer, head, width=HALF_WIDTH, lang=lang()),
+              key="decoding_cross_full")
 
 
 def choose_step(count: int) -> int:

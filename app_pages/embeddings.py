@@ -15,7 +15,10 @@ from transformer_viz.model import encoding_tables
 
 from . import state
 from .context import page_context
-from .ui import chart, tr, view_widget
+from .ui import chart, lang, tr, view_widget
+
+# What the curves show depends on the encoding: waves, a learned table, or nothing at all.
+CURVES_HELP = {"learned": "embeddings.curves_help_learned", "none": "embeddings.curves_help_none"}
 
 
 def render() -> None:
@@ -38,14 +41,17 @@ def render() -> None:
             st.session_state[state.DIMS] = [d for d in st.session_state[state.DIMS] if d < config.d_model]
         telling = sorted({0, 1, config.d_model // 2, config.d_model - 1})  # fast and slow waves
         dims = view_widget(st.multiselect, state.DIMS, tr("embeddings.dims"), range(config.d_model), default=telling)
-        chart(positional_curves(encoding, dims, tokens), key="embeddings_curves")
-        st.caption(tr("embeddings.curves_help"))
+        chart(positional_curves(encoding, dims, tokens, positional=config.positional, lang=lang()),
+              key="embeddings_curves")
+        st.caption(tr(CURVES_HELP.get(config.positional, "embeddings.curves_help")))
     with similarity:
         st.subheader(tr("embeddings.similarity"))
-        chart(position_similarity(encoding, tokens), key="embeddings_similarity")
+        chart(position_similarity(encoding, tokens, positional=config.positional, lang=lang()),
+              key="embeddings_similarity")
         st.caption(tr("embeddings.similarity_help"))
 
     st.subheader(tr("embeddings.variants"))
     st.caption(tr("embeddings.variants_help"))
     if config.d_model % 2 == 0:
-        chart(positional_variants(encoding_tables(config.max_len, config.d_model)), key="embeddings_variants")
+        chart(positional_variants(encoding_tables(config.max_len, config.d_model), lang=lang()),
+              key="embeddings_variants")

@@ -9,10 +9,13 @@ from transformer_viz.walkthrough import head_walkthrough
 
 from . import state
 from .context import attention_selectors, cell_selectors, page_context
-from .ui import chart, tr
+from .ui import chart, lang, tr
 
 SMALL_MODEL = {state.D_MODEL: 8, state.N_HEADS: 2, state.N_ENCODER_LAYERS: 1, state.N_DECODER_LAYERS: 1,
                state.D_FF: 16, state.WEIGHTS: "random"}
+
+READABLE_WIDTH = 16  # d_model up to which every matrix of the walkthrough is drawn open
+WIDE_STEPS = ("x", "projections", "concat", "output")  # the steps with a d_model-wide matrix
 
 
 def use_small_model() -> None:
@@ -30,9 +33,14 @@ def render() -> None:
     walk = head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
 
     query, key = cell_selectors(walk.query_tokens, walk.key_tokens, *st.columns(2))
-    for step, fig in walkthrough_figures(walk, cell=(query, key)):
+    wide = walk.d_model > READABLE_WIDTH  # then the d_model-wide steps open folded: rows of a few pixels
+    for step, fig in walkthrough_figures(walk, cell=(query, key), lang=lang()):
+        if wide and step in WIDE_STEPS:
+            with st.expander(tr("head.wide", step=tr(f"head.step.{step}"), d_model=walk.d_model)):
+                chart(fig, key=f"head_step_{step}")
+            continue
         st.markdown(f"**{tr(f'head.step.{step}')}**")
         chart(fig, key=f"head_step_{step}")
         if step == "qk":
             st.markdown(f"**{tr('head.dot')}**")
-            chart(dot_product_figure(walk, query, key), key="head_dot")
+            chart(dot_product_figure(walk, query, key, lang=lang()), key="head_dot")

@@ -39,7 +39,18 @@ from .context import PageContext, page_context, token_chips
 from .masks import MASK_WIDTH
 from .state import VIEW_FIELDS, View
 from .training import run_training, show_result
-from .ui import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, clamped_index, current_view, literal, tr, view_widget
+from .ui import (
+    MAIN_WIDTH,
+    MAX_MAIN_WIDTH,
+    chart,
+    clamped_index,
+    current_view,
+    error_text,
+    lang,
+    literal,
+    tr,
+    view_widget,
+)
 
 FRENCH = TASKS["en-fr"].examples[0]  # "the black cat sees the small dog"
 CHINESE = TASKS["en-zh"].examples[0]  # "he ate an apple at school yesterday"
@@ -58,8 +69,8 @@ FORMULAS = {
     "positions": r"\begin{aligned}PE_{(pos,\,2i)}&=\sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\\ "
                  r"PE_{(pos,\,2i+1)}&=\cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\end{aligned}",
     "scaling": r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V",
-    "masks": r"\begin{gathered}\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}+M\right)\\ "
-             r"M_{ij}=\begin{cases}0 & \text{%s}\\ -10^{9} & \text{%s}\end{cases}\end{gathered}",
+    "masks": r"\begin{gathered}S=\frac{QK^{\top}}{\sqrt{d_k}},\qquad \mathrm{softmax}(\tilde S)\\ "
+             r"\tilde S_{ij}=\begin{cases}S_{ij} & \text{%s}\\ -10^{9} & \text{%s}\end{cases}\end{gathered}",
     "heads": r"\begin{aligned}\mathrm{MultiHead}(Q,K,V)&=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)"
              r"\,W^{O}\\ \mathrm{head}_j&=\mathrm{Attention}(QW_j^{Q},KW_j^{K},VW_j^{V})\end{aligned}",
     "cross": r"\mathrm{softmax}\!\left(\frac{Q_{\mathrm{dec}}K_{\mathrm{enc}}^{\top}}{\sqrt{d_k}}\right)"
@@ -144,7 +155,7 @@ def render() -> None:
     question, answer = BODIES[step.name]()
     with question_box:
         st.markdown(f"**{tr('lesson.predict')}:** {question}")
-        with st.expander(tr("lesson.reveal")):
+        with st.expander(tr("lesson.reveal"), key=state.LESSON_REVEAL.format(number)):
             st.markdown(answer)
 
 
@@ -228,9 +239,11 @@ def positions() -> tuple[str, str]:
     curves, similarity = st.columns(2)
     with curves:
         d = ctx.trace.config.d_model
-        chart(positional_curves(encoding, sorted({0, 1, d // 2, d - 1}), ctx.trace.src_tokens), key="lesson_curves")
+        chart(positional_curves(encoding, sorted({0, 1, d // 2, d - 1}), ctx.trace.src_tokens,
+                                positional=ctx.trace.config.positional, lang=lang()), key="lesson_curves")
     with similarity:
-        chart(position_similarity(encoding, ctx.trace.src_tokens), key="lesson_similarity")
+        chart(position_similarity(encoding, ctx.trace.src_tokens, positional=ctx.trace.config.positional, lang=lang()),
+              key="lesson_similarity")
     return question, tr("lesson.positions.answer", **differences)
 
 
@@ -312,7 +325,7 @@ def cross() -> tuple[str, str]:
             st.caption(tr("lesson.cross.zh", text=literal(CHINESE)))
             zh_layer = min(layer, zh_run.trace.n_layers("cross") - 1)
             zh_head = min(head, zh_run.trace.config.n_heads - 1)
-            chart(attention_lines(zh_run.trace, "cross", zh_layer, zh_head), key="lesson_lines_zh")
+            chart(attention_lines(zh_run.trace, "cross", zh_layer, zh_head, lang=lang()), key="lesson_lines_zh")
     row = writer_row(ctx, "noir")
     if row is None or zh_run is None or "昨天" not in zh_run.output_tokens:
         return question, not_here(tr("lesson.cross.why", target="noir"))
@@ -335,10 +348,11 @@ def decoding() -> tuple[str, str]:
     probabilities = next_token_probabilities(trace)
     bars, steps = st.columns([2, 3], gap="large")
     with bars:
-        chart(topk_bars(probabilities, vocab.tokens, k=5, chosen=int(probabilities.argmax())), key="lesson_topk")
+        chart(topk_bars(probabilities, vocab.tokens, k=5, chosen=int(probabilities.argmax()), lang=lang()),
+              key="lesson_topk")
     with steps:
         chart(cross_attention_by_step([ctx.run.step(i) for i in range(k + 1)], layer, head,
-                                      produced=ctx.run.output_tokens[: k + 1]), key="lesson_by_step")
+                                      produced=ctx.run.output_tokens[: k + 1], lang=lang()), key="lesson_by_step")
     first, second = np.argsort(probabilities)[::-1][:2]
     return question, tr("lesson.decoding.answer", token=vocab.tokens[first], p=probabilities[first],
                         second=vocab.tokens[second], p2=probabilities[second])
@@ -363,7 +377,7 @@ def training() -> tuple[str, str]:
         return question, not_here(tr("task.reverse"))
     resolved = services.resolve(replace(view, weights="random"))
     if resolved.model is None:
-        st.error(tr("error.config", message=literal(resolved.error)), icon=":material/error:")
+        st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
         return question, ""
     task = TASKS[view.task]
     if st.button(tr("lesson.training.train", steps=view.train_steps), type="primary", key=state.LESSON_TRAIN):
@@ -383,10 +397,6 @@ def training() -> tuple[str, str]:
     after_text = tr("lesson.training.not_yet") if after is None else f"{after:.0%}"
     return question, tr("lesson.training.answer", before=before or 0.0, after=after_text, shipped=shipped or 0.0,
                         steps=trained.steps if trained else view.train_steps)
-
-
-def lang() -> str:
-    return st.session_state.get(state.LANG, View.lang)
 
 
 BODIES = {"tokens": tokens, "embeddings": embeddings, "positions": positions, "scaling": scaling, "masks": masks,

@@ -10,7 +10,10 @@ from .ui import LABELS, current_view, tr
 
 
 def link_text(field: str, value) -> str:
-    """A view value as its widget writes it into the link."""
+    """A view value as its widget writes it into the link (of a multiple choice: its last, as
+    st.query_params.to_dict() reads a repeated parameter)."""
+    if isinstance(value, tuple):
+        return link_text(field, value[-1]) if value else ""
     if field in LABELS:
         return LABELS[field](value)
     return str(value).lower() if isinstance(value, bool) else str(value)

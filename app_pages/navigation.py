@@ -11,7 +11,8 @@ from .ui import tr
 
 PAGES = {"lesson": ":material/school:", "overview": ":material/account_tree:", "embeddings": ":material/grid_on:",
          "attention": ":material/visibility:", "masks": ":material/blur_on:", "head": ":material/calculate:",
-         "decoding": ":material/edit_note:", "training": ":material/fitness_center:"}
+         "layers": ":material/stacked_line_chart:", "decoding": ":material/edit_note:",
+         "training": ":material/fitness_center:", "break_it": ":material/build:", "compare": ":material/compare:"}
 HOME = "lesson"
 
 

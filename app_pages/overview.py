@@ -10,7 +10,7 @@ from transformer_viz.model.summary import block_shapes, parameter_counts
 from . import state
 from .context import page_context
 from .navigation import page
-from .ui import chart, tr
+from .ui import chart, lang, tr
 
 LINKED_PAGES = ("embeddings", "attention", "masks", "head", "decoding")
 
@@ -31,7 +31,8 @@ def render() -> None:
     config = ctx.trace.config
     counts = parameter_counts(ctx.model)
     shapes = block_shapes(config, len(ctx.trace.src_tokens), len(ctx.trace.tgt_tokens))
-    chart(architecture_diagram(config, counts, shapes), key=state.DIAGRAM_CHART, on_select=open_clicked_block)
+    chart(architecture_diagram(config, counts, shapes, lang=lang()), key=state.DIAGRAM_CHART,
+          on_select=open_clicked_block)
     st.metric(tr("overview.total"), f"{counts['total']:,}")
     st.caption(tr("overview.open"))
     links = st.container(horizontal=True)  # the links wrap: five columns cut "Inside one head" short at 150 %

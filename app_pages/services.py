@@ -11,10 +11,12 @@ import streamlit as st
 import torch
 from cachetools import LRUCache
 
-from transformer_viz import ModelConfig, Transformer
+from transformer_viz import Intervention, ModelConfig, Transformer
+from transformer_viz.errors import TranslatableError
 from transformer_viz.inference import TextRun, run_text
 from transformer_viz.pretrained import load_pretrained
 from transformer_viz.tasks import TASKS, model_config_for
+from transformer_viz.training import evaluate, train
 
 from . import state
 from .state import TrainedModel, View
@@ -34,8 +36,8 @@ class Resolved:
     model: Transformer | None
     model_id: str
     weights: str  # what is really shown: "pretrained", "random" or "trained"
-    error: str | None = None
-    note: str | None = None
+    error: ValueError | None = None  # why there is no model (pages show it with ui.error_text)
+    note: ValueError | None = None  # why the pretrained weights are not shown
 
 
 @st.cache_resource(show_spinner=False)
@@ -74,7 +76,7 @@ def pretrained_or_error(task_name: str):
     try:
         return shipped(task_name), None
     except ValueError as error:
-        return None, str(error)
+        return None, error
 
 
 def pretrained_config(task_name: str) -> ModelConfig | None:
@@ -114,19 +116,30 @@ def trained_for(task_name: str) -> TrainedModel | None:
     return trained if trained is not None and trained.task == task_name else None
 
 
+def trained_fits(trained: TrainedModel, view: View) -> bool:
+    """Whether the view's shape is the one the session's model was trained with."""
+    try:
+        return trained.model.config == model_config_for(TASKS[view.task], **view.shape())
+    except ValueError:
+        return False
+
+
 def resolve(view: View) -> Resolved:
     """Pick the model for a view: pretrained when its shape fits, the one this session trained on the
     view's task (and shape), or random. `Resolved.weights` says which one is really shown."""
     if view.task not in TASKS:
-        return Resolved(None, "", "random", error=f"unknown task {view.task!r}; known: {', '.join(TASKS)}")
+        known = ", ".join(TASKS)
+        return Resolved(None, "", "random", error=TranslatableError(
+            "server.task", f"unknown task {view.task!r}; known: {known}", task=view.task, known=known))
     beyond = view.beyond_limits()  # whatever asked for it (a link, a callback, code): this server does not build it
     if beyond:
-        return Resolved(None, "", "random", error=f"{', '.join(beyond)} beyond what this server builds "
-                                                   "(see the sidebar's ranges)")
+        names = ", ".join(beyond)
+        return Resolved(None, "", "random", error=TranslatableError(
+            "server.beyond", f"{names} beyond what this server builds (see the sidebar's ranges)", names=names))
     try:
         config = model_config_for(TASKS[view.task], **view.shape())
     except ValueError as error:
-        return Resolved(None, "", "random", error=str(error))
+        return Resolved(None, "", "random", error=error)
 
     trained = trained_for(view.task)
     if view.weights == "trained" and trained is not None and trained.model.config == config:
@@ -154,18 +167,20 @@ def _run_cache() -> tuple[LRUCache, threading.Lock]:
     return LRUCache(maxsize=RUN_CACHE_BYTES, getsizeof=run_bytes), threading.Lock()
 
 
-def run(view: View, resolved: Resolved, pad_to: int = 0) -> TextRun:
-    """The trace (and greedy steps) of the view's input; raises ValueError for unreadable input.
+def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervention | None = None) -> TextRun:
+    """The trace (and greedy steps) of the view's input, under `intervention` (None: none); raises
+    ValueError for unreadable input.
 
     Shared by all sessions and kept while the cache's byte budget allows: a class toggling between views
     gets them back at once. Kept as objects (not pickled): a run is never mutated.
     """
-    key = (resolved.model_id, view.task, view.src_text, view.tgt_text, pad_to)
+    key = (resolved.model_id, view.task, view.src_text, view.tgt_text, pad_to, intervention)
     cache, lock = _run_cache()
     with lock:
         found = cache.get(key)
     if found is None:
-        found = run_text(resolved.model, TASKS[view.task], view.src_text, view.tgt_text or None, pad_to=pad_to)
+        found = run_text(resolved.model, TASKS[view.task], view.src_text, view.tgt_text or None, pad_to=pad_to,
+                         intervention=intervention)
         with lock, contextlib.suppress(ValueError):  # a run larger than the whole budget is not kept
             cache[key] = found
     return found
@@ -181,6 +196,30 @@ def figure(run_key: tuple, trace, builder, *args, **kwargs):
 
     Building a Plotly figure costs tens of ms of validation; a class toggling between views
     (weights / scores, one head / another) gets them back at once. Figures are never mutated.
+    Every argument is part of the key, `lang` too: a figure drawn in English is never served in Chinese.
     """
     name = f"{builder.__module__}.{builder.__qualname__}"
     return _cached_figure(run_key, name, args, tuple(sorted(kwargs.items())), builder, trace)
+
+
+EVALUATION_INPUTS = 200  # fresh inputs behind every exact match the Break-it and Compare pages show
+RANKING_INPUTS = 100  # per head, when every head is ablated in turn
+CHEAT_STEPS = 150  # training without the look-ahead mask: enough for the decoder to learn to copy the future
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def measured(model_id: str, task_name: str, intervention: Intervention, n: int = EVALUATION_INPUTS, *,
+             _model: Transformer) -> dict:
+    """Exact match and teacher-forced accuracy of one model under one intervention on `n` fresh inputs:
+    measured once per server (a class presses the same switches)."""
+    return evaluate(_model, TASKS[task_name], n=n, seed=7, intervention=intervention)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def cheating_model(task_name: str) -> Transformer:
+    """A fresh model trained without the look-ahead mask (deterministic: one per server and task)."""
+    task = TASKS[task_name]
+    torch.manual_seed(0)
+    model = Transformer(model_config_for(task))
+    train(model, task, steps=CHEAT_STEPS, intervention=Intervention(look_ahead=False))
+    return model.eval()

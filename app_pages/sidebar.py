@@ -29,9 +29,14 @@ def on_task_change() -> None:
 
 
 def on_shape_change() -> None:
-    """A new shape cannot use the pretrained weights (a new mask value can)."""
-    if st.session_state.get(state.WEIGHTS) == "pretrained" and not services.pretrained_fits(current_view()):
+    """A new shape cannot use trained weights (a new mask value, the variants of Break it can): say so."""
+    view, weights = current_view(), st.session_state.get(state.WEIGHTS)
+    trained = services.trained_for(view.task)
+    lost_pretrained = weights == "pretrained" and not services.pretrained_fits(view)
+    lost_trained = weights == "trained" and (trained is None or not services.trained_fits(trained, view))
+    if lost_pretrained or lost_trained:
         st.session_state[state.WEIGHTS] = "random"
+        st.session_state[state.WEIGHTS_LOST] = weights
 
 
 def back_to_pretrained() -> None:
@@ -77,6 +82,9 @@ def render_sidebar() -> None:
         # A session opened without an input starts with its task's first example.
         st.session_state[state.SRC_TEXT] = TASKS[st.session_state[state.TASK]].examples[0]
     view_widget(side.radio, state.WEIGHTS, tr("side.weights"), weights)
+    lost = st.session_state.pop(state.WEIGHTS_LOST, None)
+    if lost is not None:
+        side.warning(tr("side.weights_lost", weights=tr(f"weights.{lost}")), icon=":material/casino:")
 
     with side.expander(tr("side.shape"), expanded=False):
         # Sliders, not number inputs: Streamlit's integer number_input raises on a linked "inf" or "nan".

@@ -8,7 +8,9 @@ what the widgets show, and opening it restores them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 
 from transformer_viz.recording import ATTENTION_KINDS
 
@@ -24,14 +26,19 @@ QUERY = "query"  # Attention: the query whose lines are drawn (None: all)
 PAD, MASK_KIND = "pad", "mask_kind"  # Masks: pad the batch to this length; the attention whose masking is shown
 CELL_QUERY, CELL_KEY = "cell_query", "cell_key"  # Inside one head: the cell followed through every step
 STEP = "step"  # Decoding: the step shown (1 = the first token written)
+STACK = "stack"  # Inside the layers: the encoder's or the decoder's
 SIDE, DIMS = "side", "dims"  # Embeddings: source or target; the encoding dimensions drawn as curves
 TRAIN_STEPS, TRAIN_LR, TRAIN_BATCH = "train_steps", "train_lr", "train_batch"  # Training: the next run's settings
 TRAIN_FROM = "train_from"  # Training: "fresh" (random weights) or "current" (the weights shown)
 LESSON_STEP, PRESENT = "lesson_step", "present"  # the lesson's step (from 1); presenter mode
 BPE_CORPUS, BPE_MERGES = "bpe_corpus", "bpe_merges"  # the lesson's BPE learner: its corpus and merges shown
+BREAKS, ABLATE, ABLATION = "breaks", "ablate", "ablation"  # Break it: switches off, heads ablated, zero or mean
+A_WEIGHTS, A_VARIANT, A_BREAKS, A_ABLATE = "a_weights", "a_variant", "a_breaks", "a_ablate"  # Compare: model A
+B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE = "b_weights", "b_variant", "b_breaks", "b_ablate"  # and model B
 
 # Keys that are not part of the view.
 TRAINED = "_trained"  # the TrainedModel of this session
+WEIGHTS_LOST = "_weights_lost"  # the trained weights a shape change could not keep (said once)
 PENDING_WEIGHTS = "_pending_weights"  # a weights choice to apply before the sidebar is drawn (after training)
 GOTO = "_goto"  # a page a click asked to open at the start of the next run
 PENDING_VIEW = "_pending_view"  # view values to set at the start of the next run, before any widget
@@ -41,9 +48,23 @@ LINK_REJECTED = "_link_rejected"  # the ones the app could not use
 EXAMPLE = "_example"  # the example pills: a one-shot choice copied into the source text
 # Charts whose selections the pages read, and the Training page's controls.
 GRID_CHART, HEAD_CHART, DIAGRAM_CHART = "attention_grid", "attention_head", "overview_diagram"
+VIEW_FIGURES = "_view_figures"  # the figures drawn by this run, by chart key: the view to download
 TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
 LESSON_PREVIOUS, LESSON_NEXT, LESSON_TRAIN = "lesson_previous", "lesson_next", "lesson_train"
 PRESENT_EXIT = "present_exit"
+BREAK_RANK, BREAK_CHEAT = "break_rank", "break_cheat"
+SHOWN = "_shown_{}"  # a button's result stays shown for the session once pressed
+LESSON_REVEAL = "lesson_reveal_{}"  # one per step: a new step opens with its answer hidden
+
+# Class rooms (app_pages/rooms.py): a teacher shares the page and view, the students follow.
+ROOM = "room"  # the query parameter of a room's link (/?room=K7QX); not a view field
+PAGE = "_page"  # the URL path of the page of this session's last full run (what a teacher shares)
+TEACHING = "_teaching"  # the Teaching of this session: the room it leads
+JOINED = "_joined"  # the Joined room of this session: the room it follows, or left to explore
+ROOM_NOTICE = "_room_notice"  # (catalog key, values) of a message about the room, shown once
+ROOM_CODE = "room_code"  # the code typed into the Join form
+ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN = (
+    "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin")
 
 LANGUAGES = ("en", "zh")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
@@ -91,6 +112,7 @@ class View:
     cell_key: int | None = None
     step: int = 0  # 0: the last step (the slider counts from 1)
     side: str = "src"
+    stack: str = "decoder"
     dims: tuple[int, ...] = ()  # (): a few telling dimensions
     train_steps: int = 800
     train_lr: float | None = None  # None: the task's own
@@ -100,6 +122,17 @@ class View:
     present: bool = False
     bpe_corpus: str = " ".join(["yes"] * 7 + ["highest"] * 3 + ["high"] * 9)  # seed 003's worked example
     bpe_merges: int = 5
+    breaks: tuple[str, ...] = ()  # "no_positions", "no_scale", "no_look_ahead"
+    ablate: tuple[str, ...] = ()  # heads as "kind-layer-head", counted from 1
+    ablation: str = "zero"
+    a_weights: str = "pretrained"
+    a_variant: str = "same"  # a shape variant: "same", "one_head", "eight_heads", "no_positional", "post_ln"
+    a_breaks: tuple[str, ...] = ()
+    a_ablate: tuple[str, ...] = ()
+    b_weights: str = "random"  # trained against untrained, to begin with
+    b_variant: str = "same"
+    b_breaks: tuple[str, ...] = ()
+    b_ablate: tuple[str, ...] = ()
 
     def beyond_limits(self) -> list[str]:
         """The shape settings outside what a class server builds (empty when the shape is allowed)."""
@@ -119,7 +152,39 @@ VIEW_FIELDS = tuple(f.name for f in fields(View))
 # Widgets whose labels depend on the language: a language switch writes their values again so that
 # the widget and the link show them in the new language.
 TRANSLATED_FIELDS = (TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, MASK_KIND, VALUE, QUERY,
-                     CELL_QUERY, CELL_KEY, SIDE)
+                     CELL_QUERY, CELL_KEY, SIDE, STACK, BREAKS, ABLATE, ABLATION, A_WEIGHTS, A_VARIANT, A_BREAKS,
+                     A_ABLATE, B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE)
+VIEW_TYPES = typing.get_type_hints(View)  # field -> its type (str, int | None, tuple[int, ...], ...)
+
+
+def _has_type(value, hint) -> bool:
+    """Whether a JSON value can be the value of a field annotated `hint` (a tuple field's value is a list)."""
+    if hint is bool or hint is str:
+        return type(value) is hint
+    if hint is int:
+        return type(value) is int
+    if hint is float:
+        return type(value) in (int, float)
+    if hint is type(None):
+        return value is None
+    if typing.get_origin(hint) is tuple:  # tuple[int, ...] or tuple[str, ...]
+        item = typing.get_args(hint)[0]
+        return isinstance(value, list | tuple) and all(type(v) is item for v in value)
+    return any(_has_type(value, option) for option in typing.get_args(hint))  # int | None
+
+
+def checked_view(values: Mapping[str, object]) -> dict[str, object]:
+    """View values received from elsewhere (a class room), as session state holds them: only view fields, each
+    of its field's type, the shape within what a class server builds. Raises ValueError naming what is not."""
+    unknown = sorted(set(values) - set(VIEW_FIELDS))
+    wrong = [f for f in VIEW_FIELDS if f in values and not _has_type(values[f], VIEW_TYPES[f])]
+    if unknown or wrong:
+        raise ValueError(f"not view fields: {unknown}; not of their field's type: {wrong}")
+    checked = {f: list(v) if isinstance(v, tuple) else v for f, v in values.items()}
+    beyond = View(**{f: tuple(v) if isinstance(v, list) else v for f, v in checked.items()}).beyond_limits()
+    if beyond:
+        raise ValueError(f"beyond what a class server builds: {beyond}")
+    return checked
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,3 +200,22 @@ class TrainedModel:
     exact_match: float | None = None  # on fresh inputs, measured when training finished
     seconds: float | None = None
     finished: bool = False  # False while training or after Stop
+
+
+@dataclass(frozen=True)
+class Teaching:
+    """The room this session leads and what it shared last (a page's own reruns share that page again)."""
+
+    code: str
+    page: str = ""  # the URL path of the page shared last
+    view: dict[str, object] = field(default_factory=dict)  # the view values shared last (as JSON reads them)
+    version: int = 0  # the room's version after that (0: nothing shared yet)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """The room this session joined as a student."""
+
+    code: str
+    following: bool = True  # False: the student left to explore on their own (and may rejoin)
+    seen: int = 0  # the room version whose page and view were opened last (0: none yet)

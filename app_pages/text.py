@@ -6,7 +6,9 @@ new language can be added here without touching any page.
 
 from __future__ import annotations
 
+from .text_break import BREAK_EN, BREAK_ZH
 from .text_lesson import LESSON_EN, LESSON_ZH
+from .text_rooms import ROOMS_CHINESE, ROOMS_ENGLISH
 from .text_zh import CHINESE as APP_CHINESE
 
 ENGLISH = {
@@ -37,6 +39,7 @@ ENGLISH = {
     "weights.pretrained": "pretrained (ships with the app)",
     "weights.random": "random (untrained)",
     "weights.trained": "trained by you on the Training page",
+    "side.weights_lost": "This shape cannot hold the {weights} weights (their matrices have another size), so the model is now random. Mask value and the switches of Break it keep the weights.",
     "side.shape": "Shape and variants",
     "side.d_model": "d_model (width of every token vector)",
     "side.n_heads": "heads (only divisors of d_model)",
@@ -77,6 +80,30 @@ ENGLISH = {
     "tokens.source": "Source tokens",
     "tokens.target": "Decoder input tokens",
     "tokens.output": "Model output",
+    # Details of errors (ui.error_text): English shows the package's own sentence, which these repeat with the
+    # values the error carries; "checkpoint.bad" stands for several sentences about a corrupt file.
+    "detail.text.empty": "The {side} is empty: type at least one {unit}.",
+    "detail.text.too_long_for_task": "The {side} has {count} {units}, but the {task} task reads at most {limit} "
+                                     "{limit_units}. Please shorten it.",
+    "detail.text.too_long_for_model": "The {side} has {count} {units}, but this model (max_len {max_len}) reads at "
+                                      "most {limit} {limit_units}. Please shorten it.",
+    "detail.config.heads": "d_model = {d_model} cannot be split evenly into n_heads = {n_heads} heads: each head "
+                           "gets d_model / n_heads dimensions, so n_heads must divide d_model (for d_model = "
+                           "{d_model} try one of {divisors}).",
+    "detail.config.odd_d_model": "The sinusoidal positional encoding pairs every sine with a cosine, so d_model must "
+                                 "be even, got d_model = {d_model}. Pick an even d_model or a learned encoding.",
+    "detail.checkpoint.missing": "There is no pretrained model called {name!r} in {folder} (available: {available}). "
+                                 "Train one with: {command}",
+    "detail.checkpoint.bad": "The file {file} of the pretrained model {name!r} is corrupt or does not fit its task. "
+                             "Retrain it with: {command}",
+    "detail.server.task": "unknown task {task!r}; known: {known}",
+    "detail.server.beyond": "{names} beyond what this server builds (see the sidebar's ranges)",
+    "detail.word.input": "input",
+    "detail.word.target": "target",
+    "detail.word.character": "character",
+    "detail.word.characters": "characters",
+    "detail.word.word": "word",
+    "detail.word.words": "words",
     # Overview
     "overview.title": "Overview: the whole model at a glance",
     "overview.intro": (
@@ -102,6 +129,14 @@ ENGLISH = {
         "dimensions slowly, like the hands of a clock: together they give every position a unique pattern, and "
         "a fixed offset k is the same rotation at every position."
     ),
+    "embeddings.curves_help_learned": (
+        "This model learns its position vectors like its token embeddings: a table with one row per position, "
+        "no formula. Trained, nearby positions often end up alike; random, they are noise."
+    ),
+    "embeddings.curves_help_none": (
+        "This model adds no positional encoding: every position gets zeros. Attention then sees a bag of tokens: "
+        "swap two of them and their outputs just swap."
+    ),
     "embeddings.dims": "Dimensions to draw",
     "embeddings.similarity": "How alike are two positions?",
     "embeddings.similarity_help": (
@@ -110,8 +145,10 @@ ENGLISH = {
     ),
     "embeddings.variants": "The variants side by side",
     "embeddings.variants_help": (
-        "The paper interleaves sin and cos; TensorFlow puts all sines first, then all cosines (same information, "
-        "other order). One tutorial doubles the exponent by mistake, so its frequencies are wrong: compare."
+        "The paper interleaves sin and cos; TensorFlow puts all sines first, then all cosines, and its frequencies "
+        "differ slightly too: their logarithms step down by ln(10⁴)/(d/2 − 1) per pair, not ln(10⁴)/(d/2), so "
+        "its slowest one is exactly 1/10⁴. One tutorial doubles the exponent by mistake (4i/d instead of 2i/d), "
+        "so its frequencies are wrong: compare."
     ),
     # Attention
     "attention.title": "Attention",
@@ -121,9 +158,6 @@ ENGLISH = {
         "does this with its own projections, so different heads can look for different things."
     ),
     "attention.kind": "Which attention",
-    "kind.encoder_self": "Encoder self-attention",
-    "kind.decoder_self": "Decoder masked self-attention",
-    "kind.cross": "Cross-attention (decoder → encoder)",
     "kind.encoder_self.help": "Source tokens look at source tokens; only padding is hidden.",
     "kind.decoder_self.help": "Target tokens look at earlier target tokens only: the future is masked.",
     "kind.cross.help": "Each target position looks at the source sentence: this is where alignment appears. A row is labelled with the token the decoder reads there (<bos> first) and writes the next one, so the row of “le” looks at the source word of the token after “le”.",
@@ -181,6 +215,7 @@ ENGLISH = {
         "Scaled dot-product attention for one head, with the model's real numbers. Pick a small model "
         "(e.g. d_model 8, 2 heads) to read every value."
     ),
+    "head.wide": "{step} (matrices {d_model} dimensions wide: open to see them)",
     "head.small": "Use a small model (d_model 8, 2 heads, 1 layer)",
     "head.step.x": "The input X: one row per token (after LayerNorm in a pre-LN model).",
     "head.step.projections": "Three learned matrices turn X into queries, keys and values for this head.",
@@ -229,8 +264,8 @@ ENGLISH = {
     "training.none": "Nothing trained yet in this session.",
 }
 
-ENGLISH |= LESSON_EN
-CHINESE = APP_CHINESE | LESSON_ZH
+ENGLISH |= LESSON_EN | BREAK_EN | ROOMS_ENGLISH
+CHINESE = APP_CHINESE | LESSON_ZH | BREAK_ZH | ROOMS_CHINESE
 CATALOGS = {"en": ENGLISH, "zh": CHINESE}
 LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 

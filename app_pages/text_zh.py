@@ -27,6 +27,7 @@ CHINESE = {
     "weights.pretrained": "预训练（随应用提供）",
     "weights.random": "随机（未训练）",
     "weights.trained": "你在训练页训练的",
+    "side.weights_lost": "这个形状装不下“{weights}”权重（矩阵大小不同），所以模型现在是随机的。掩码值和“动手破坏”页的开关会保留权重。",
     "side.shape": "结构与变体",
     "side.d_model": "d_model（每个词向量的维度）",
     "side.n_heads": "注意力头数（只列出 d_model 的约数）",
@@ -41,8 +42,8 @@ CHINESE = {
     "positional.learned": "可学习的位置表（BERT）",
     "positional.none": "无（注意力只看到一袋词）",
     "side.norm_first": "LayerNorm 的位置",
-    "norm.pre": "Pre-LN：x + f(norm(x))",
-    "norm.post": "Post-LN：norm(x + f(x))（论文）",
+    "norm.pre": "Pre-LN：x + f(LayerNorm(x))",
+    "norm.post": "Post-LN：LayerNorm(x + f(x))（论文）",
     "side.scale_embeddings": "词嵌入乘以 √d_model",
     "side.embed_norm": "对嵌入之和做 LayerNorm",
     "side.mask_value": "被遮挡分数的填充值",
@@ -66,6 +67,24 @@ CHINESE = {
     "tokens.source": "源序列词元",
     "tokens.target": "解码器输入词元",
     "tokens.output": "模型输出",
+    "detail.text.empty": "{side}是空的：请至少输入一个{unit}。",
+    "detail.text.too_long_for_task": "{side}有 {count} {units}，但「{task}」任务最多只读 {limit} {limit_units}。请缩短一些。",
+    "detail.text.too_long_for_model": "{side}有 {count} {units}，但这个模型（max_len {max_len}）最多只读 {limit} "
+                                      "{limit_units}。请缩短一些。",
+    "detail.config.heads": "d_model = {d_model} 无法均分给 n_heads = {n_heads} 个头：每个头分到 d_model / n_heads 维，"
+                           "所以 n_heads 必须整除 d_model（d_model = {d_model} 时可以选 {divisors} 中的一个）。",
+    "detail.config.odd_d_model": "正弦位置编码把每个正弦和一个余弦配成一对，所以 d_model 必须是偶数，现在 d_model = "
+                                 "{d_model}。请选一个偶数的 d_model，或改用可学习的位置编码。",
+    "detail.checkpoint.missing": "没有名为 {name!r} 的预训练模型（{folder} 中有：{available}）。可以这样训练一个：{command}",
+    "detail.checkpoint.bad": "预训练模型 {name!r} 的文件 {file} 已损坏，或与它的任务不符。请重新训练：{command}",
+    "detail.server.task": "未知的任务 {task!r}；已有的任务：{known}",
+    "detail.server.beyond": "{names} 超出了这台服务器能构建的范围（见侧边栏中的取值范围）",
+    "detail.word.input": "输入",
+    "detail.word.target": "目标文本",
+    "detail.word.character": "字符",
+    "detail.word.characters": "个字符",
+    "detail.word.word": "词",
+    "detail.word.words": "个词",
     "overview.title": "总览：整个模型一目了然",
     "overview.intro": (
         "编码器-解码器 Transformer 用**编码器**读入源句子，再用**解码器**一次写出一个词元。下图每个方块都标出"
@@ -75,7 +94,7 @@ CHINESE = {
     "overview.total": "参数总数",
     "embeddings.title": "词嵌入与位置编码",
     "embeddings.intro": (
-        "每个词元 id 选中一张可学习表格中的一行：它的**词嵌入**，一个 d_model 维的向量。注意力本身分不清词序："
+        "每个词元编号选中一张可学习表格中的一行：它的**词嵌入**，一个 d_model 维的向量。注意力本身分不清词序："
         "交换两个词元，它们的输出也只是跟着交换。因此要给每个词嵌入加上一个**位置编码**——每个位置一个向量。"
         "两者之和就是第一层的输入。"
     ),
@@ -86,6 +105,10 @@ CHINESE = {
         "每两个维度是同一频率的一个正弦和一个余弦。低维转得快，高维转得慢，就像钟表的指针：合在一起，每个位置都有"
         "独一无二的图案，而固定的偏移 k 在任何位置都是同一个旋转。"
     ),
+    "embeddings.curves_help_learned": "这个模型像学习词嵌入一样学习位置向量：一张每个位置一行的表，没有公式。训练之后，相邻位置的向量"
+                                      "往往很像；随机初始化时，它们只是噪声。",
+    "embeddings.curves_help_none": "这个模型不加位置编码：每个位置加上的都是零。于是注意力只看到一袋词元：交换其中两个，它们的输出也只是"
+                                   "跟着交换。",
     "embeddings.dims": "要画的维度",
     "embeddings.similarity": "两个位置有多像？",
     "embeddings.similarity_help": (
@@ -93,18 +116,16 @@ CHINESE = {
     ),
     "embeddings.variants": "各种变体并排比较",
     "embeddings.variants_help": (
-        "论文把 sin 和 cos 交错排列；TensorFlow 先放所有 sin，再放所有 cos（信息相同，顺序不同）。有一篇教程把指数"
-        "错乘了 2，频率全错了：对比看看。"
+        "论文把 sin 和 cos 交错排列；TensorFlow 先放所有 sin，再放所有 cos，而且频率也略有不同：频率取对数后每对递减 "
+        "ln(10⁴)/(d/2 − 1)，而不是 ln(10⁴)/(d/2)，所以最慢的频率恰好是 1/10⁴。有一篇教程把指数错乘了 2"
+        "（成了 4i/d 而不是 2i/d），频率全错了：对比看看。"
     ),
     "attention.title": "注意力",
     "attention.intro": (
-        "每个查询（query）词元问每个键（key）词元：你和我有多相关？分数 = q·k / √d_k。softmax 把每一行分数变成"
-        "和为 1 的权重，输出就是值（value）的加权和。每个头都用自己的投影做这件事，所以不同的头可以关注不同的东西。"
+        "每个查询词元（q）问每个键词元（k）：你和我有多相关？分数 = q·k / √d_k。softmax 把每一行分数变成"
+        "和为 1 的权重，输出就是值向量（v）的加权和。每个头都用自己的投影做这件事，所以不同的头可以关注不同的东西。"
     ),
     "attention.kind": "哪一种注意力",
-    "kind.encoder_self": "编码器自注意力",
-    "kind.decoder_self": "解码器掩码自注意力",
-    "kind.cross": "交叉注意力（解码器 → 编码器）",
     "kind.encoder_self.help": "源词元看源词元；只遮住填充。",
     "kind.decoder_self.help": "目标词元只能看更早的目标词元：未来被遮住。",
     "kind.cross.help": "每个目标位置看向源句子：对齐关系就出现在这里。每一行标的是解码器在该位置读入的词元（第一行是 <bos>），它要写出的是下一个词元，所以标着“le”的那一行看向的是“le”之后那个词对应的源词。",
@@ -137,7 +158,7 @@ CHINESE = {
     "cell.masked_score": "掩码后的分数",
     "masks.title": "掩码",
     "masks.intro": (
-        "掩码规定每个查询可以使用哪些键（这里 True = 可以关注）。**填充掩码**遮住把短句补齐到批长度的 <pad>。"
+        "掩码规定每个查询可以使用哪些键（这里：真 = 可以关注）。**填充掩码**遮住把短句补齐到批长度的 <pad>。"
         "**前瞻掩码**在解码器中遮住未来，使得一次性用整个目标训练时无法作弊。解码器把两者结合起来。"
         "没有目标文本时，解码器读的是模型自己的答案，就像训练批中存放答案那样。"
     ),
@@ -150,12 +171,13 @@ CHINESE = {
     "masks.pad_to": "把输入填充到长度（如同在批次中）",
     "head.title": "单个注意力头内部",
     "head.intro": "用模型的真实数值，一步步演示一个头的缩放点积注意力。选一个小模型（如 d_model 8、2 个头）就能读出每个数。",
+    "head.wide": "{step}（矩阵宽 {d_model} 维：点开查看）",
     "head.small": "使用小模型（d_model 8、2 个头、1 层）",
     "head.step.x": "输入 X：每个词元一行（Pre-LN 模型中是 LayerNorm 之后）。",
     "head.step.projections": "三个可学习的矩阵把 X 变成这个头的查询、键和值。",
     "head.step.qk": "每个查询与每个键做点积。",
     "head.step.scale": "除以 √d_k，使分数不随头的维度增大而变大，避免 softmax 饱和。",
-    "head.step.mask": "被屏蔽的分数被替换为掩码值（masked_fill），因此 softmax 给它们的权重为 0。",
+    "head.step.mask": "被屏蔽的分数被替换为掩码值，因此 softmax 给它们的权重为 0。",
     "head.step.softmax": "softmax 把每一行变成和为 1 的权重。",
     "head.step.weighted_sum": "每一行输出是各值向量的加权和。",
     "head.step.concat": "所有头的输出并排拼接……",

@@ -16,7 +16,7 @@ from transformer_viz.training import evaluate, train
 from . import services, state
 from .context import weights_banner
 from .state import TrainedModel, View
-from .ui import chart, current_view, literal, tr, view_widget
+from .ui import chart, current_view, error_text, lang, literal, tr, view_widget
 
 STEP_CHOICES = (100, 200, 400, 800, 1500, 3000)
 REDRAW_SECONDS = 0.3  # progress and loss curve
@@ -30,7 +30,7 @@ def render() -> None:
     view = current_view()
     resolved = services.resolve(view)
     if resolved.error:
-        st.error(tr("error.config", message=literal(resolved.error)), icon=":material/error:")
+        st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
         return
     weights_banner(view, resolved)
     task = TASKS[view.task]
@@ -84,7 +84,7 @@ def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
             last_redraw[0] = time.monotonic()
             progress.progress(info.step / steps, text=tr("training.progress", step=info.step, total=steps,
                                                         loss=info.loss, accuracy=info.accuracy))
-            live_curve.plotly_chart(loss_curve(history), theme=None)
+            live_curve.plotly_chart(loss_curve(history, lang=lang()), theme=None)
 
     result = train(trained.model, task, steps=steps, lr=lr, batch_size=batch_size, on_step=on_step,
                    snapshot_every=max(steps // 30, 1))
@@ -103,10 +103,10 @@ def show_result(trained: TrainedModel | None) -> None:
         st.success(tr("training.done", steps=trained.steps, seconds=trained.seconds))
         st.metric(tr("training.eval", exact=trained.exact_match), f"{trained.exact_match:.1%}")
     st.subheader(tr("training.curve"))
-    chart(loss_curve(trained.history), key="training_curve")
+    chart(loss_curve(trained.history, lang=lang()), key="training_curve")
     if trained.snapshots:
         st.subheader(tr("training.animation"))
         last = trained.snapshots[-1]
         frames = [(s.step, s.weights[-1].mean(axis=0)) for s in trained.snapshots]  # last decoder layer, mean of heads
-        chart(attention_animation(frames, last.tgt_tokens, last.src_tokens,
-                                  tr("training.animation_title")), key="training_anim")
+        chart(attention_animation(frames, last.tgt_tokens, last.src_tokens, tr("training.animation_title"),
+                                  lang=lang()), key="training_anim")

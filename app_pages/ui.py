@@ -9,15 +9,40 @@ import streamlit as st
 
 from transformer_viz.figures.common import format_number
 from transformer_viz.figures.fit import TEXT_MIN_WIDTH
+from transformer_viz.figures.labels import label
 
 from . import state
 from .state import VIEW_FIELDS, View
-from .text import LANGUAGE_NAMES, t
+from .text import ENGLISH, LANGUAGE_NAMES, t
+
+
+def lang() -> str:
+    """The language chosen in the sidebar: of the catalog's text and of every figure (`lang=lang()`)."""
+    return st.session_state.get(state.LANG, View.lang)
 
 
 def tr(key: str, /, **values) -> str:
     """Catalog text in the language chosen in the sidebar."""
-    return t(key, st.session_state.get(state.LANG, View.lang), **values)
+    return t(key, lang(), **values)
+
+
+def error_text(error: Exception) -> str:
+    """The sentence of an error from the package (or the model service) in the chosen language.
+
+    English is the error's own sentence. A TranslatableError is written from the catalog's
+    "detail.<key>" in other languages, its words ("input", "characters") and task names translated
+    too; any other error keeps its English sentence.
+    """
+    key = getattr(error, "key", None)
+    if lang() == "en" or f"detail.{key}" not in ENGLISH:
+        return str(error)
+
+    def word(name: str, value):
+        if name == "task" and f"task.{value}" in ENGLISH:
+            return tr(f"task.{value}")
+        return tr(f"detail.word.{value}") if isinstance(value, str) and f"detail.word.{value}" in ENGLISH else value
+
+    return tr(f"detail.{key}", **{name: word(name, value) for name, value in error.values.items()})
 
 
 def literal(text) -> str:
@@ -43,12 +68,18 @@ LABELS: dict[str, Callable[[object], str]] = {
     state.POSITIONAL: lambda positional: tr(f"positional.{positional}"),
     state.NORM_FIRST: lambda pre: tr("norm.pre" if pre else "norm.post"),
     state.MASK_VALUE: format_number,
-    state.KIND: lambda kind: tr(f"kind.{kind}"),
-    state.MASK_KIND: lambda kind: tr(f"kind.{kind}"),
+    state.KIND: lambda kind: label(f"kind.{kind}", lang()),  # the figures' names: one home
+    state.MASK_KIND: lambda kind: label(f"kind.{kind}", lang()),
     state.VALUE: lambda value: tr(f"value.{value}"),
     state.LAYER: counted,
     state.HEAD: counted,
     state.TRAIN_FROM: lambda start: tr(f"training.from_{start}"),
+    **{f: lambda switch: tr(f"break.{switch}") for f in (state.BREAKS, state.A_BREAKS, state.B_BREAKS)},
+    **{f: lambda head_id: head_label(head_id) for f in (state.ABLATE, state.A_ABLATE, state.B_ABLATE)},
+    **{f: lambda weights: tr(f"weights.{weights}") for f in (state.A_WEIGHTS, state.B_WEIGHTS)},
+    **{f: lambda variant: tr(f"compare.variant_{variant}") for f in (state.A_VARIANT, state.B_VARIANT)},
+    state.ABLATION: lambda mode: tr(f"break.ablation_{mode}"),
+    state.STACK: lambda stack: tr(f"layers.{stack}"),
     state.SIDE: lambda side: tr("tokens.source" if side == "src" else "tokens.target"),
 }
 
@@ -64,6 +95,12 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
     return widget(label, *args, key=field, bind="query-params", **kwargs)
 
 
+def head_label(head_id: str) -> str:
+    """A head id "cross-2-1" (layers and heads from 1) as "Cross-attention · Layer 2 · Head 1"."""
+    kind, layer, head = head_id.rsplit("-", 2)
+    return f"{label(f'kind.{kind}', lang())} · {label('layer_head', lang(), layer=layer, head=head)}"
+
+
 def relabel_translated() -> None:
     """After a language switch: write the translated widgets' values again, so that their labels and
     the link follow the new language (Streamlit identifies a choice by its label)."""
@@ -75,17 +112,21 @@ def relabel_translated() -> None:
 def current_view() -> View:
     """The view as the widgets of this session set it (fields whose widget was never drawn: defaults)."""
     values = {f: st.session_state[f] for f in VIEW_FIELDS if f in st.session_state}
-    if isinstance(values.get(state.DIMS), list):
-        values[state.DIMS] = tuple(values[state.DIMS])
+    for field, value in values.items():
+        if isinstance(value, list):  # multiselect and pills return lists; the view is frozen
+            values[field] = tuple(value)
     return View(**values)
 
 
 def chart(fig, key: str, on_select: str | Callable = "ignore", selection_mode=("points",)):
-    """st.plotly_chart with the figure's own colours (not Streamlit's theme) and a compact mode bar."""
+    """st.plotly_chart with the figure's own colours (not Streamlit's theme) and a compact mode bar whose
+    camera saves a PNG at twice the size (sharp on a slide). The figure joins the view's download."""
+    st.session_state.setdefault(state.VIEW_FIGURES, {})[key] = fig
     hide_cell_numbers_below(fig, key)
     return st.plotly_chart(
         fig, key=key, theme=None, on_select=on_select, selection_mode=selection_mode,
-        config={"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]},
+        config={"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+                "toImageButtonOptions": {"format": "png", "scale": 2, "filename": key}},
     )
 
 

@@ -150,6 +150,13 @@ def app_texts() -> dict[str, str]:
     return ENGLISH
 
 
+def label(key: str) -> str:
+    """A figure's word in English, also how a widget labels that choice (kinds of attention)."""
+    from transformer_viz.figures.labels import label as figure_label
+
+    return figure_label(key)
+
+
 CONTROLS = ("stRadio", "stSelectbox", "stSegmentedControl", "stButtonGroup", "stSelectSlider")
 
 
@@ -361,7 +368,7 @@ def main() -> None:
     # A link as the app writes it: bound widgets carry their labels (layers count from 1).
     big = "/attention?" + urlencode({"task": texts["task.reverse"], "weights": texts["weights.random"],
                                      "n_encoder_layers": 6, "n_heads": 8, "max_len": 32, "src_text": LONG_TEXT,
-                                     "kind": texts["kind.encoder_self"], "layer": 1})
+                                     "kind": label("kind.encoder_self"), "layer": 1})
     print(f"input for b: task 'reverse', max_len 32, {len(LONG_TEXT) + 1} source tokens with <eos>")
     checkpoints = sorted(path.stem for path in (ROOT / "transformer_viz" / "checkpoints").glob("*.safetensors"))
     print(f"pretrained checkpoints: {', '.join(checkpoints) or 'none (the app falls back to random weights)'}"

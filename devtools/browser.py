@@ -64,38 +64,53 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(script: str = "app.py", extra_args: tuple[str, ...] = (), startup_timeout: float = 60):
-    """Start `streamlit run script` on 127.0.0.1 on a free port and yield its URL; stop it by its pid."""
+def streamlit_server(script: str = "app.py", extra_args: tuple[str, ...] = (), startup_timeout: float = 60,
+                     env: dict[str, str] | None = None, log_path: str | None = None):
+    """Start `streamlit run script` on 127.0.0.1 on a free port and yield its URL; stop it by its pid.
+
+    `env`: variables added to this process's environment for the server (e.g. TVIZ_REDIS_URL);
+    `log_path`: where the server's output goes (default: nowhere)."""
     port = free_port()
-    log = open(os.devnull, "wb")  # noqa: SIM115 - closed below
+    log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", script, "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
          *extra_args],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **(env or {})},
     )
     url = f"http://127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+
     try:
-        deadline = time.monotonic() + startup_timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None:
-                raise RuntimeError(f"streamlit run {script} exited with code {process.returncode}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit run {script} did not answer on {url} in {startup_timeout:.0f} s")
-            time.sleep(0.3)
+        wait_until_serving(process, healthy, f"streamlit run {script} on {url}", startup_timeout, interval=0.3)
         yield url
     finally:
-        _stop(process)
+        stop_process(process)
         log.close()
 
 
-def _stop(process: subprocess.Popen) -> None:
+def wait_until_serving(process: subprocess.Popen, answers: Callable[[], bool], name: str, timeout: float,
+                       interval: float) -> None:
+    """Wait until `answers()` (an OSError counts as no) while the server runs; RuntimeError if it exits or
+    does not answer within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if answers():
+                return
+        except OSError:
+            pass
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with code {process.returncode}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name} did not answer in {timeout:.0f} s")
+        time.sleep(interval)
+
+
+def stop_process(process: subprocess.Popen) -> None:
     """SIGTERM the server's process group (it was started in its own session), SIGKILL if it lingers."""
     if process.poll() is not None:
         return

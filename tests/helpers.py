@@ -1,5 +1,8 @@
 """Small models, inputs and traces shared by the tests."""
 
+import shutil
+from contextlib import contextmanager
+
 import numpy as np
 import torch
 from plotly.colors import hex_to_rgb, sample_colorscale
@@ -54,6 +57,17 @@ def hand_trace(weights, mask=None, scores=None, masked_scores=None, kind="encode
     return Trace(tensors)
 
 
+def layered_trace(kind, layers, masks=None, **context) -> Trace:
+    """A trace of attention `kind` built by hand: one (heads, q_len, k_len) weights array per layer, and
+    optionally one (q_len, k_len) mask per layer (True = may attend). `context`: Trace fields (tokens)."""
+    tensors = {}
+    for layer, weights in enumerate(layers):
+        tensors[attention_name(kind, layer, "weights")] = torch.as_tensor(np.asarray(weights, np.float32))[None]
+        if masks is not None:
+            tensors[attention_name(kind, layer, "mask")] = torch.as_tensor(np.asarray(masks[layer], bool))[None, None]
+    return Trace(tensors, **context)
+
+
 def recorded(trace, kind_prefix, leaf):
     return trace[f"{kind_prefix}.{leaf}"][0].numpy()
 
@@ -82,3 +96,21 @@ def scale_colours(colorscale, fractions) -> list[tuple[float, ...]]:
     """The (r, g, b) a heatmap's colour scale draws at these fractions of its range (0 = zmin, 1 = zmax)."""
     return [rgb(c) for c in sample_colorscale([list(step) for step in colorscale], list(fractions))]
 
+
+
+@contextmanager
+def corrupt_reverse_checkpoint(folder, monkeypatch):
+    """While inside: the shipped checkpoints are read from `folder`, whose reverse weights are not a safetensors file
+    (its metadata is the real one). Streamlit's resource caches are cleared on the way in and out."""
+    import streamlit as st
+
+    import transformer_viz.pretrained as pretrained
+
+    shutil.copy(pretrained.CHECKPOINT_DIR / "reverse.json", folder / "reverse.json")
+    (folder / "reverse.safetensors").write_bytes(b"\x00not a safetensors file")
+    monkeypatch.setattr(pretrained, "CHECKPOINT_DIR", folder)
+    st.cache_resource.clear()
+    try:
+        yield
+    finally:
+        st.cache_resource.clear()

@@ -49,7 +49,7 @@ def test_heatmap_greys_blocked_cells_and_its_click_targets_carry_query_and_key()
     scores = recorded(trace, "decoder.layers.0.self_attn", "scores")[1]
     hover = targets.hovertext[2 * 6 + 4]  # query 2 "chat" may not see key 4 "le"
     assert "query 2 “chat” → key 4 “le”" in hover and "blocked" in hover and "−1e9" in hover
-    assert f"raw score {scores[2, 4]:.3f}" in hover and "weight 0.000" in hover
+    assert f"scaled score {scores[2, 4]:.3f}" in hover and "weight 0.000" in hover
     assert f"weight {weights[2, 1]:.3f}" in targets.hovertext[2 * 6 + 1] and "may attend" in targets.hovertext[13]
     (outline,) = fig.layout.shapes
     assert (outline.x0, outline.y0) == (0.5, 2.5)
@@ -140,14 +140,27 @@ def test_entropy_of_a_uniform_head_is_log2_n_and_of_a_one_hot_head_zero():
     assert line.y0 == pytest.approx(math.log2(n)) and line.line.dash == "dash"
 
 
-def test_entropy_ignores_rows_with_no_allowed_key_and_uses_the_mean_number_of_allowed_keys():
+def test_entropy_ignores_rows_with_no_allowed_key_and_its_line_is_what_uniform_attention_gives():
     mask = np.tril(np.ones((4, 4), bool))
     mask[0] = False  # no allowed key: left out of the mean
     weights = np.where(mask, 1 / np.maximum(mask.sum(1, keepdims=True), 1), 0.0)  # uniform over allowed keys
     expected = np.mean([math.log2(k) for k in (2, 3, 4)])
     assert entropy_bits(weights[None], mask)[0] == pytest.approx(expected)
     fig = head_entropy(hand_trace(weights[None], mask), "encoder_self")
-    assert fig.layout.shapes[0].y0 == pytest.approx(math.log2(3.0))  # mean of 2, 3 and 4 allowed keys
+    assert fig.layout.shapes[0].y0 == pytest.approx(expected)  # the bar of this uniform head, on the line
+
+
+def test_entropy_line_under_look_ahead_is_the_mean_of_log2_not_log2_of_the_mean():
+    """The issue: 7 decoder tokens showed 2.00 bits (log2 of the mean 4 keys); uniform attention gives 1.76."""
+    n = 7
+    mask = np.tril(np.ones((n, n), bool))
+    uniform = np.where(mask, 1 / mask.sum(1, keepdims=True), 0.0)  # each query spreads evenly over its keys
+    fig = head_entropy(hand_trace(uniform[None], mask, kind="decoder_self"), "decoder_self")
+    assert fig.data[0].y[0] == pytest.approx(np.mean(np.log2(np.arange(1, n + 1))))
+    assert fig.layout.shapes[0].y0 == pytest.approx(fig.data[0].y[0]) == pytest.approx(1.757, abs=1e-3)
+    assert fig.layout.annotations[0].text == "uniform attention: 1.76 bits"
+    zh = head_entropy(hand_trace(uniform[None], mask, kind="decoder_self"), "decoder_self", lang="zh")
+    assert zh.layout.annotations[0].text == "均匀注意力：1.76 比特"
 
 
 

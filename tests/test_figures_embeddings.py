@@ -80,7 +80,9 @@ def test_positional_variants_side_by_side():
     paper, learned = np.asarray(fig.data[0].z), np.asarray(fig.data[3].z)
     np.testing.assert_allclose(paper, sinusoidal_encoding(max_len, d_model).numpy(), atol=1e-6)
     titles = [annotation.text for annotation in fig.layout.annotations]
-    assert "BUG" in titles[2] and "seed 002" in titles[2] and "Paper" in titles[0]
+    # The bug is named by what it is (the paper's PE(p, 2i) = sin(p / 10000^(2i/d))), not "BUG (seed 002)".
+    assert "Wrong frequencies" in titles[2] and "4i/d, not 2i/d" in titles[2] and "Paper" in titles[0]
+    assert not any("seed" in title or "BUG" in title for title in titles)
     colours = [annotation.font.color for annotation in fig.layout.annotations]
     assert colours[2] is not None and colours.count(colours[2]) == 1  # only the bug's title stands out
     assert all((trace.zmin, trace.zmax) == (-1.0, 1.0) for trace in fig.data)
@@ -139,3 +141,25 @@ def test_embedding_pipeline_shows_layernorm_and_scaling_when_enabled():
 def test_embedding_pipeline_rejects_unknown_side():
     with pytest.raises(ValueError, match="side"):
         embedding_pipeline(traced(), "memory")
+
+
+def test_no_positional_encoding_is_said_in_the_figures_not_drawn_as_sine_curves():
+    """With positional="none" the curves were zeros labelled "dim 0 (sin)" and the similarity plot was blank."""
+    zeros = np.zeros((6, 8))
+    for fig in (positional_curves(zeros, [0, 1], positional="none"), positional_curves(zeros, [0, 1]),
+                position_similarity(zeros, positional="none"), position_similarity(zeros)):
+        assert any("no positional encoding" in a.text for a in fig.layout.annotations), fig.layout.title.text
+    assert [trace.name for trace in positional_curves(zeros, [0, 1], positional="none").data] == ["dim 0", "dim 1"]
+    zh = positional_curves(zeros, [0], positional="none", lang="zh")
+    assert "不加位置编码" in zh.layout.annotations[0].text and zh.data[0].name == "维度 0"
+    assert not position_similarity(sinusoidal_encoding(6, 8)).layout.annotations  # a real encoding: no note
+
+
+def test_a_learned_encoding_is_labelled_learned_not_sin_or_cos():
+    table = sinusoidal_encoding(8, 8)  # a learned table may look like anything, even like sines
+    fig = positional_curves(table, [0, 1], positional="learned")
+    assert [trace.name for trace in fig.data] == ["dim 0 (learned)", "dim 1 (learned)"]
+    assert "Learned" in fig.layout.title.text and not fig.layout.annotations
+    assert positional_curves(table, [0], positional="learned", lang="zh").data[0].name == "维度 0（可学习）"
+    with pytest.raises(ValueError, match="positional must be one of"):
+        positional_curves(table, [0], positional="rotary")

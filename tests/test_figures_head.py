@@ -9,11 +9,11 @@ from helpers import make_model, random_ids
 from transformer_viz.figures.common import BLOCKED_GREY, format_number
 from transformer_viz.figures.head import (
     STEP_KEYS,
-    STEP_LABELS,
     dot_product_figure,
     matrix_heatmap,
     walkthrough_figures,
 )
+from transformer_viz.figures.labels import LANGUAGES, label
 from transformer_viz.walkthrough import head_walkthrough
 
 
@@ -113,7 +113,8 @@ def test_highlight_outlines_one_cell():
 
 def test_steps_come_in_order_with_1_based_context():
     steps = walkthrough_figures(walk(layer=1, head=1))
-    assert [key for key, _ in steps] == list(STEP_KEYS) == list(STEP_LABELS)
+    assert [key for key, _ in steps] == list(STEP_KEYS)
+    assert all(label(f"step.{key}", lang) for key in STEP_KEYS for lang in LANGUAGES)
     for _, fig in steps:
         assert fig.layout.title.text
         assert fig.layout.title.subtitle.text == "Encoder self-attention · layer 2 · head 2 of 2"
@@ -160,13 +161,17 @@ def test_mask_step_greys_blocked_keys_without_stretching_colours(mask_value, tex
     w = walk(mask_value=mask_value)
     assert not w.mask.all()  # the pad key is blocked
     fig = dict(walkthrough_figures(w))["mask"]
-    _, additive, masked = panels(fig)
+    _, mask_panel, masked = panels(fig)
     (overlay,) = [t for t in fig.data if is_overlay(t)]
     assert np.array_equal(np.isnan(z(masked)), ~w.mask)
     limit = np.abs(w.scores[w.mask]).max()
     assert masked.zmax == pytest.approx(limit) and masked.zmin == pytest.approx(-limit)
     assert {overlay.text[i][j] for i, j in zip(*np.nonzero(~w.mask), strict=True)} == {text}
-    assert {additive.text[i][j] for i, j in zip(*np.nonzero(w.mask), strict=True)} == {"0.00"}
+    # The model replaces blocked scores (masked_fill), it adds nothing: allowed cells keep their score.
+    assert {mask_panel.text[i][j] for i, j in zip(*np.nonzero(w.mask), strict=True)} == {"✓"}
+    assert {mask_panel.text[i][j] for i, j in zip(*np.nonzero(~w.mask), strict=True)} == {text}
+    np.testing.assert_array_equal(w.masked_scores[w.mask], w.scores[w.mask])
+    assert "where it blocks" in fig.layout.title.text
     json.loads(fig.to_json())
 
 

@@ -49,4 +49,4 @@ def test_masking_steps_turn_the_fill_into_zero_weight():
     assert set(np.asarray(masked_grey.text)[~mask]) == {"−1e9"} and set(np.asarray(weight_grey.text)[~mask]) == {"0"}
     assert "−1e9 (blocked)" in masked.hovertext[0][3] and "≈ 0" in weight.hovertext[0][3]
     assert [a.text for a in fig.layout.annotations][:3] == [
-        "① raw scores q·k / √d_k", "② masked: blocked → −1e9", "③ softmax → weights"]
+        "① scaled scores q·k / √d_k", "② masked: blocked → −1e9", "③ softmax → weights"]

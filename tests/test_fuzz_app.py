@@ -12,10 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_app import run_page
 
+from app_pages.navigation import PAGES as NAVIGATION
 from app_pages.services import FIGURES_KEPT, RUN_CACHE_BYTES
 from app_pages.state import VIEW_FIELDS
 
-PAGES = ("overview", "embeddings", "attention", "masks", "head", "decoding", "training")
+PAGES = tuple(NAVIGATION)  # every page of the app
 # Labels the widgets really write, next to garbage: numbers of every size, any text, hostile Markdown.
 LABELS = ("Encoder self-attention", "Cross-attention (decoder → encoder)", "中文", "English", "random (untrained)",
           "trained by you on the Training page", "English → French", "−1e4", "−∞", "1", "2", "6", "8", "16", "64",

@@ -109,3 +109,17 @@ def test_padding_blocks_the_pad_keys_under_the_diagonal(reverse_model):
     assert trace.tgt_tokens.count("<pad>") == 2
     assert blocked_by_padding_only(trace) == 3
     assert blocked_by_padding_only(run_text(reverse_model, TASKS["reverse"], "hello", "olleh").trace) == 0
+
+
+def test_mean_entropy_is_zero_for_one_hot_rows_and_log2_n_for_uniform_ones(reverse_model):
+    from transformer_viz.lesson import mean_entropy
+
+    trace = run_text(reverse_model, TASKS["reverse"], "abc", "cba").trace
+    name = attention_name("cross", 0, "weights")
+    uniform = torch.full_like(trace[name], 1 / trace[name].shape[-1])
+    one_hot = torch.zeros_like(trace[name])
+    one_hot[..., 0] = 1.0
+    for weights, expected in ((uniform, math.log2(uniform.shape[-1])), (one_hot, 0.0)):
+        forged = {n: t for n, t in trace.items() if "cross_attn" not in n or ".0." in n} | {name: weights}
+        forged = type(trace)(forged, None, trace.src_tokens, trace.tgt_tokens)
+        assert mean_entropy(forged, "cross") == pytest.approx(expected)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from app_pages import state
 from app_pages.state import VIEW_FIELDS, View
-from app_pages.text import CATALOGS, ENGLISH, t
+from app_pages.text import CATALOGS, t
 
 PAGES = [p for p in Path("app_pages").glob("*.py") if p.name not in ("state.py", "text.py", "text_zh.py")]
 
@@ -53,31 +53,51 @@ def test_every_text_key_used_by_the_app_is_in_the_english_catalog():
     sources = "\n".join(p.read_text() for p in Path("app_pages").glob("*.py")) + Path("app.py").read_text()
     used = set(re.findall(r'tr\("([a-z_.]+)"', sources))
     assert used, "no tr() calls found"
-    assert sorted(used - set(ENGLISH)) == []
+    assert sorted(used - set(CATALOGS["en"])) == []
 
 
 def test_missing_translation_falls_back_to_english_and_fills_placeholders():
     assert t("attention.large", "xx", layer=2, head=3) == "Layer 2, head 3"
     for catalog in CATALOGS.values():
-        assert set(catalog) <= set(ENGLISH)
+        assert set(catalog) <= set(CATALOGS["en"])
 
 
 def test_the_chinese_catalog_is_complete_with_the_same_placeholders():
     from string import Formatter
 
-    from app_pages.text import CHINESE
-
-    assert sorted(set(ENGLISH) - set(CHINESE)) == []
+    english, chinese = CATALOGS["en"], CATALOGS["zh"]  # each with the catalogs merged into it (rooms)
+    assert sorted(set(english) - set(chinese)) == []
 
     def fields(text):
         return {name for _, name, _, _ in Formatter().parse(text) if name}
 
-    assert {k: fields(v) for k, v in CHINESE.items()} == {k: fields(ENGLISH[k]) for k in CHINESE}
+    assert {k: fields(v) for k, v in chinese.items()} == {k: fields(english[k]) for k in chinese}
 
 
 def test_every_catalog_key_is_used_by_the_app():
     sources = "\n".join(p.read_text() for p in Path("app_pages").glob("*.py") if not p.name.startswith("text"))
     # Keys built as f"kind.{kind}" etc.
-    dynamic = ("kind.", "value.", "positional.", "weights.", "nav.", "head.step.", "task.", "lesson.", "training.from_")
-    unused = [k for k in ENGLISH if f'"{k}"' not in sources and f"'{k}'" not in sources and not k.startswith(dynamic)]
+    dynamic = ("kind.", "value.", "positional.", "weights.", "nav.", "head.step.", "task.", "lesson.", "training.from_",
+               "break.no_", "break.ablation_", "compare.variant_", "layers.encoder", "layers.decoder", "detail.")
+    unused = [k for k in CATALOGS["en"]
+              if f'"{k}"' not in sources and f"'{k}'" not in sources and not k.startswith(dynamic)]
     assert unused == []
+
+
+def test_a_view_from_elsewhere_is_checked_field_by_field():
+    """What a class room hands a student: only view fields, each of its type, a shape the server builds."""
+    import math
+
+    import pytest
+
+    from app_pages.state import checked_view
+
+    good = {"layer": 1, "dims": [0, 3], "mask_value": -math.inf, "query": None, "cell_query": 2, "train_lr": 3e-4,
+            "norm_first": False, "src_text": "banana", "d_model": 32}
+    assert checked_view(good) == good
+    assert checked_view({"dims": (1, 2)}) == {"dims": [1, 2]}  # as a multiselect keeps it in session state
+    for bad, named in [({"layer": True}, "layer"), ({"layer": 1.5}, "layer"), ({"src_text": 3}, "src_text"),
+                       ({"dims": ["1"]}, "dims"), ({"query": "1"}, "query"), ({"x": 1}, "'x'"),
+                       ({"n_decoder_layers": 10**6}, "n_decoder_layers"), ({"d_model": 512}, "d_model")]:
+        with pytest.raises(ValueError, match=named):
+            checked_view(bad)

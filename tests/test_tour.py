@@ -157,22 +157,22 @@ class Tour:
         self.click_radio("lang", "中文")
         self.check("中文")
         assert self.shown("kind") == "解码器掩码自注意力" and self.link()[1]["kind"] == "解码器掩码自注意力"
-        assert self.shown("weights").startswith("预训练") and self.shown("norm_first") == "Pre-LN：x + f(norm(x))"
-        assert self.titles()[1] == "Layer 1 · Head 3"
+        assert self.shown("weights").startswith("预训练") and self.shown("norm_first") == "Pre-LN：x + f(LayerNorm(x))"
+        assert self.titles()[1] == "第 1 层 · 第 3 个头"  # the figures speak the new language too
 
         # Bug 2: on Masks, "Which attention" said one kind and the figure drew another. Masks has its own kind
         # (mask_kind), which opens on decoder self-attention, where both masks act.
         self.go("掩码")
         self.check("掩码")
         assert self.shown("mask_kind") == "解码器掩码自注意力" and self.shown("weights").startswith("预训练")
-        assert self.titles()[-1].startswith("Decoder masked self-attention · Layer 1 · Head 3")
+        assert self.titles()[-1].startswith("解码器掩码自注意力 · 第 1 层 · 第 3 个头")
         assert self.page.get_by_test_id("stAlert").filter(has_text="随机权重").count() == 0  # no random banner
         self.slide("pad", 9)
         self.check("pad 9")
         assert self.link()[1]["pad"] == "9"
         self.choose("mask_kind", "编码器自注意力")
         self.check("掩码: encoder self-attention")
-        assert self.titles()[-1].startswith("Encoder self-attention · Layer 1 · Head 3")
+        assert self.titles()[-1].startswith("编码器自注意力 · 第 1 层 · 第 3 个头")
 
         self.click_radio("lang", "English")
         self.check("English")

@@ -2,6 +2,7 @@
 
 from .config import POSITIONAL_ENCODINGS, ModelConfig
 from .inference import TextRun, run_text
+from .intervention import Intervention
 from .model import Transformer
 from .pretrained import Pretrained, available_pretrained, load_pretrained, save_pretrained
 from .recording import LEAVES, HookPoint, Trace, name, recording
@@ -15,6 +16,7 @@ __all__ += [
             "TASKS",
             "AttentionSnapshot",
             "BytePairEncoding",
+            "Intervention",
             "Pretrained",
             "StepInfo",
             "Task",

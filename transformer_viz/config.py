@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, fields
 from types import MappingProxyType
 
+from .errors import TranslatableError
+
 POSITIONAL_ENCODINGS = ("sinusoidal", "sinusoidal_concat", "learned", "none")
 # The largest sizes this teaching tool supports (DESIGN.md, "Limits"): every call stays within about
 # a gigabyte and half a minute on a 2-core server, greedy decoding included (its cost grows as max_len³).
@@ -67,10 +69,11 @@ class ModelConfig:
             if not isinstance(value, bool):
                 raise ValueError(f"{field} must be True or False, got {value!r}.")
         if self.d_model % self.n_heads != 0:
-            raise ValueError(
-                f"d_model = {self.d_model} cannot be split evenly into n_heads = {self.n_heads} heads: "
+            raise TranslatableError(
+                "config.heads", f"d_model = {self.d_model} cannot be split evenly into n_heads = {self.n_heads} heads: "
                 f"each head gets d_model / n_heads dimensions, so n_heads must divide d_model "
-                f"(for d_model = {self.d_model} try one of {divisors(self.d_model)})."
+                f"(for d_model = {self.d_model} try one of {divisors(self.d_model)}).",
+                d_model=self.d_model, n_heads=self.n_heads, divisors=divisors(self.d_model),
             )
         if self.positional not in POSITIONAL_ENCODINGS:
             raise ValueError(
@@ -78,9 +81,10 @@ class ModelConfig:
                 f"choose one of {', '.join(POSITIONAL_ENCODINGS)}."
             )
         if self.positional.startswith("sinusoidal") and self.d_model % 2 != 0:
-            raise ValueError(
-                f"The sinusoidal positional encoding pairs every sine with a cosine, so d_model must be "
-                f"even, got d_model = {self.d_model}. Pick an even d_model or a learned encoding."
+            raise TranslatableError(
+                "config.odd_d_model", f"The sinusoidal positional encoding pairs every sine with a cosine, so "
+                f"d_model must be even, got d_model = {self.d_model}. Pick an even d_model or a learned encoding.",
+                d_model=self.d_model,
             )
         if not (is_real(self.dropout) and 0 <= self.dropout < 1):
             raise ValueError(f"dropout must be a number from 0 up to (not including) 1, got {self.dropout!r}.")

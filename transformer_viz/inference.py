@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from .config import is_whole
+from .intervention import Intervention
 from .model import Transformer
 from .recording import Trace
 from .tasks import Task, encode_source, encode_target
@@ -54,13 +55,13 @@ def pad_ids(ids: torch.Tensor, tokens: tuple[str, ...], length: int, pad_id: int
 
 
 def run_text(model: Transformer, task: Task, src_text: str, tgt_text: str | None = None,
-             max_new_tokens: int | None = None, pad_to: int = 0) -> TextRun:
+             max_new_tokens: int | None = None, pad_to: int = 0, intervention: Intervention | None = None) -> TextRun:
     """Run `src_text` (and `tgt_text`, if given, with teacher forcing) through `model` with a trace.
 
     `pad_to` right-pads the source (and a teacher-forced target) with <pad> to that many
     positions, to show what the padding mask does. Raises ValueError with a readable
     sentence for text that is not a str, empty or too long; unknown tokens become <unk> and
-    are listed in `unknown`.
+    are listed in `unknown`. The model runs under `intervention` (None: none).
     """
     if not isinstance(model, Transformer):
         raise ValueError(f"model must be a Transformer, got {type(model).__name__}: call run_text(model, task, text).")
@@ -75,12 +76,13 @@ def run_text(model: Transformer, task: Task, src_text: str, tgt_text: str | None
     if tgt_text:
         target = encode_target(task, tgt_text, max_len)
         tgt_ids, tgt_tokens = pad_ids(target.ids, target.tokens, pad_to, model.config.pad_id)
-        _, trace = model.run_with_trace(src_ids, tgt_ids)
+        _, trace = model.run_with_trace(src_ids, tgt_ids, intervention)
         return TextRun(trace.with_tokens(src_tokens, tgt_tokens), None, (), 0, source.unknown + target.unknown)
 
     vocab = task.tgt_vocab
     limit = max_len - 1 if max_new_tokens is None else max_new_tokens
-    tgt_ids, (last,) = model.generate(src_ids, limit, vocab.bos_id, vocab.eos_id, keep_steps=False)
+    tgt_ids, (last,) = model.generate(src_ids, limit, vocab.bos_id, vocab.eos_id, keep_steps=False,
+                                      intervention=intervention)
     tokens = vocab.decode(tgt_ids[0])  # <bos> + generated, possibly ending with <eos>
     answer = tokens[1:-1] if tokens[-1] == vocab.EOS else tokens[1:]
     # The last step read <bos> + the whole answer but its last token: its trace holds every step's (TextRun.step).

@@ -91,3 +91,12 @@ def blocked_by_padding_only(trace: Trace) -> int:
     combined = trace[attention_name("decoder_self", 0, "mask")][0, 0].bool()  # (tgt_len, tgt_len)
     look_ahead = torch.tril(torch.ones_like(combined))
     return int((look_ahead & ~combined).sum())
+
+
+def mean_entropy(trace: Trace, kind: str) -> float:
+    """The mean entropy (bits) of the attention rows of `kind`, over every layer, head and query: low when
+    each query puts its weight on one key (saturated), log2(keys) when it spreads it evenly."""
+    rows = torch.cat([trace[attention_name(kind, layer, "weights")][0].flatten(0, 1).double()
+                      for layer in range(trace.n_layers(kind))])  # (layers·heads·q_len, k_len)
+    entropy = -(rows * torch.log2(rows.clamp_min(1e-300))).sum(-1)  # blocked keys have weight 0: no term
+    return float(entropy[rows.sum(-1) > 0].mean())

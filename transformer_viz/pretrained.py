@@ -25,6 +25,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 from .config import ModelConfig
+from .errors import TranslatableError
 from .model import Transformer
 from .recording import Trace
 from .tasks import Task, encode_source, get_task
@@ -195,34 +196,42 @@ def load_pretrained(name: str, directory: str | Path | None = None) -> Pretraine
     json_path, weights_path = _paths(name, directory)
     if not _exists(json_path) or not _exists(weights_path):
         known = ", ".join(available_pretrained(directory)) or "none"
-        raise ValueError(f"There is no pretrained model called {name!r} in {json_path.parent} "
-                         f"(available: {known}). Train one with: python -m transformer_viz.train --task {name}")
-    retrain = f"Retrain it with: python -m transformer_viz.train --task {name} --out {json_path.parent}"
+        command = f"python -m transformer_viz.train --task {name}"
+        raise TranslatableError("checkpoint.missing", f"There is no pretrained model called {name!r} in "
+                                f"{json_path.parent} (available: {known}). Train one with: {command}",
+                                name=name, folder=str(json_path.parent), available=known, command=command)
+    command = f"python -m transformer_viz.train --task {name} --out {json_path.parent}"
+    retrain = f"Retrain it with: {command}"
+
+    def bad_file(path: Path, message: str) -> TranslatableError:
+        """Any other problem with the files: one key, the English sentence says which (the app's details)."""
+        return TranslatableError("checkpoint.bad", f"{message} {retrain}", name=name, file=path.name, command=command)
+
     try:
         meta = _read_metadata(json_path)
         task = get_task(meta["task"])
         config = ModelConfig.from_dict(meta["config"])
         src_vocab, tgt_vocab = Vocab(tuple(meta["src_vocab"])), Vocab(tuple(meta["tgt_vocab"]))
     except (OSError, ValueError) as error:  # json's and utf-8's errors are ValueErrors too
-        raise ValueError(f"The metadata file {json_path} is corrupt or incomplete ({error}). {retrain}") from None
+        raise bad_file(json_path, f"The metadata file {json_path} is corrupt or incomplete ({error}).") from None
     if src_vocab != task.src_vocab or tgt_vocab != task.tgt_vocab:
-        raise ValueError(f"{name!r} was trained with other vocabularies than the {task.name} task has now. {retrain}")
+        raise bad_file(json_path, f"{name!r} was trained with other vocabularies than the {task.name} task has now.")
     try:
         check_fits(task, config)
     except ValueError as error:
-        raise ValueError(f"The metadata file {json_path} does not fit its task: {error} {retrain}") from None
+        raise bad_file(json_path, f"The metadata file {json_path} does not fit its task: {error}") from None
     shapes = expected_shapes(config)
     size, limit = weights_path.stat().st_size, 4 * sum(map(math.prod, shapes.values())) + HEADER_BYTES
     if size > limit:
-        raise ValueError(f"The weights file {weights_path} is larger than a model of this config can be "
-                         f"({size:,} bytes, at most {limit:,}). {retrain}")
+        raise bad_file(weights_path, f"The weights file {weights_path} is larger than a model of this config can "
+                                     f"be ({size:,} bytes, at most {limit:,}).")
     if _sha256(weights_path) != meta["weights"]["sha256"]:
-        raise ValueError(f"The weights file {weights_path} does not match its metadata (checksum differs): "
-                         f"it is corrupt or was replaced. {retrain}")
+        raise bad_file(weights_path, f"The weights file {weights_path} does not match its metadata (checksum "
+                                     "differs): it is corrupt or was replaced.")
     try:
         tensors = _read_weights(weights_path, shapes)
     except Exception as error:  # safetensors raises its own error types; all mean "bad file"
-        raise ValueError(f"The weights file {weights_path} cannot be loaded ({error}). {retrain}") from None
+        raise bad_file(weights_path, f"The weights file {weights_path} cannot be loaded ({error}).") from None
     model = Transformer(config)
     model.load_state_dict(tensors, strict=True)
     return Pretrained(model.eval(), task, src_vocab, tgt_vocab, dict(meta.get("metrics", {})), meta)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import numbers
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -115,6 +115,13 @@ def target_axes(trace_name: str) -> tuple[int, ...]:
     return (1,)  # ffn.hidden, resid_* and decoder.out (B, T, ...)
 
 
+def token_labels(tokens: Sequence[str] | None, length: int) -> list[str]:
+    """Display strings for positions 0..length-1; without tokens, the positions themselves."""
+    if tokens is None:
+        return [str(i) for i in range(length)]
+    return [str(t) for t in tokens[:length]] + [str(i) for i in range(len(tokens), length)]
+
+
 def check_kind(kind: str) -> None:
     """Raise ValueError naming the attention kinds unless `kind` is one of them."""
     if not isinstance(kind, str) or kind not in ATTENTION_KINDS:
@@ -139,13 +146,15 @@ class Trace(Mapping):
     """A read-only mapping from trace name to a detached CPU tensor, plus the run's context.
 
     `src_tokens` / `tgt_tokens` are the display strings of batch item 0 (when known);
-    `config` is the ModelConfig that produced it.
+    `config` is the ModelConfig that produced it; `intervention` the Intervention it ran under
+    (None for a trace built by hand).
     """
 
     tensors: Mapping[str, torch.Tensor]
     config: Any = None
     src_tokens: tuple[str, ...] | None = None
     tgt_tokens: tuple[str, ...] | None = None
+    intervention: Any = None
 
     def __getitem__(self, key: str) -> torch.Tensor:
         try:
@@ -199,6 +208,35 @@ class Trace(Mapping):
             tgt_tokens=None if tgt_tokens is None else tuple(tgt_tokens),
         )
 
+    # Exports (transformer_viz/export.py): imported when called, so the package does not load pandas.
+
+    def to_npz(self, path) -> None:
+        """Save the tensors, tokens, config and intervention to one .npz file (no pickles)."""
+        from .export import save_npz
+        save_npz(self, path)
+
+    @classmethod
+    def from_npz(cls, path) -> Trace:
+        """A trace saved by `to_npz`; ValueError for a file that is not one."""
+        from .export import load_npz
+        return load_npz(path)
+
+    def to_dataframe(self):
+        """Every attention weight of batch item 0 as a tidy pandas table, one row per (layer, head, query, key)."""
+        from .export import attention_table
+        return attention_table(self)
+
+    def to_bertviz(self) -> dict:
+        """The keyword arguments of BertViz's `head_view` / `model_view` for an encoder-decoder."""
+        from .export import bertviz_arguments
+        return bertviz_arguments(self)
+
+
+def check_trace(trace) -> None:
+    """Raise ValueError unless `trace` is a Trace."""
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a Trace (from model.run_with_trace), got {type(trace).__name__}.")
+
 
 def recorded_attention(trace: Trace, kind: str, layer: int, leaf: str) -> torch.Tensor:
     """The recorded `leaf` of attention `kind` in `layer` (zero-based), e.g. q (batch, heads, q_len, d_head).
@@ -206,11 +244,20 @@ def recorded_attention(trace: Trace, kind: str, layer: int, leaf: str) -> torch.
     Every reader of attention comes through here: an unknown kind, a layer the trace does
     not have or a leaf it did not record is a ValueError naming what there is.
     """
-    if not isinstance(trace, Trace):
-        raise ValueError(f"trace must be a Trace (from model.run_with_trace), got {type(trace).__name__}.")
+    check_trace(trace)
     check_kind(kind)
     layer = check_index(layer, trace.n_layers(kind), f"{ATTENTION_KINDS[kind].title} layer")
     recorded = attention_name(kind, layer, leaf)
     if recorded not in trace:
         raise ValueError(f"This trace did not record {recorded}: record one with model.run_with_trace.")
     return trace[recorded]
+
+
+def recorded_mask(trace: Trace, kind: str, layer: int) -> torch.Tensor:
+    """Batch item 0's mask of attention `kind` in `layer`: (q_len, k_len) bool, True = may attend.
+
+    A trace without a recorded mask (one built by hand) allows every key.
+    """
+    weights = recorded_attention(trace, kind, layer, "weights")  # (batch, heads, q_len, k_len)
+    mask = trace.get(attention_name(kind, int(layer), "mask"))
+    return torch.ones(weights.shape[2:], dtype=torch.bool) if mask is None else mask[0, 0].bool()  # (q_len, k_len)

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from .config import is_real, is_whole
+from .intervention import Intervention, intervening
 from .model import Transformer
 from .recording import attention_name
 from .tasks import Task, encode_source, encode_target
@@ -115,11 +116,13 @@ def lr_factor(step: int, steps: int, warmup: int) -> float:
     return 0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def cross_attention(model: Transformer, src_ids: torch.Tensor, tgt_ids: torch.Tensor) -> torch.Tensor:
-    """Every decoder layer's cross-attention, stacked: -> (layers, batch, heads, tgt_len, src_len)."""
-    _, trace = model.run_with_trace(src_ids, tgt_ids)
+def cross_attention(model: Transformer, src_ids: torch.Tensor, tgt_ids: torch.Tensor,
+                    intervention: Intervention | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every decoder layer's cross-attention, stacked, and the logits (teacher-forced):
+    -> (layers, batch, heads, tgt_len, src_len), (batch, tgt_len, vocab)."""
+    logits, trace = model.run_with_trace(src_ids, tgt_ids, intervention)
     return torch.stack([trace[attention_name("cross", i, "weights")]
-                        for i in range(model.config.n_decoder_layers)])
+                        for i in range(model.config.n_decoder_layers)]), logits
 
 
 def probe_snapshot(model: Transformer, task: Task, step: int) -> AttentionSnapshot:
@@ -130,7 +133,7 @@ def probe_snapshot(model: Transformer, task: Task, step: int) -> AttentionSnapsh
     was_training = model.training
     model.eval()
     try:
-        weights = cross_attention(model, src.ids, tgt.ids)[:, 0]  # (layers, heads, tgt_len, src_len)
+        weights = cross_attention(model, src.ids, tgt.ids)[0][:, 0]  # (layers, heads, tgt_len, src_len)
     finally:
         model.train(was_training)
     return AttentionSnapshot(step, weights.numpy().copy(), src.tokens, tgt.tokens)
@@ -140,7 +143,7 @@ def train(
     model: Transformer, task: Task, *, steps: int | None = None, batch_size: int | None = None,
     lr: float | None = None, warmup: int | None = None, seed: int = 0, label_smoothing: float | None = None,
     on_step: Callable[[StepInfo], None] | None = None, snapshot_every: int = 0,
-    should_stop: Callable[[], bool] | None = None,
+    should_stop: Callable[[], bool] | None = None, intervention: Intervention | None = None,
 ) -> TrainResult:
     """Train `model` in place on `task` and return its history.
 
@@ -149,7 +152,8 @@ def train(
     dropout from torch's generator seeded with `seed` (the caller's global RNG state is
     restored). With `snapshot_every` > 0 the probe's attention is captured
     before training, every `snapshot_every` steps and after the last step. `should_stop()`
-    is asked before every step; returning True ends training early.
+    is asked before every step; returning True ends training early. The whole run (snapshots too) is
+    under `intervention`: e.g. `Intervention(look_ahead=False)` trains a decoder that may read the future.
     """
     defaults = task.train_defaults
     steps = defaults.steps if steps is None else steps
@@ -175,7 +179,7 @@ def train(
     result = TrainResult()
     start = time.perf_counter()
     was_training = model.training
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), intervening(model.checked(intervention)):
         torch.manual_seed(seed)
         if snapshot_every > 0:
             result.snapshots.append(probe_snapshot(model, task, 0))
@@ -220,28 +224,35 @@ def decode_rows(task: Task, ids: torch.Tensor) -> list[list[str]]:
     return rows
 
 
-def evaluate(model: Transformer, task: Task, n: int = 500, seed: int = 1, batch_size: int = 250) -> dict:
-    """Exact match and attention alignment on `n` fresh held-out inputs (never the fixed training set).
+def evaluate(model: Transformer, task: Task, n: int = 500, seed: int = 1, batch_size: int = 250,
+             intervention: Intervention | None = None) -> dict:
+    """Exact match and attention alignment on `n` fresh held-out inputs (never the fixed training set),
+    under `intervention` (None: none).
 
-    exact_match: greedy output == correct output. alignment_by_layer[l]: for every target
-    token with gold source positions, does the head-averaged cross-attention of decoder
-    layer l (teacher-forced on the correct answer) put its largest weight on one of them?
+    exact_match: greedy output == correct output. teacher_forced_accuracy: the share of answer tokens
+    (and <eos>) predicted right when the decoder reads the correct previous tokens.
+    alignment_by_layer[l]: for every target token with gold source positions, does the head-averaged
+    cross-attention of decoder layer l (teacher-forced on the correct answer) put its largest weight on one of them?
     alignment_accuracy is the best layer's score, alignment_layer that layer (0-based).
     """
     rng = random.Random(seed)
     texts = [task.heldout_input(rng) for _ in range(n)]
     was_training = model.training
     model.eval()
-    exact, by_length = [], {}
+    exact, by_length, right, counted = [], {}, 0, 0
     hits = np.zeros(model.config.n_decoder_layers)
     aligned = 0
     try:
         for start in range(0, n, batch_size):
             chunk = texts[start: start + batch_size]
-            src, tgt_in, _ = make_batch(task, chunk)
+            src, tgt_in, labels = make_batch(task, chunk)
             out, _ = model.generate(src, max_new_tokens=task.max_target_len + 1,
-                                    bos_id=Vocab.bos_id, eos_id=Vocab.eos_id)
-            weights = cross_attention(model, src, tgt_in).mean(dim=2)  # (layers, batch, tgt_len, src_len)
+                                    bos_id=Vocab.bos_id, eos_id=Vocab.eos_id, intervention=intervention)
+            weights, logits = cross_attention(model, src, tgt_in, intervention)
+            weights = weights.mean(dim=2)  # (layers, batch, tgt_len, src_len)
+            real = labels != Vocab.pad_id  # (batch, tgt_len)
+            right += ((logits.argmax(-1) == labels) & real).sum().item()
+            counted += real.sum().item()
             looks_at = weights.argmax(dim=-1)  # (layers, batch, tgt_len)
             for row, (text, output) in enumerate(zip(chunk, decode_rows(task, out), strict=True)):
                 pieces = task.split(text)
@@ -262,6 +273,7 @@ def evaluate(model: Transformer, task: Task, n: int = 500, seed: int = 1, batch_
         "samples": n,
         "seed": seed,
         "exact_match": float(np.mean(exact)),
+        "teacher_forced_accuracy": right / max(counted, 1),
         "exact_match_by_length": {k: float(np.mean(v)) for k, v in sorted(by_length.items())},
         "alignment_accuracy": by_layer[best],
         "alignment_layer": best,

@@ -17,6 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
+from ..analysis import entropy_bits
 from ..recording import ATTENTION_KINDS, check_index
 from .common import (
     CLICK_COLOUR,
@@ -24,7 +25,6 @@ from .common import (
     HIGHLIGHT,
     MUTED,
     SEQUENTIAL,
-    VALUE_TITLES,
     all_layers,
     attention_arrays,
     base_layout,
@@ -50,16 +50,12 @@ from .fit import (
     tick_plan,
     widest_em,
 )
+from .labels import label
 from .masks import blocked_layer
 
 HEAD_PX = 560  # the plot size one head is laid out for
 TITLE_PX, AXIS_TITLE_PX, COLORBAR_PX = 50, 26, 80  # room for the title; an axis title; a colour bar with its title
 LINES_TOP_PX = 110  # above the line view: its title and the "queries" / "keys" headings
-SIDES = {"src": "source", "tgt": "target"}
-
-
-
-
 
 
 def cell_selection(event) -> tuple[int, int] | None:
@@ -75,7 +71,7 @@ def query_selection(event) -> int | None:
 
 def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "weights",
                       show_values: bool | None = None, *, highlight: tuple[int, int] | None = None,
-                      width: int = HEAD_PX, max_width: int | None = None) -> go.Figure:
+                      width: int = HEAD_PX, max_width: int | None = None, lang: str = "en") -> go.Figure:
     """One head large: z (q_len, k_len) is `value`, blocked cells grey (trace 1 when present).
 
     `width` is the narrowest pixel width it is drawn at, `max_width` the widest (default: `width`). Values
@@ -83,8 +79,8 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     tokens at 560 px; or only from a wider figure on, up to `max_width`: layout.meta[TEXT_MIN_WIDTH] says from
     which width, and the app hides them below it).
     The last trace holds one click target per cell with customdata [query, key] (read it
-    with `cell_selection`) and the hover: tokens, weight, raw score and the mask's verdict.
-    `highlight` = (query, key) outlines one cell.
+    with `cell_selection`) and the hover: tokens, weight, scaled score and the mask's verdict.
+    `highlight` = (query, key) outlines one cell. `lang` is the language of every word drawn.
     """
     check_choice(kind, value)
     arrays = attention_arrays(trace, kind, layer).head(head)
@@ -109,17 +105,19 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
 
     fig = go.Figure(go.Heatmap(
         z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
-        colorscale=colorscale, hoverinfo="skip", name=VALUE_TITLES[value],
+        colorscale=colorscale, hoverinfo="skip", name=label(f"value.{value}", lang),
         text=values if show else None,
         texttemplate="%{text}" if show else None, textfont_size=font,
-        colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14),
+        colorbar=dict(title=dict(text=label(f"value.{value}", lang), side="right"), thickness=14),
     ))
     if grey:
         fig.add_trace(blocked_layer(mask, blocked_text, show, font))
 
     query, key = np.divmod(np.arange(q_len * k_len), k_len)  # (q_len·k_len,) each, row by row
-    verdict = np.where(mask.ravel(), "may attend", f"blocked: score → {format_number(fill)}, weight 0")
-    hover = [f"<b>{cell_label(i, q_text[i], j, k_text[j])}</b><br>weight {w:.3f}<br>raw score {s:.3f}<br>{v}"
+    blocked = label("heatmap.blocked", lang, fill=format_number(fill))
+    verdict = np.where(mask.ravel(), label("may_attend", lang), blocked)
+    hover = [label("heatmap.hover", lang, cell=cell_label(i, q_text[i], j, k_text[j], lang), weight=w, score=s,
+                   verdict=v)
              for i, j, w, s, v in zip(query, key, weight.ravel(), score.ravel(), verdict, strict=True)]
     fig.add_trace(go.Scatter(
         x=key, y=query, mode="markers", name="cells", showlegend=False,
@@ -133,18 +131,20 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
                       line=dict(color=HIGHLIGHT, width=4), layer="above")
 
     attention = ATTENTION_KINDS[kind]
-    title = f"Layer {layer + 1} · Head {head + 1}"
+    title = label("layer_head", lang, layer=layer + 1, head=head + 1)
     if width >= HEAD_PX:
-        title = f"{attention.title} · {title}"
+        title = f"{label(f'kind.{kind}', lang)} · {title}"
     base_layout(fig, title, height=geometry.height)
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=geometry.top))
     if show and show_values is None and numbers.min_width:
         fig.update_layout(meta={TEXT_MIN_WIDTH: numbers.min_width})
     # Explicit ranges: autorange would pad the axes to fit the click targets.
     fig.update_xaxes(**token_axis(k_tokens, k_len), side="top",
-                     title=dict(text=f"key ({SIDES[attention.key_side]})", standoff=6), range=[-0.5, k_len - 0.5])
+                     title=dict(text=label("heatmap.key_axis", lang, side=label(f"side.{attention.key_side}", lang)),
+                                standoff=6), range=[-0.5, k_len - 0.5])
     fig.update_xaxes(tick_labels(range(k_len), k_text, geometry.key_ticks))
-    fig.update_yaxes(**token_axis(q_tokens, q_len), title=f"query ({SIDES[attention.query_side]})",
+    fig.update_yaxes(**token_axis(q_tokens, q_len),
+                     title=label("heatmap.query_axis", lang, side=label(f"side.{attention.query_side}", lang)),
                      range=[q_len - 0.5, -0.5])
     fig.update_yaxes(tick_labels(range(q_len), q_text, geometry.query_ticks))
     return fig
@@ -178,7 +178,8 @@ def head_layout(width: float, query_labels: list[str], key_labels: list[str]) ->
                       round(cell_height * len(query_labels)) + top + 30)
 
 
-def attention_lines(trace, kind: str, layer: int, head: int, query: int | None = None) -> go.Figure:
+def attention_lines(trace, kind: str, layer: int, head: int, query: int | None = None, *,
+                    lang: str = "en") -> go.Figure:
     """BertViz-style line view: queries left, keys right, a line per pair as opaque as its weight.
 
     Lines are grouped into five opacity bins (one trace each, None-separated segments);
@@ -200,7 +201,7 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     for low, high in pairwise(edges):
         shown = focus[:, None] & (weight >= low) & (weight < high)  # (q_len, k_len)
         fig.add_trace(_segments(shown, colour, opacity=min(1.0, (low + high) / 2 + 0.2), width=1 + 5 * low,
-                                name=f"weight {low:g}–{min(high, 1):g}"))
+                                name=f"weight {low:g}–{min(high, 1):g}"))  # trace names here are ids, never drawn
     if query is not None:
         fig.add_trace(_segments(~focus[:, None] & (weight >= 0.1), MUTED, opacity=0.1, width=1, name="other queries"))
 
@@ -219,12 +220,13 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
                                       for i in range(q_len)]),
         marker=dict(size=10, color=[HIGHLIGHT if query == i else colour for i in range(q_len)]),
         customdata=[[i] for i in range(q_len)], showlegend=False, name="queries",  # see query_selection
-        hovertext=[f"<b>query {i} “{q_text[i]}”</b><br>" + (f"looks at: {top_keys[i]}" if live[i] else
-                   "no key is allowed: this row is blocked") for i in range(q_len)],
+        hovertext=[f"<b>{label('lines.query', lang, query=i, text=q_text[i])}</b><br>"
+                   + (label("lines.looks_at", lang, keys=top_keys[i]) if live[i] else label("lines.row_blocked", lang))
+                   for i in range(q_len)],
         hovertemplate="%{hovertext}<extra></extra>",
     ))
-    key_hover = [f"<b>key {j} “{k_text[j]}”</b>" + ("" if query is None else
-                 f"<br>weight from query {query}: {weight[query, j]:.3f}") for j in range(k_len)]
+    key_hover = [f"<b>{label('lines.key', lang, key=j, text=k_text[j])}</b>" + ("" if query is None else
+                 "<br>" + label("lines.weight_from", lang, query=query, weight=weight[query, j])) for j in range(k_len)]
     key_labels = k_text if query is None else [
         f"{text}  <b>{weight[query, j]:.2f}</b>" if weight[query, j] >= 0.01 else text for j, text in enumerate(k_text)]
     fig.add_trace(go.Scatter(
@@ -235,11 +237,13 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
         hovertext=key_hover, hovertemplate="%{hovertext}<extra></extra>",
     ))
     attention = ATTENTION_KINDS[kind]
-    for x, anchor, text in ((0, "right", f"queries<br>({SIDES[attention.query_side]})"),
-                            (1, "left", f"keys<br>({SIDES[attention.key_side]})")):
+    query_side, key_side = label(f"side.{attention.query_side}", lang), label(f"side.{attention.key_side}", lang)
+    for x, anchor, text in ((0, "right", label("lines.queries", lang, side=query_side)),
+                            (1, "left", label("lines.keys", lang, side=key_side))):
         fig.add_annotation(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{text}</b>",
                            showarrow=False, font_size=14)
-    base_layout(fig, f"Layer {layer + 1} · Head {head + 1}" + ("" if query is None else f" · query {query}"),
+    title = label("layer_head", lang, layer=layer + 1, head=head + 1)
+    base_layout(fig, title + ("" if query is None else " · " + label("lines.title_query", lang, query=query)),
                 height=height)
     fig.update_layout(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=LINES_TOP_PX))
     hidden = dict(visible=False, fixedrange=True)
@@ -248,52 +252,41 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     return fig
 
 
-def entropy_bits(weights: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Mean attention entropy in bits over the queries that have an allowed key.
-
-    weights (..., q_len, k_len), mask (q_len, k_len) True = may attend -> (...).
-    """
-    p = np.clip(weights, 0.0, None)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_query = -np.where(p > 0, p * np.log2(p), 0.0).sum(-1)  # (..., q_len)
-    live = mask.any(-1)  # (q_len,)
-    return per_query[..., live].mean(-1) if live.any() else np.zeros(per_query.shape[:-1])
-
-
-def head_entropy(trace, kind: str) -> go.Figure:
-    """Per-head entropy in bits (bars grouped by layer) with a dashed line at the uniform maximum.
+def head_entropy(trace, kind: str, *, lang: str = "en") -> go.Figure:
+    """Per-head entropy in bits (bars grouped by layer) with a dashed line at what uniform attention gives.
 
     A head that spreads its attention evenly over n keys has entropy log2(n); one that
-    looks at a single key has 0. The line is log2 of the mean number of allowed keys.
+    looks at a single key has 0. A bar is the mean over the queries with an allowed key,
+    so the line is the mean over those queries of log2(their number of allowed keys):
+    the bar of a head that attends uniformly (with 7 decoder tokens under the look-ahead
+    mask, the mean of log2(1..7) = 1.76 bits, not log2 of the mean 4 keys = 2.00).
     """
     check_choice(kind, "weights")
     stacks = all_layers(trace, kind)
     bits = np.stack([entropy_bits(a.weights, a.mask) for a in stacks])  # (layers, heads)
-    allowed = [a.mask.sum(1)[a.mask.any(1)] for a in stacks]  # allowed keys of each live query, per layer
-    uniform = float(np.log2(max(np.concatenate(allowed).mean(), 1.0))) if np.concatenate(allowed).size else 0.0
+    allowed = np.concatenate([a.mask.sum(1)[a.mask.any(1)] for a in stacks])  # allowed keys of each live query
+    uniform = float(np.log2(allowed).mean()) if allowed.size else 0.0
     layers, heads = bits.shape
     colours = sample_colorscale(SEQUENTIAL, list(np.linspace(0.0, 0.85, heads)))
-    x = [f"Layer {layer + 1}" for layer in range(layers)]
+    x = [label("layer", lang, layer=layer + 1) for layer in range(layers)]
     fig = go.Figure([go.Bar(
-        x=x, y=bits[:, head], name=f"Head {head + 1}", marker_color=colours[head], customdata=2 ** bits[:, head],
-        hovertemplate=(f"%{{x}} · Head {head + 1}<br><b>%{{y:.2f}} bits</b>: as spread out as uniform attention "
-                       f"over %{{customdata:.1f}} keys<br>uniform over all allowed keys: {uniform:.2f} bits"
-                       "<extra></extra>"),
+        x=x, y=bits[:, head], name=label("head", lang, head=head + 1), marker_color=colours[head],
+        customdata=2 ** bits[:, head],
+        hovertemplate=label("entropy.hover", lang, layer="%{x}", head=head + 1, bits="%{y:.2f}",
+                            keys="%{customdata:.1f}", uniform=f"{uniform:.2f}") + "<extra></extra>",
     ) for head in range(heads)])
     # A shape and an annotation, not add_hline: that helper costs ~15 ms of validation.
     fig.update_layout(
         shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=uniform, y1=uniform,
                      line=dict(dash="dash", color="#444444", width=2))],
         annotations=[dict(xref="paper", x=1, xanchor="right", y=uniform, yanchor="bottom", showarrow=False,
-                          text=f"uniform attention: {uniform:.2f} bits", font_size=13)],
+                          text=label("entropy.uniform", lang, bits=f"{uniform:.2f}"), font_size=13)],
     )
-    base_layout(fig, f"{ATTENTION_KINDS[kind].title} · entropy per head (bits)", height=340)
+    base_layout(fig, label("entropy.title", lang, kind=label(f"kind.{kind}", lang)), height=340)
     fig.update_layout(barmode="group", bargap=0.25, legend=dict(orientation="h", y=-0.15),
-                      yaxis=dict(title="entropy (bits)", rangemode="tozero", range=[0, max(uniform, bits.max()) * 1.15
-                                                                                     + 0.05]))
+                      yaxis=dict(title=label("entropy.axis", lang), rangemode="tozero",
+                                 range=[0, max(uniform, bits.max()) * 1.15 + 0.05]))
     return fig
-
-
 
 
 def _segments(shown: np.ndarray, colour: str, opacity: float, width: float, name: str) -> go.Scatter:

@@ -13,7 +13,16 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import Trace, attention_name, check_index, check_kind, recorded_attention
+from ..recording import (
+    Trace,
+    attention_name,
+    check_index,
+    check_kind,
+    recorded_attention,
+    recorded_mask,
+    token_labels,
+)
+from .labels import label
 
 # Colour-blind-safe scales that stay readable on a projector.
 SEQUENTIAL = "Viridis"  # attention weights, masks: 0 dark -> 1 bright
@@ -59,13 +68,6 @@ def escape_text(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def token_labels(tokens: Sequence[str] | None, length: int) -> list[str]:
-    """Tick text for positions 0..length-1; without tokens, the positions themselves."""
-    if tokens is None:
-        return [str(i) for i in range(length)]
-    return [str(t) for t in tokens[:length]] + [str(i) for i in range(len(tokens), length)]
-
-
 def token_texts(tokens: Sequence[str] | None, length: int) -> list[str]:
     """`token_labels`, escaped for tick text, hover and annotations."""
     return [escape_text(t) for t in token_labels(tokens, length)]
@@ -83,9 +85,9 @@ def token_axis(tokens: Sequence[str] | None, length: int, reverse: bool = False)
     return axis
 
 
-def cell_label(query: int, query_text: str, key: int, key_text: str) -> str:
+def cell_label(query: int, query_text: str, key: int, key_text: str, lang: str = "en") -> str:
     """Hover heading of one attention cell: query 2 “cat” → key 0 “the” (texts already escaped)."""
-    return f"query {query} “{query_text}” → key {key} “{key_text}”"
+    return label("cell", lang, query=query, query_text=query_text, key=key, key_text=key_text)
 
 
 def format_number(value: float, digits: int = 2) -> str:
@@ -145,8 +147,7 @@ def attention_arrays(trace: Trace, kind: str, layer: int) -> AttentionArrays:
         recorded = trace.get(attention_name(kind, layer, leaf))
         return np.full_like(weights, np.nan) if recorded is None else as_numpy(recorded)[0].astype(np.float64)
 
-    mask = trace.get(attention_name(kind, layer, "mask"))
-    mask = np.ones(weights.shape[1:], bool) if mask is None else as_numpy(mask)[0, 0].astype(bool)  # (q_len, k_len)
+    mask = as_numpy(recorded_mask(trace, kind, layer))  # (q_len, k_len)
     return AttentionArrays(weights, plane("scores"), plane("masked_scores"), mask)
 
 
@@ -169,9 +170,9 @@ def mask_value(trace) -> float:
     return float(getattr(trace.config, "mask_value", -1e9))
 
 
-# What an attention figure can colour: the weights, the raw scores QKᵀ/√d_k, or the scores after masking.
+# What an attention figure can colour: the weights, the scaled scores QKᵀ/√d_k, or the scores after masking.
+# Their names are the labels `value.<value>` (one value) and `values.<value>` (many).
 ATTENTION_VALUES = ("weights", "scores", "masked_scores")
-VALUE_TITLES = {"weights": "weight", "scores": "raw score", "masked_scores": "masked score"}
 
 
 def check_choice(kind: str, value: str = "weights") -> None:

@@ -20,9 +20,11 @@ from .common import (
     token_labels,
     token_texts,
 )
+from .labels import label
 
 
-def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: int | None = None) -> go.Figure:
+def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: int | None = None, *,
+              lang: str = "en") -> go.Figure:
     """Horizontal bars of the k most likely next tokens, most likely at the top, on a fixed 0-100 % axis.
 
     probabilities: (vocab,). The chosen token id (the argmax when None) is highlighted, and
@@ -35,20 +37,23 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
     chosen = order[0] if chosen is None else check_index(chosen, len(probabilities), "chosen")
     if chosen not in order:
         order.append(chosen)
-    names = [vocab_tokens[i] if i < len(vocab_tokens) else f"id {i}" for i in order]
+    names = [vocab_tokens[i] if i < len(vocab_tokens) else label("token_id", lang, id=i) for i in order]
     labels = token_texts(names, len(names))
     values = probabilities[order]  # (bars,)
     fig = go.Figure(go.Bar(
         x=values, y=np.arange(len(order)), orientation="h", customdata=np.array([labels, order], dtype=object).T,
         marker=dict(color=[HIGHLIGHT if i == chosen else MUTED for i in order]),
-        text=[f"<b>{p:.1%} ← chosen</b>" if i == chosen else f"{p:.1%}" for i, p in zip(order, values, strict=True)],
+        text=[f"<b>{label('topk.chosen', lang, p=p)}</b>" if i == chosen else f"{p:.1%}"
+              for i, p in zip(order, values, strict=True)],
         textposition="outside", cliponaxis=False,
         textfont=dict(size=15, color=[HIGHLIGHT if i == chosen else "#333333" for i in order]),
-        hovertemplate="token “%{customdata[0]}” (id %{customdata[1]})<br>probability %{x:.2%}<extra></extra>",
+        hovertemplate=label("topk.hover", lang, token="%{customdata[0]}", id="%{customdata[1]}",
+                            p="%{x:.2%}") + "<extra></extra>",
     ))
-    base_layout(fig, f"Top {min(k, len(probabilities))} of {len(probabilities)} tokens", height=110 + 44 * len(order))
+    base_layout(fig, label("topk.title", lang, k=min(k, len(probabilities)), n=len(probabilities)),
+                height=110 + 44 * len(order))
     fig.update_layout(margin=dict(r=60), bargap=0.25)
-    fig.update_xaxes(range=[0, 1], tickformat=".0%", title_text="probability")
+    fig.update_xaxes(range=[0, 1], tickformat=".0%", title_text=label("probability", lang))
     fig.update_yaxes(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))
     # The chosen bar's text inside it when the bar is long enough to hold it, else beside it: a 100 % bar's text
     # is never past the edge. The others are at most 50 %: beside them ("auto" would hide a 0.0 %).
@@ -59,7 +64,7 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
 
 
 def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None = None,
-                            produced: Sequence[str] | None = None) -> go.Figure:
+                            produced: Sequence[str] | None = None, *, lang: str = "en") -> go.Figure:
     """For greedy decoding: one row per step, where that step's last query looked in the source.
 
     step_traces: one Trace per step (Transformer.generate); layer and head are zero-based, head None
@@ -75,20 +80,20 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     matrix = np.stack([w.mean(axis=0) if head is None else w[head] for w in last_queries])  # (steps, src_len)
     n_steps, src_len = matrix.shape
     if produced is None:
-        produced = [f"id {int(as_numpy(trace['logits'])[0, -1].argmax())}" for trace in step_traces]
+        produced = [label("token_id", lang, id=int(as_numpy(trace["logits"])[0, -1].argmax())) for trace in step_traces]
     row_labels = [f"{k + 1} → {token}" for k, token in enumerate(token_labels(produced, n_steps))]
     produced, sources = token_texts(produced, n_steps), token_texts(step_traces[0].src_tokens, src_len)
-    cells = np.array([[f"step {k + 1} produced “{produced[k]}”<br>"
-                       f"source “{sources[j]}” (position {j})" for j in range(src_len)] for k in range(n_steps)],
-                     dtype=object)
+    cells = np.array([[label("by_step.cell", lang, step=k + 1, produced=produced[k], source=sources[j], position=j)
+                       for j in range(src_len)] for k in range(n_steps)], dtype=object)
+    weight = label("value.weights", lang)
     fig = go.Figure(go.Heatmap(
         z=matrix, x=np.arange(src_len), y=np.arange(n_steps), customdata=cells, colorscale=SEQUENTIAL,
-        zmin=0.0, zmax=1.0, colorbar=dict(thickness=14, title="weight"),
-        hovertemplate="%{customdata}<br>weight %{z:.3f}<extra></extra>",
+        zmin=0.0, zmax=1.0, colorbar=dict(thickness=14, title=weight),
+        hovertemplate=f"%{{customdata}}<br>{weight} %{{z:.3f}}<extra></extra>",
     ))
     fig.update_traces(colorbar_title_side="right")  # beside the bar: above it, it meets the top tick label
-    which = f"mean of {n_heads} heads" if head is None else f"head {head + 1}"
-    base_layout(fig, f"Cross-attention, layer {layer + 1} · {which}", height=max(300, 120 + 36 * n_steps))
-    fig.update_xaxes(token_axis(step_traces[0].src_tokens, src_len), title_text="source token")
-    fig.update_yaxes(token_axis(row_labels, n_steps, reverse=True), title_text="step → token produced")
+    which = label("by_step.mean", lang, n=n_heads) if head is None else label("by_step.head", lang, head=head + 1)
+    base_layout(fig, label("by_step.title", lang, layer=layer + 1, which=which), height=max(300, 120 + 36 * n_steps))
+    fig.update_xaxes(token_axis(step_traces[0].src_tokens, src_len), title_text=label("by_step.x", lang))
+    fig.update_yaxes(token_axis(row_labels, n_steps, reverse=True), title_text=label("by_step.y", lang))
     return fig

@@ -12,13 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import ATTENTION_KINDS
 from .common import (
     BLOCKED_GREY,
     CLICK_COLOUR,
     CLICK_OPACITY,
     HIGHLIGHT,
-    VALUE_TITLES,
     AttentionArrays,
     all_layers,
     base_layout,
@@ -29,6 +27,7 @@ from .common import (
     token_texts,
     value_plane,
 )
+from .labels import label
 
 GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
 TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text
@@ -78,7 +77,7 @@ def grid_layout(layers: int, heads: int, q_len: int, k_len: int, query_label_cha
 
 
 def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple[int, int] | None = None,
-                   width: int | None = None) -> go.Figure:
+                   width: int | None = None, lang: str = "en") -> go.Figure:
     """Every layer (rows) × head (columns) of one attention kind, drawn as ONE heatmap.
 
     The tiles sit in one z matrix, (layers·(q_len+gap) - gap, heads·(k_len+gap) - gap),
@@ -87,7 +86,8 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     query and key without a string per cell. Trace 1 holds one click target per tile
     with customdata [layer, head] (read it with `grid_selection`); its hover names the
     tile, the cells around it show their own numbers. `highlight` = (layer, head) outlines
-    one tile; `width` is the pixel width to lay out for (heights, ticks and targets follow).
+    one tile; `width` is the pixel width to lay out for (heights, ticks and targets follow);
+    `lang` is the language of every word drawn.
     """
     check_choice(kind, value)
     stacks = all_layers(trace, kind)
@@ -101,22 +101,23 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
                          max(map(len, token_labels(k_tokens, k_len)), default=1), width or GRID_PX)
     gap = layout.gap
     z, zmin, zmax, colorscale = value_plane(value, AttentionArrays(weights, scores, masked, mask[:, None]))
-    # The hover shows whichever of weight and raw score the colour does not.
+    # The hover shows whichever of weight and scaled score the colour does not.
     other = {"weights": scores, "scores": weights, "masked_scores": np.stack([weights, scores], -1)}[value]
-    number = {"weights": "weight <b>%{z:.3f}</b><br>raw score %{customdata:.3f}",
-              "scores": "raw score <b>%{z:.3f}</b><br>weight %{customdata:.3f}",
-              "masked_scores": "masked score <b>%{z:.4~g}</b><br>raw score %{customdata[1]:.3f}<br>"
-                               "weight %{customdata[0]:.3f}"}[value]
+    weight, raw, masked_score = (label(f"value.{v}", lang) for v in ("weights", "scores", "masked_scores"))
+    number = {"weights": f"{weight} <b>%{{z:.3f}}</b><br>{raw} %{{customdata:.3f}}",
+              "scores": f"{raw} <b>%{{z:.3f}}</b><br>{weight} %{{customdata:.3f}}",
+              "masked_scores": f"{masked_score} <b>%{{z:.4~g}}</b><br>{raw} %{{customdata[1]:.3f}}<br>"
+                               f"{weight} %{{customdata[0]:.3f}}"}[value]
 
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
-    y_names = _names("Layer", "query", layers, q_text, gap)
-    x_names = _names("Head", "key", heads, k_text, gap)
+    y_names = _names("grid.row", layers, q_text, gap, lang)
+    x_names = _names("grid.column", heads, k_text, gap, lang)
 
     fig = go.Figure(go.Heatmap(
         # numpy arrays, not lists: Plotly validates a list element by element (tens of ms here).
         z=_tile(z, gap), x=np.array(x_names), y=np.array(y_names), customdata=_tile(other, gap), zmin=zmin, zmax=zmax,
         colorscale=colorscale, hoverongaps=False, name="attention",
-        colorbar=dict(title=dict(text=VALUE_TITLES[value], side="right"), thickness=14,
+        colorbar=dict(title=dict(text=label(f"value.{value}", lang), side="right"), thickness=14,
                       len=min(1.0, 420 / layout.height)),
         hovertemplate=f"%{{y}}<br>%{{x}}<br>{number}<extra></extra>",
     ))
@@ -127,8 +128,8 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
         marker=dict(symbol="square", size=layout.target_size, opacity=CLICK_OPACITY,
                     color=CLICK_COLOUR),
         customdata=[[layer, head] for layer in range(layers) for head in range(heads)],
-        hovertext=[f"<b>Layer {layer + 1} · Head {head + 1}</b><br>click to open this head"
-                   for layer in range(layers) for head in range(heads)],
+        hovertext=[f"<b>{label('layer_head', lang, layer=layer + 1, head=head + 1)}</b><br>"
+                   + label("grid.open", lang) for layer in range(layers) for head in range(heads)],
         hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
     ))
     if value != "scores" and not mask.all():
@@ -142,14 +143,16 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     # All titles in one update: add_annotation one at a time costs ~3 ms each.
     fig.update_layout(annotations=[
         *(dict(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
-               text=f"Head {head + 1}", showarrow=False, font_size=15) for head in range(heads)),
+               text=label("head", lang, head=head + 1), showarrow=False, font_size=15) for head in range(heads)),
         *(dict(x=0, xref="paper", xanchor="right", xshift=-layout.layer_title_shift,
-               y=layer * (q_len + gap) + (q_len - 1) / 2, text=f"Layer {layer + 1}",
+               y=layer * (q_len + gap) + (q_len - 1) / 2, text=label("layer", lang, layer=layer + 1),
                textangle=-90, showarrow=False, font_size=15) for layer in range(layers)),
     ])
 
-    size = f"{layers} layer{'s' * (layers > 1)} × {heads} head{'s' * (heads > 1)}"
-    base_layout(fig, f"{ATTENTION_KINDS[kind].title} · {VALUE_TITLES[value]}s · {size}", layout.height)
+    size = (label("grid.layers" if layers > 1 else "grid.one_layer", lang, n=layers) + " × "
+            + label("grid.heads" if heads > 1 else "grid.one_head", lang, n=heads))
+    title = " · ".join((label(f"kind.{kind}", lang), label(f"values.{value}", lang), size))
+    base_layout(fig, title, layout.height)
     margin = dict(l=layout.left, r=layout.right, t=layout.top, b=layout.bottom)
     fig.update_layout(margin=margin, plot_bgcolor="#ffffff")
     names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont_size=12, tickmode="array")
@@ -169,9 +172,13 @@ def grid_selection(event) -> tuple[int, int] | None:
     return selected_pair(event)
 
 
-def _names(outer: str, inner: str, count: int, texts: list[str], gap: int) -> list[str]:
-    """Category names of the grid's rows or columns: "Layer 2 · query 3 “the”", gutters "gap 1.0"."""
-    names = [f"{outer} {block + 1} · {inner} {i} “{texts[i]}”" if i < len(texts) else f"gap {block}.{i}"
+def _names(key: str, count: int, texts: list[str], gap: int, lang: str) -> list[str]:
+    """Category names of the grid's rows (key "grid.row": "Layer 2 · query 3 “the”") or columns, gutters "gap 1.0".
+
+    Each name is unique: a category axis merges equal names into one row.
+    """
+    names = [label(key, lang, block=block + 1, index=i, text=texts[i]) if i < len(texts)
+             else label("grid.gap", lang, block=block, index=i)
              for block in range(count) for i in range(len(texts) + gap)]
     return names[:-gap]
 

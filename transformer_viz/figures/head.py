@@ -2,18 +2,18 @@
 
 Builders take a `HeadWalkthrough` (numbers already checked against the trace) and
 return Plotly figures: one per step, in the order of the paper's equation
-softmax(QKᵀ/√d_k + M)·V, then the concatenation of all heads and W_O.
+softmax(QKᵀ/√d_k, blocked scores replaced by the mask value)·V, then the concatenation of all heads and W_O.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import ATTENTION_KINDS
 from ..walkthrough import HeadWalkthrough
 from .common import (
     BLOCKED_GREY,
@@ -29,12 +29,11 @@ from .common import (
     token_texts,
 )
 from .fit import MIN_FONT_PX, cell_font, tick_labels, tick_plan
+from .labels import label
 from .panel_layout import VALUE_ASPECT, cell_heights, fits_with_values, panel_layout, top_label_px
 
-# Step key -> a short label for a tab or a slider, in the order of the computation.
-STEP_LABELS = {"x": "X", "projections": "Q, K, V", "qk": "QKᵀ", "scale": "÷ √d_k", "mask": "+ mask",
-               "softmax": "softmax", "weighted_sum": "× V", "concat": "concat heads", "output": "× W_O"}
-STEP_KEYS = tuple(STEP_LABELS)
+# The steps in the order of the computation; label(f"step.{key}", lang) is a short name for a tab or a slider.
+STEP_KEYS = ("x", "projections", "qk", "scale", "mask", "softmax", "weighted_sum", "concat", "output")
 MAX_VALUE_ROWS, MAX_VALUE_COLS = 12, 16  # larger matrices show colours only (values on hover)
 OUTLINE = "#111111"
 
@@ -60,21 +59,38 @@ def dims(n: int) -> list[str]:
 
 
 def matrix_heatmap(matrix, row_labels, col_labels, title: str, signed: bool = True, show_values: bool | None = None,
-                   highlight: tuple[int, int] | None = None, blocked=None) -> go.Figure:
+                   highlight: tuple[int, int] | None = None, blocked=None, *, lang: str = "en") -> go.Figure:
     """One annotated matrix, first row at the top; values in cells when it is small (≤ 12 × 16) unless told.
 
     `blocked` (rows, cols) bool marks masked cells (e.g. of masked scores): grey, with their
     value as text, and left out of the colour range; non-finite values are always treated so.
-    `highlight` (row, col) is outlined.
+    `highlight` (row, col) is outlined. `lang`: the language of the words drawn besides `title`.
     """
     panel = Panel(as_numpy(matrix), row_labels, col_labels, title, "signed" if signed else "weights",
                   None if blocked is None else as_numpy(blocked).astype(bool),
                   marks=() if highlight is None else (_box(*highlight),))
-    return _grid([[panel]], title, show_values=show_values, colorbar=True)
+    return _grid([[panel]], title, show_values=show_values, colorbar=True, lang=lang)
 
 
-def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None) -> list[tuple[str, go.Figure]]:
-    """The steps of one head as (step key, figure), keys as in STEP_KEYS; `cell` (query, key) is outlined."""
+def source_text(source: str, lang: str = "en") -> str:
+    """How the walkthrough's X or M was obtained: "norm1(src_embed.out)" in English (the trace's names),
+    "LayerNorm(编码器的输入（嵌入之和）)" in Chinese. `source`: HeadWalkthrough.x_query_source or .x_key_source."""
+    normed = re.fullmatch(r"(norm\d)\((.+)\)", source)
+    if normed:
+        return label("source.norm", lang, norm=normed[1], inner=source_text(normed[2], lang))
+    residual = re.fullmatch(r"(encoder|decoder)\.layers\.(\d+)\.(resid_mid|resid_post)", source)
+    if residual:
+        return label(f"source.{residual[3]}", lang, stack=label(f"stack.{residual[1]}", lang),
+                     index=residual[2], layer=int(residual[2]) + 1)
+    return label(f"source.{source}", lang)  # src_embed.out, tgt_embed.out, encoder.out
+
+
+def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None, *,
+                        lang: str = "en") -> list[tuple[str, go.Figure]]:
+    """The steps of one head as (step key, figure), keys as in STEP_KEYS; `cell` (query, key) is outlined.
+
+    `lang` is the language of every word drawn (formulas stay formulas).
+    """
     q_len, k_len, d_model, d_head = len(w.query_tokens), len(w.key_tokens), w.d_model, w.d_head
     if cell is not None:
         cell = check_cell(cell, q_len, k_len, ("query", "key"), "cell")
@@ -87,19 +103,22 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
     def size(rows: int, cols: int) -> str:
         return f"({rows} × {cols})"
 
-    context = f"{ATTENTION_KINDS[w.kind].title} · layer {w.layer + 1} · head {h} of {w.n_heads}"
+    def text(key: str, **values) -> str:
+        return label(f"walk.{key}", lang, **values)
+
+    context = text("context", kind=label(f"kind.{w.kind}", lang), layer=w.layer + 1, head=h, heads=w.n_heads)
     box = () if cell is None else (_box(*cell),)
 
     def figure(cells: list[list[Panel | None]], title: str) -> go.Figure:
-        return _grid(cells, title, subtitle=context, colorbar=len(cells) * len(cells[0]) == 1)
+        return _grid(cells, title, subtitle=context, colorbar=len(cells) * len(cells[0]) == 1, lang=lang)
 
-    x_title = f"X = {w.x_query_source} {size(q_len, d_model)}"
+    x_title = f"X = {source_text(w.x_query_source, lang)} {size(q_len, d_model)}"
     if memory:
         x_panels = [[Panel(w.x_query, qt, dm, x_title)],
-                    [Panel(w.x_key, kt, dm, f"M = {w.x_key_source} {size(k_len, d_model)}")]]
-        steps = [("x", figure(x_panels, "What enters the projections: X for queries, memory M for keys and values"))]
+                    [Panel(w.x_key, kt, dm, f"M = {source_text(w.x_key_source, lang)} {size(k_len, d_model)}")]]
+        steps = [("x", figure(x_panels, text("x_memory")))]
     else:
-        steps = [("x", figure([[Panel(w.x_query, qt, dm, "")]], f"{x_title}: what enters the projections"))]
+        steps = [("x", figure([[Panel(w.x_query, qt, dm, "")]], text("x", x=x_title)))]
 
     projections = [
         [Panel(w.w_q, dm, dh, f"W_Q {size(d_model, d_head)}"), Panel(w.w_k, dm, dh, f"W_K {size(d_model, d_head)}"),
@@ -110,8 +129,7 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
          Panel(w.k, kt, dh, f"K = {xk}·W_K + b_K {size(k_len, d_head)}"),
          Panel(w.v, kt, dh, f"V = {xk}·W_V + b_V {size(k_len, d_head)}")],
     ]
-    steps.append(("projections", figure(projections, f"Head {h}: Q = X·W_Q + b_Q,  K = {xk}·W_K + b_K,  "
-                                                     f"V = {xk}·W_V + b_V")))
+    steps.append(("projections", figure(projections, text("projections", head=h, xk=xk))))
 
     # The chosen cell of QKᵀ is row `query` of Q times column `key` of Kᵀ.
     q_row = () if cell is None else (_box(cell[0], 0, cell[0], d_head - 1),)
@@ -122,43 +140,45 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None)
         Panel(w.qk, qt, kt, f"QKᵀ {size(q_len, k_len)}", marks=box),
     ]], f"QKᵀ = Q·Kᵀ {size(q_len, k_len)}")))
 
+    scores, masked = text("scores"), text("masked_scores")
     steps.append(("scale", figure([[Panel(w.scores, qt, kt, "", marks=box)]],
-                                  f"scores = QKᵀ / √d_head = QKᵀ / {w.scale:.2f} {size(q_len, k_len)}")))
+                                  f"{scores} = QKᵀ / √d_head = QKᵀ / {w.scale:.2f} {size(q_len, k_len)}")))
 
-    additive = np.where(w.mask, 0.0, w.mask_value)  # (q_len, k_len)
+    fill_text = np.where(w.mask, "✓", mask_text)  # (q_len, k_len): what each cell becomes
     steps.append(("mask", figure([[
-        Panel(w.scores, qt, kt, "scores"),
-        Panel(w.mask.astype(float), qt, kt, f"+ M (0 = may attend, {mask_text} = blocked)", "mask",
-              text=np.vectorize(format_number)(additive)),
-        Panel(w.masked_scores, qt, kt, "= masked scores", blocked=~w.mask, marks=box),
-    ]], f"masked scores = scores + M {size(q_len, k_len)}")))
+        Panel(w.scores, qt, kt, scores),
+        Panel(w.mask.astype(float), qt, kt, text("mask_panel", fill=mask_text), "mask", text=fill_text),
+        Panel(w.masked_scores, qt, kt, f"= {masked}", blocked=~w.mask, marks=box),
+    ]], text("mask_title", masked=masked, scores=scores, fill=mask_text, size=size(q_len, k_len)))))
 
     steps.append(("softmax", figure([[Panel(w.weights, qt, kt, "", "weights", marks=box)]],
-                                    f"A = softmax(masked scores), row by row: each row sums to 1 "
-                                    f"{size(q_len, k_len)}")))
+                                    f"{text('softmax', masked=masked)} {size(q_len, k_len)}")))
 
+    head_name = text("head", head=h)
     steps.append(("weighted_sum", figure([[
         Panel(w.weights, qt, kt, f"A {size(q_len, k_len)}", "weights"),
         Panel(w.v, kt, dh, f"V {size(k_len, d_head)}"),
-        Panel(w.head_output, qt, dh, f"= head {h} {size(q_len, d_head)}"),
-    ]], f"head {h} = A·V {size(q_len, d_head)}")))
+        Panel(w.head_output, qt, dh, f"= {head_name} {size(q_len, d_head)}"),
+    ]], f"{head_name} = A·V {size(q_len, d_head)}")))
 
-    heads = ", ".join(f"head {i + 1}" for i in range(w.n_heads)) if w.n_heads <= 4 else f"head 1, …, head {w.n_heads}"
+    heads = (", ".join(text("head", head=i + 1) for i in range(w.n_heads)) if w.n_heads <= 4
+             else f"{text('head', head=1)}, …, {text('head', head=w.n_heads)}")
     steps.append(("concat", figure([[Panel(w.all_heads, qt, dm, "", marks=_head_marks(w))]],
                                    f"Concat({heads}) {size(q_len, d_model)}")))
 
+    output = text("output")
     concat = Panel(w.all_heads, qt, dm, f"Concat {size(q_len, d_model)}", marks=_head_marks(w))
     w_o = Panel(w.w_o, dm, dm, f"W_O {size(d_model, d_model)}")
     b_o = Panel(w.b_o[None], ["b"], dm, "+ b_O")
-    result = Panel(w.output, qt, dm, f"= output {size(q_len, d_model)}")
+    result = Panel(w.output, qt, dm, f"= {output} {size(q_len, d_model)}")
     # Side by side while three d_model-wide matrices fit the page with values in their cells, else stacked.
     side_by_side = fits_with_values([d_model] * 3)
     layout = [[concat, w_o, result], [None, b_o, None]] if side_by_side else [[concat], [w_o], [b_o], [result]]
-    steps.append(("output", figure(layout, f"output = Concat·W_O + b_O {size(q_len, d_model)}")))
+    steps.append(("output", figure(layout, f"{output} = Concat·W_O + b_O {size(q_len, d_model)}")))
     return steps
 
 
-def dot_product_figure(w: HeadWalkthrough, query: int, key: int) -> go.Figure:
+def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, lang: str = "en") -> go.Figure:
     """Where one score comes from: the products q_i·k_i as a running sum, then ÷ √d_head."""
     query, key = check_cell((query, key), len(w.query_tokens), len(w.key_tokens), ("query", "key"))
     q, k = w.q[query].astype(float), w.k[key].astype(float)  # (d_head,)
@@ -166,31 +186,32 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int) -> go.Figure:
     total = float(products.sum())
     labels = [f"q{i}·k{i}" for i in range(len(products))] + ["Σ = q·k"]
     if len(products) <= MAX_VALUE_COLS:  # the factors under each bar: a student can redo the sum by hand
-        labels[:-1] = [f"{label}<br>{format_number(a)} × {format_number(b)}"
-                       for label, a, b in zip(labels[:-1], q, k, strict=True)]
+        labels[:-1] = [f"{name}<br>{format_number(a)} × {format_number(b)}"
+                       for name, a, b in zip(labels[:-1], q, k, strict=True)]
     hover = [f"{format_number(a)} × {format_number(b)} = {format_number(p)}"
              for a, b, p in zip(q, k, products, strict=True)]
     fig = go.Figure(go.Waterfall(
         x=labels, y=[*products, 0.0], measure=["relative"] * len(products) + ["total"],
         text=[format_number(p) for p in products] + [format_number(total)],
         textposition="outside" if len(products) <= MAX_VALUE_COLS else "none",
-        hovertext=[*hover, f"sum = {format_number(total)}"], hoverinfo="text",
+        hovertext=[*hover, label("dot.sum", lang, total=format_number(total))], hoverinfo="text",
         increasing=dict(marker_color="#d6604d"), decreasing=dict(marker_color="#4393c3"),
         totals=dict(marker_color="#3b3b3b"), connector=dict(line=dict(color="#9e9e9e", width=1)),
     ))
     q_token, k_token = escape_text(w.query_tokens[query]), escape_text(w.key_tokens[key])
-    title = (f"score({q_token} → {k_token}) = q·k / √d_head = {format_number(total)} / {w.scale:.2f} "
-             f"= {format_number(total / w.scale)}")
+    title = label("dot.title", lang, query=q_token, key=k_token, total=format_number(total), scale=f"{w.scale:.2f}",
+                  score=format_number(total / w.scale))
     base_layout(fig, title, height=420)
-    note = "" if w.mask[query, key] else f" · blocked by the mask: becomes {format_number(w.mask_value)}, weight 0"
-    fig.update_layout(showlegend=False, title_subtitle_text=f"query {query} ({q_token}), "
-                      f"key {key} ({k_token}), head {w.head + 1}{note}", margin_t=90)
-    fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text="running sum")
+    note = "" if w.mask[query, key] else label("dot.blocked", lang, fill=format_number(w.mask_value))
+    fig.update_layout(showlegend=False, title_subtitle_text=label(
+        "dot.subtitle", lang, query=query, query_text=q_token, key=key, key_text=k_token, head=w.head + 1) + note,
+        margin_t=90)
+    fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text=label("dot.axis", lang))
     return fig
 
 
 def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = None,
-          show_values: bool | None = None, colorbar: bool = False) -> go.Figure:
+          show_values: bool | None = None, colorbar: bool = False, lang: str = "en") -> go.Figure:
     """Panels laid out as a grid, each subplot sized by its matrix; values in cells where they fit.
 
     `colorbar` (a single panel only): a colour bar when the cells carry no numbers.
@@ -225,7 +246,7 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
         font = cell_font(cell_px[r] / aspect, cell_px[r], _texts(panel).ravel())
         show = show and (font is not None or show_values is not None)
         bar_x = grid.x_domains[0][1] + 0.01 if colorbar and not show else None
-        traces += _panel_traces(panel, bar_x, font or MIN_FONT_PX, dict(xaxis=x, yaxis=y), show)
+        traces += _panel_traces(panel, bar_x, font or MIN_FONT_PX, dict(xaxis=x, yaxis=y), show, lang)
         layout[f"xaxis{suffix}"] = dict(_axis(panel.col_labels, cols, cell_px[r] / aspect, axis="x"), anchor=y,
                                         side="top",
                                         domain=list(grid.x_domains[c]), constrain="domain",
@@ -247,7 +268,7 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
 
 
 def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: dict,
-                  show_values: bool) -> list[go.Heatmap]:
+                  show_values: bool, lang: str = "en") -> list[go.Heatmap]:
     """The heatmap of a panel (with a colour bar at colorbar_x, if given), plus a grey layer for blocked
     cells so they never set the colour range."""
     matrix = panel.matrix.astype(float)  # (rows, cols)
@@ -274,7 +295,7 @@ def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: 
         traces.append(go.Heatmap(
             z=np.where(blocked, 1.0, np.nan), colorscale=[[0.0, BLOCKED_GREY], [1.0, BLOCKED_GREY]], zmin=0.0, zmax=1.0,
             **axes,
-            showscale=False, hovertext=[[f"{h} (blocked by the mask)" for h in row] for row in hover],
+            showscale=False, hovertext=[[label("walk.blocked_hover", lang, hover=h) for h in row] for row in hover],
             hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
             text=np.where(blocked, text, ""), texttemplate="%{text}" if show_values else "",
             textfont=dict(size=font_size, color="#555555"),

@@ -13,7 +13,6 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..recording import ATTENTION_KINDS
 from .common import (
     BLOCKED_GREY,
     DIVERGING,
@@ -42,6 +41,7 @@ from .fit import (
     tick_plan,
     widest_em,
 )
+from .labels import label
 
 MASK_PX = 260  # the width one mask is laid out for (four side by side)
 STEPS_PX, STEPS_RIGHT_PX = 1100, 70  # the width the three masking panels are laid out for; their colour bar
@@ -60,10 +60,8 @@ def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, 
     )
 
 
-
-
 def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[str] | None,
-                 title: str, width: int = MASK_PX) -> go.Figure:
+                 title: str, width: int = MASK_PX, *, lang: str = "en") -> go.Figure:
     """A boolean mask (q_len, k_len), True = may attend, in MASK_COLOURS with a "may attend" / "blocked" legend.
 
     `width` is the narrowest it is drawn at (four side by side on a page); labels and title fit it.
@@ -72,7 +70,8 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
     q_len, k_len = mask.shape
     q_text, k_text = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
     blocked_colour, allowed_colour = MASK_COLOURS[0][1], MASK_COLOURS[-1][1]
-    hover = [[f"{cell_label(i, q_text[i], j, k_text[j])}<br><b>{'may attend' if mask[i, j] else 'blocked'}</b>"
+    allowed, blocked = label("may_attend", lang), label("blocked", lang)
+    hover = [[f"{cell_label(i, q_text[i], j, k_text[j], lang)}<br><b>{allowed if mask[i, j] else blocked}</b>"
               for j in range(k_len)] for i in range(q_len)]
     gap = 1 if max(q_len, k_len) <= 24 else 0
     fig = go.Figure(go.Heatmap(
@@ -80,8 +79,8 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
         colorscale=[[0.0, blocked_colour], [0.5, blocked_colour], [0.5, allowed_colour], [1.0, allowed_colour]],
         xgap=gap, ygap=gap, hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", name=title,
     ))
-    for label, colour in (("may attend", allowed_colour), ("blocked", blocked_colour)):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, hoverinfo="skip",
+    for name, colour in ((allowed, allowed_colour), (blocked, blocked_colour)):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
                                  marker=dict(symbol="square", size=14, color=colour)))
     cell = float(np.clip(300 / max(q_len, k_len), 10, 36))  # px per row
     left = widest_em(q_text) * FLAT_FONT_PX + GAP_PX + 10
@@ -100,7 +99,7 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
     return fig
 
 
-def mask_figures(trace, width: int = MASK_PX) -> dict[str, go.Figure]:
+def mask_figures(trace, width: int = MASK_PX, *, lang: str = "en") -> dict[str, go.Figure]:
     """The four masks of this run, read from the recorded masks of layer 1, each laid out for `width` px.
 
     "source_padding" (src_len, src_len) as the encoder applies it; "target_padding" (tgt_len, tgt_len);
@@ -113,27 +112,21 @@ def mask_figures(trace, width: int = MASK_PX) -> dict[str, go.Figure]:
     # The last query may look at every earlier position, so its row is exactly the target padding.
     target = np.broadcast_to(combined[-1], combined.shape)  # (tgt_len, tgt_len)
     look_ahead = np.tril(np.ones_like(combined))  # (tgt_len, tgt_len)
-    figures = {
-        "source_padding": mask_heatmap(source, src, src, "Source padding", width),
-        "target_padding": mask_heatmap(target, tgt, tgt, "Target padding", width),
-        "look_ahead": mask_heatmap(look_ahead, tgt, tgt, "Look-ahead", width),
-        "decoder_self": mask_heatmap(combined, tgt, tgt, "Decoder self-attention", width),
-    }
-    # Short lines: the app shows the four side by side in narrow columns.
-    subtitles = {"source_padding": "no query looks at<br>a source &lt;pad&gt;",
-                 "target_padding": "no query looks at<br>a target &lt;pad&gt;",
-                 "look_ahead": "query i sees keys 0…i,<br>never the future",
-                 "decoder_self": "look-ahead AND<br>target padding"}
+    masks = {"source_padding": (source, src, src), "target_padding": (target, tgt, tgt),
+             "look_ahead": (look_ahead, tgt, tgt), "decoder_self": (combined, tgt, tgt)}
+    figures = {key: mask_heatmap(*arrays, label(f"masks.{key}", lang), width, lang=lang)
+               for key, arrays in masks.items()}
+    # Short lines under the titles: the app shows the four side by side in narrow columns.
     for key, fig in figures.items():
-        fig.update_layout(title_subtitle=dict(text=subtitles[key], font_size=SUBTITLE_PX))
+        fig.update_layout(title_subtitle=dict(text=label(f"masks.{key}.subtitle", lang), font_size=SUBTITLE_PX))
     return figures
 
 
-def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX,
-                  max_width: int | None = None) -> go.Figure:
-    """Three panels for one head: raw scores -> masked scores (blocked = the fill) -> softmax weights.
+def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX, max_width: int | None = None,
+                  *, lang: str = "en") -> go.Figure:
+    """Three panels for one head: scaled scores -> masked scores (blocked = the fill) -> softmax weights.
 
-    Panels 1 and 2 share one colour range symmetric about 0 from the raw scores, so a cell
+    Panels 1 and 2 share one colour range symmetric about 0 from the scaled scores, so a cell
     keeps its colour until the mask greys it; panel 3 uses the fixed 0-1 weight range.
     `width` is the narrowest it is drawn at, `max_width` the widest (default: `width`): cells write their
     values when they fit at a readable font at `width`, or only from a wider figure on (up to `max_width`;
@@ -159,24 +152,29 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
     numbers = cell_text([t for panel_texts in texts for t in panel_texts.ravel()] + list(blocked_texts.values()),
                         cell, width, max_width or width, fixed_px, panel / k_len)
     show, font = numbers.font is not None, numbers.font
-    labels = [[cell_label(i, q_text[i], j, k_text[j]) for j in range(k_len)] for i in range(q_len)]
+    labels = [[cell_label(i, q_text[i], j, k_text[j], lang) for j in range(k_len)] for i in range(q_len)]
 
     def hover(describe) -> list[list[str]]:
         return [[f"<b>{labels[i][j]}</b><br>{describe(i, j)}" for j in range(k_len)] for i in range(q_len)]
 
+    fill_text = format_number(fill)
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=spacing, subplot_titles=[
-        "① raw scores q·k / √d_k", f"② masked: blocked → {format_number(fill)}", "③ softmax → weights"])
+        label("steps.scores", lang), label("steps.masked", lang, fill=fill_text), label("steps.weights", lang)])
+
+    def text(key: str, **values) -> str:
+        return label(f"steps.{key}", lang, fill=fill_text, **values)
+
     panels = (
-        (score, -limit, limit, DIVERGING, hover(lambda i, j: f"raw score {score[i, j]:.3f}" + (
-            "" if mask[i, j] else f"<br>the mask blocks this key: it becomes {format_number(fill)}"))),
-        (masked, -limit, limit, DIVERGING, hover(lambda i, j: f"masked score {score[i, j]:.3f} (may attend)"
-                                                  if mask[i, j] else f"masked score {format_number(fill)} (blocked)")),
-        (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: f"weight {weight[i, j]:.3f}" + (
-            "" if mask[i, j] else f"<br>blocked: e^({format_number(fill)}) ≈ 0"))),
+        (score, -limit, limit, DIVERGING, hover(lambda i, j: text("score_hover", score=score[i, j]) + (
+            "" if mask[i, j] else "<br>" + text("score_blocked")))),
+        (masked, -limit, limit, DIVERGING, hover(lambda i, j: text("masked_hover", score=score[i, j])
+                                                  if mask[i, j] else text("masked_blocked"))),
+        (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: text("weight_hover", weight=weight[i, j]) + (
+            "" if mask[i, j] else "<br>" + text("weight_blocked")))),
     )
     for col, (z, zmin, zmax, colorscale, text) in enumerate(panels, start=1):
         colorbar = dict(thickness=12, len=0.9, x=col * panel + (col - 1) * spacing + 0.005, xanchor="left",
-                        title=dict(text="score" if col == 2 else "weight", side="right"))
+                        title=dict(text=label("score" if col == 2 else "value.weights", lang), side="right"))
         fig.add_trace(go.Heatmap(
             z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
             colorscale=colorscale, showscale=col > 1, colorbar=colorbar, hoverongaps=True,
@@ -187,7 +185,8 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
         if col > 1 and not mask.all():
             fig.add_trace(blocked_layer(mask, blocked_texts[col], show, font), row=1, col=col)
 
-    title = f"{ATTENTION_KINDS[kind].title} · Layer {layer + 1} · Head {head + 1}: from scores to weights"
+    title = label("steps.title", lang, kind=label(f"kind.{kind}", lang),
+                  where=label("layer_head", lang, layer=layer + 1, head=head + 1))
     keys, queries = tick_plan(k_text, cell_width, "x", FLAT_FONT_PX), tick_plan(q_text, cell, "y", FLAT_FONT_PX)
     base_layout(fig, title, height=round(cell * q_len) + 110 + round(keys.depth))
     fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))

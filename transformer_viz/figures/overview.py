@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from .common import CLICK_COLOUR, CLICK_OPACITY, FONT, SEQUENTIAL
+from .labels import label
 from .overview_blocks import ROW, THIN, Row, column_rows, join, layer_rows, params
 
 PAGES = ("embeddings", "attention", "masks", "head", "decoding")
@@ -37,7 +38,8 @@ UNIT_PX, MAX_HEIGHT = 62, 720  # pixels per data unit in a ~860 px wide column; 
 class Canvas:
     """Collects shapes, annotations and click targets in data units (y grows upwards)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lang: str = "en") -> None:
+        self.lang = lang  # of every word drawn
         self.shapes: list[dict] = []
         self.annotations: list[dict] = []
         self.targets: list[tuple[float, float, str | None, str]] = []
@@ -75,7 +77,8 @@ class Canvas:
         y1, cy = y0 + row.height, y0 + row.height / 2
         hover = f"<b>{row.label}</b><br>{row.hover}" + (f"<br>{row.detail}" if row.detail else "")
         if row.page:
-            hover += f"<br><i>Click to open the {row.page} page</i>"
+            page = label(f"page.{row.page}", self.lang)
+            hover += f"<br><i>{label('diagram.open', self.lang, page=page)}</i>"
         if row.add:
             self.circle(row.key, (x0 + x1) / 2, cy, row.height / 2)
             self.text((x0 + x1) / 2, cy, "<b>+</b>", size=16)
@@ -84,8 +87,8 @@ class Canvas:
         self.rect(row.key, x0, y0, x1, y1, row.style)
         text_x1 = x1 - (head_strip(row.heads) if row.heads else 0.0)
         detail = f"<span style='font-size:{12 if row.height >= ROW else 11}px'>{row.detail}</span>"
-        label = f"<b>{row.label}</b>" + (("<br>" if row.height >= ROW else "  ") + detail if row.detail else "")
-        self.text((x0 + text_x1) / 2, cy, label, size=14 if row.height >= ROW else 13)
+        text = f"<b>{row.label}</b>" + (("<br>" if row.height >= ROW else "  ") + detail if row.detail else "")
+        self.text((x0 + text_x1) / 2, cy, text, size=14 if row.height >= ROW else 13)
         self.target(x0, text_x1, cy, row.page, hover)
         if row.heads:
             self.heads(row, text_x1, cy)
@@ -101,8 +104,9 @@ class Canvas:
             self.shapes.append(dict(type="rect", x0=hx, y0=hy - 0.085, x1=hx + 0.17, y1=hy + 0.085,
                                     name=f"{row.key}.head{h}", fillcolor=colours[h],
                                     line=dict(color="#ffffff", width=1)))
-            self.targets.append((hx + 0.085, hy, "head", f"<b>{row.label}, head {h + 1} of {row.heads}</b><br>"
-                                 "Click to see inside one head"))
+            self.targets.append((hx + 0.085, hy, "head", "<b>" + label(
+                "diagram.head", self.lang, block=row.label, head=h + 1, heads=row.heads) + "</b><br>"
+                + label("diagram.open_head", self.lang)))
 
 
 HEAD_STEP = 0.22
@@ -125,8 +129,9 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     x0 = ENC_X0 if side == "src" else DEC_X0
     x1, cx = x0 + WIDTH, x0 + WIDTH / 2
     outside = -1 if side == "src" else 1  # N×, positional encoding and residual lines go on the outer side
-    before = column_rows(config, counts, shapes, side)
-    layer, residuals = layer_rows(config, counts, shapes, stack)
+    lang = canvas.lang
+    before = column_rows(config, counts, shapes, side, lang)
+    layer, residuals = layer_rows(config, counts, shapes, stack, lang)
     y, centres, spots = 0.15, {}, {}
     previous_top = None
     for part, rows in (("before", before), ("layer", layer)):
@@ -146,10 +151,12 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     canvas.rect(f"{stack}.frame", fx0, frame_y0, fx1, frame_y1, "frame", radius=0.18, dash="dot")
     canvas.shapes.insert(0, canvas.shapes.pop())  # the frame behind its blocks
     n_layers = config.n_encoder_layers if side == "src" else config.n_decoder_layers
-    layer_params = params(counts, f"{stack}.layers.0").replace(" params", "")
+    layer_key = f"{stack}.layers.0"
     side_x = fx0 - 0.06 if side == "src" else fx1 + 0.06
-    canvas.text(side_x, (frame_y0 + frame_y1) / 2, f"<b style='font-size:26px'>{n_layers}×</b><br>{stack}<br>layer"
-                + (f"<br><span style='font-size:11px'>{layer_params}<br>params<br>each</span>" if layer_params else ""),
+    canvas.text(side_x, (frame_y0 + frame_y1) / 2, f"<b style='font-size:26px'>{n_layers}×</b><br>"
+                + label(f"diagram.{stack}_layer", lang)
+                + (f"<br><span style='font-size:11px'>{label('diagram.params_each', lang, n=counts[layer_key])}</span>"
+                   if layer_key in counts else ""),
                 anchor="right" if side == "src" else "left", size=13)
     # Residual connections: from the branch point below a sublayer round to its add.
     for start, end in residuals:
@@ -167,8 +174,9 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     top = y - GAP
     if config.norm_first:
         canvas.arrow(cx, frame_y1, cx, frame_y1 + GAP)
-        canvas.block(Row(f"{stack}.final_norm", "norm", "Final LayerNorm", params(counts, f"{stack}.norm"), THIN,
-                         hover="pre-LN stacks end with one more LayerNorm."), x0, frame_y1 + GAP, x1)
+        canvas.block(Row(f"{stack}.final_norm", "norm", label("diagram.final_norm", lang),
+                         params(counts, f"{stack}.norm", lang), THIN, hover=label("diagram.final_norm.hover", lang)),
+                     x0, frame_y1 + GAP, x1)
         top = frame_y1 + GAP + THIN
     else:
         top = frame_y1
@@ -192,20 +200,23 @@ def positional_glyph(canvas: Canvas, side: str, gx: float, gy: float, config, co
                                           fillcolor="#e6a09a" if (i + j) % 2 else "#f5d0cc", line=dict(width=0)))
     else:
         canvas.path([(gx - 0.7 * r, gy - 0.7 * r), (gx + 0.7 * r, gy + 0.7 * r)], colour="#b00020", width=2.5)
-    names = {"sinusoidal": "sinusoidal<br>(paper)", "sinusoidal_concat": "sin | cos<br>halves (TF)",
-             "learned": f"learned table<br>{params(counts, f'{side}_embed.positional')}",
-             "none": "<span style='color:#b00020'>none:<br>no order!</span>"}
-    canvas.text(gx, gy - r - 0.05, f"Positional<br>encoding<br>{names[kind]}", size=11, yanchor="top")
-    canvas.target(gx - 0.3, gx + 0.3, gy, "embeddings", f"<b>Positional encoding</b>: {kind}<br>"
-                  "Click to open the embeddings page")
+    lang = canvas.lang
+    name = label(f"diagram.positional.{kind}", lang, params=params(counts, f"{side}_embed.positional", lang))
+    if kind == "none":
+        name = f"<span style='color:#b00020'>{name}</span>"
+    canvas.text(gx, gy - r - 0.05, f"{label('diagram.positional', lang)}<br>{name}", size=11, yanchor="top")
+    canvas.target(gx - 0.3, gx + 0.3, gy, "embeddings", label("diagram.positional.hover", lang, kind=label(
+        f"positional.{kind}", lang)) + "<br>" + label("diagram.open", lang, page=label("page.embeddings", lang)))
 
 
-def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str, str]) -> go.Figure:
+def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str, str], *,
+                         lang: str = "en") -> go.Figure:
     """The encoder-decoder picture for `config`, labelled with `counts` (parameter_counts) and `shapes` (block_shapes).
 
-    Shape names ("encoder.norm1", "decoder.cross_attn", ...) let tests read the block order.
+    Shape names ("encoder.norm1", "decoder.cross_attn", ...) let tests read the block order; `lang` is
+    the language of every word drawn.
     """
-    canvas = Canvas()
+    canvas = Canvas(lang)
     enc = stack_column(canvas, config, counts, shapes, "src")
     dec = stack_column(canvas, config, counts, shapes, "tgt")
     # Memory: the encoder's output becomes the keys and values of every cross-attention.
@@ -214,30 +225,31 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
     canvas.path([(enc["cx"], enc["top"]), (enc["cx"], route_y), (lane_x, route_y), (lane_x, dec["cross"])],
                 colour="#d35400", width=2.2)
     canvas.arrow(lane_x, dec["cross"], DEC_X0, dec["cross"], colour="#d35400")
-    canvas.text(enc["cx"] + 0.12, route_y - 0.04, f"<b>memory</b> {shapes.get('memory', '')}",
+    canvas.text(enc["cx"] + 0.12, route_y - 0.04, f"<b>{label('diagram.memory', lang)}</b> {shapes.get('memory', '')}",
                 size=12, colour="#a04000", anchor="left", yanchor="top")
     canvas.text((lane_x + DEC_X0) / 2, dec["cross"] + 0.04, "<b>K, V</b>", size=12, colour="#a04000", yanchor="bottom")
     # Output head: linear above the decoder, softmax beside it, the probabilities below the softmax.
     y0, x1 = dec["top"] + 0.35, DEC_X0 + WIDTH
     canvas.arrow(dec["cx"], dec["top"], dec["cx"], y0)
-    canvas.block(Row("output_proj", "linear", "Linear → vocabulary", join(shapes.get("logits", ""),
-                     params(counts, "output_proj")), page="decoding",
-                     hover="One score (logit) per vocabulary token, at every target position."), DEC_X0, y0, x1)
+    canvas.block(Row("output_proj", "linear", label("diagram.linear", lang), join(shapes.get("logits", ""),
+                     params(counts, "output_proj", lang)), page="decoding",
+                     hover=label("diagram.linear.hover", lang)), DEC_X0, y0, x1)
     canvas.arrow(x1, y0 + ROW / 2, x1 + 0.45, y0 + ROW / 2)
     canvas.block(Row("softmax", "softmax", "Softmax", page="decoding",
-                     hover="Turns each position's logits into probabilities that sum to 1."), x1 + 0.45, y0, x1 + 2.45)
+                     hover=label("diagram.softmax.hover", lang)), x1 + 0.45, y0, x1 + 2.45)
     probs_y0 = y0 - ROW - 0.4
     canvas.arrow(x1 + 1.45, y0, x1 + 1.45, probs_y0 + ROW)
-    canvas.block(Row("probabilities", "probs", "Probabilities", f"next token {shapes.get('probabilities', '')}",
-                     page="decoding", hover="The last position's distribution picks the next token."),
+    canvas.block(Row("probabilities", "probs", label("diagram.probabilities", lang),
+                     label("diagram.next_token", lang, shape=shapes.get("probabilities", "")),
+                     page="decoding", hover=label("diagram.probabilities.hover", lang)),
                  x1 + 0.45, probs_y0, x1 + 2.45)
     width_units, height_units = x1 + 2.5, y0 + ROW + 0.1
-    norm_text = ("<b>pre-LN</b>: x + sublayer(LayerNorm(x)),<br>and a final LayerNorm per stack" if config.norm_first
-                 else "<b>post-LN</b> (the paper): LayerNorm(x + sublayer(x))")
-    canvas.text(0.05, height_units - 0.05, f"<b style='font-size:20px'>Encoder–decoder Transformer</b><br>"
-                f"{counts.get('total', 0):,} parameters · d_model {config.d_model} · "
-                f"{config.n_heads} heads of {config.d_head}<br>{norm_text}<br>"
-                "<i>Click a block or a head ■ to open its page.</i>", anchor="left", yanchor="top", align="left")
+    norm_text = label("diagram.pre_ln" if config.norm_first else "diagram.post_ln", lang)
+    canvas.text(0.05, height_units - 0.05, f"<b style='font-size:20px'>{label('diagram.title', lang)}</b><br>"
+                + label("diagram.sizes", lang, total=counts.get("total", 0), d_model=config.d_model,
+                        heads=config.n_heads, d_head=config.d_head)
+                + f"<br>{norm_text}<br><i>{label('diagram.click', lang)}</i>", anchor="left", yanchor="top",
+                align="left")
     fig = go.Figure(hover_targets(canvas.targets))
     unit_px = min(UNIT_PX, (MAX_HEIGHT - 10) / height_units)
     fig.update_layout(

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .labels import label
+
 ROW, THIN = 0.64, 0.36  # sublayer height, norm / add height (data units)
 
 
@@ -28,9 +30,9 @@ class Row:
     add: bool = False  # drawn as a ⊕ circle
 
 
-def params(counts: Mapping[str, int], key: str) -> str:
+def params(counts: Mapping[str, int], key: str, lang: str = "en") -> str:
     """"16,640 params" for a block of parameter_counts; "" when it has none."""
-    return f"{counts[key]:,} params" if key in counts else ""
+    return label("diagram.params", lang, n=counts[key]) if key in counts else ""
 
 
 def join(*parts: str) -> str:
@@ -38,57 +40,54 @@ def join(*parts: str) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def layer_rows(config, counts, shapes, stack: str) -> tuple[list[Row], list[tuple[int, int]]]:
+def layer_rows(config, counts, shapes, stack: str, lang: str = "en") -> tuple[list[Row], list[tuple[int, int]]]:
     """The rows of one encoder or decoder layer, bottom to top, and (branch start, add row) index pairs."""
     prefix = f"{stack}.layers.0"
-    sublayers = [("self_attn", "Self-attention", "attention",
-                  "Every source token looks at every source token.")]
+    sublayers = [("self_attn", "encoder.self_attn", "attention")]
     if stack == "decoder":
-        sublayers = [("self_attn", "Masked self-attention", "masks",
-                      "Each target token looks at itself and earlier target tokens only."),
-                     ("cross_attn", "Cross-attention", "attention",
-                      "Queries from the target, keys and values from the encoder's memory.")]
-    sublayers.append(("ffn", "Feed-forward", None, "The same two-layer MLP at every position (ReLU)."))
+        sublayers = [("self_attn", "decoder.self_attn", "masks"), ("cross_attn", "decoder.cross_attn", "attention")]
+    sublayers.append(("ffn", "ffn", None))
     rows, residuals = [], []
-    for index, (name, label, page, hover) in enumerate(sublayers, start=1):
+    for index, (name, text, page) in enumerate(sublayers, start=1):
         shape = shapes.get(f"{stack}.{name}", "")
         is_attn = name != "ffn"
-        what = shape if is_attn else f"hidden {shape}"
+        what = shape if is_attn else label("diagram.hidden", lang, shape=shape)
+        hover = label(f"diagram.{text}.hover", lang)
         if is_attn:
-            hover += f"<br>weights (batch, heads, queries, keys) = {shape}"
-        sub = Row(f"{stack}.{name}", "attn" if is_attn else "ffn", label,
-                  join(what, params(counts, f"{prefix}.{name}")), page=page, hover=hover,
+            hover += "<br>" + label("diagram.weights_shape", lang, shape=shape)
+        sub = Row(f"{stack}.{name}", "attn" if is_attn else "ffn", label(f"diagram.{text}", lang),
+                  join(what, params(counts, f"{prefix}.{name}", lang)), page=page, hover=hover,
                   heads=config.n_heads if is_attn else 0)
-        norm_key, norm_params = f"{stack}.norm{index}", params(counts, f"{prefix}.norm{index}")
+        norm_key, norm_params = f"{stack}.norm{index}", params(counts, f"{prefix}.norm{index}", lang)
         layer_shape = shapes.get(f"{stack}.layer", "")
         start = len(rows)
         if config.norm_first:
-            rows += [Row(norm_key, "norm", "LayerNorm", norm_params, THIN,
-                         hover="Normalise each token vector before the sublayer (pre-LN)."),
+            rows += [Row(norm_key, "norm", "LayerNorm", norm_params, THIN, hover=label("diagram.pre_norm.hover", lang)),
                      sub, Row(f"{stack}.add{index}", "norm", "+", "", THIN, add=True,
-                              hover=f"Residual add: x + sublayer(LayerNorm(x)) {layer_shape}")]
+                              hover=label("diagram.pre_add.hover", lang, shape=layer_shape))]
         else:
-            rows += [sub, Row(norm_key, "norm", "Add & Norm", join(layer_shape, norm_params), THIN,
-                              hover="Residual add, then LayerNorm: LayerNorm(x + sublayer(x)) (post-LN).")]
+            rows += [sub, Row(norm_key, "norm", label("diagram.add_norm", lang), join(layer_shape, norm_params), THIN,
+                              hover=label("diagram.add_norm.hover", lang))]
         residuals.append((start, len(rows) - 1))
     return rows, residuals
 
 
-def column_rows(config, counts, shapes, side: str) -> list[Row]:
+def column_rows(config, counts, shapes, side: str, lang: str = "en") -> list[Row]:
     """Rows before a layer stack, bottom to top: tokens, embedding, + positions, optional LayerNorm."""
     embed = f"{side}_embed"
     scale = f" × √{config.d_model}" if config.scale_embeddings else ""
-    rows = [Row(f"{side}.tokens", "tokens", "Source tokens" if side == "src" else "Target tokens",
-                shapes.get(f"{side}_tokens", "") + ("" if side == "src" else " shifted right"), 0.46, page="embeddings",
-                hover="Token ids, one per position." if side == "src" else
-                "The decoder reads &lt;bos&gt; + the answer so far and predicts the next token at every position."),
-            Row(f"{side}.embed", "embed", f"Token embedding{scale}",
-                join(shapes.get(embed, ""), params(counts, f"{embed}.token_table")), page="embeddings",
-                hover="Each token id selects one learned row of d_model numbers."
-                + (f" Scaled by √{config.d_model}." if scale else "")),
+    tokens = shapes.get(f"{side}_tokens", "")
+    rows = [Row(f"{side}.tokens", "tokens", label(f"diagram.{side}_tokens", lang),
+                tokens if side == "src" else label("diagram.shifted", lang, shape=tokens), 0.46, page="embeddings",
+                hover=label(f"diagram.{side}_tokens.hover", lang)),
+            Row(f"{side}.embed", "embed", label("diagram.embed", lang) + scale,
+                join(shapes.get(embed, ""), params(counts, f"{embed}.token_table", lang)), page="embeddings",
+                hover=label("diagram.embed.hover", lang)
+                + (label("diagram.scaled", lang, d_model=config.d_model) if scale else "")),
             Row(f"{side}.add_position", "norm", "+", "", THIN, page="embeddings", add=True,
-                hover=f"Add the positional encoding ({config.positional}).")]
+                hover=label("diagram.add_position.hover", lang,
+                            positional=label(f"positional.{config.positional}", lang)))]
     if config.embed_norm:
-        rows.append(Row(f"{side}.embed_norm", "norm", "LayerNorm", params(counts, f"{embed}.norm"), THIN,
-                        page="embeddings", hover="LayerNorm on the embedding sum (BERT style, seed 000)."))
+        rows.append(Row(f"{side}.embed_norm", "norm", "LayerNorm", params(counts, f"{embed}.norm", lang), THIN,
+                        page="embeddings", hover=label("diagram.embed_norm.hover", lang)))
     return rows

@@ -87,7 +87,7 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 
             chip_text.append(escape_text(symbol))
             chip_colour.append("white" if chosen else TEXT_COLOUR)
             chip_hover.append(label("tokens.symbol_hover", lang, word=escape_text(word), count=counts[word],
-                                    position=position + 1, symbol=escape_text(symbol)))
+                                    position=position, symbol=escape_text(symbol)))
     fig.add_trace(go.Scatter(x=chip_x, y=chip_y, mode="text", text=chip_text, customdata=chip_hover,
                              textfont=dict(size=16, color=chip_colour), hovertemplate="%{customdata}<extra></extra>",
                              showlegend=False), row=1, col=1)

@@ -10,14 +10,15 @@ import torch
 from torch import nn
 
 from ..config import ModelConfig
+from ..intervention import active_intervention
 from ..recording import HookPoint
 
 
 def scaled_dot_product_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, mask_value: float,
-    dropout: nn.Module | None = None,
+    dropout: nn.Module | None = None, scale: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """softmax(QKᵀ/√d_head, masked) V.
+    """softmax(QKᵀ/√d_head, masked) V (without the division when `scale` is False: an intervention).
 
     q (..., q_len, d_head), k and v (..., k_len, d_head); mask broadcastable to
     (..., q_len, k_len) with True = may attend. Returns (output, weights, scores,
@@ -27,7 +28,9 @@ def scaled_dot_product_attention(
     (not NaN, even with mask_value = -inf).
     """
     # Divide by sqrt(d_head): dot products grow with d_head and would push the softmax to one-hot.
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., q_len, k_len)
+    scores = q @ k.transpose(-2, -1)  # (..., q_len, k_len)
+    if scale:
+        scores = scores / math.sqrt(q.shape[-1])
     # float(): a whole-number fill beyond int64 (allowed: it is above the float32 limit) overflows masked_fill.
     masked_scores = scores if mask is None else scores.masked_fill(~mask, float(mask_value))  # (..., q_len, k_len)
     weights = masked_scores.softmax(dim=-1)  # (..., q_len, k_len)
@@ -56,6 +59,7 @@ class MultiHeadAttention(nn.Module):
         self.hook_mask = HookPoint()
         self.hook_weights = HookPoint()
         self.hook_out = HookPoint()
+        self.site: tuple[str, int] | None = None  # (attention kind, layer): what an intervention calls it
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, seq_len, d_model) -> (batch, heads, seq_len, d_head)."""
@@ -70,8 +74,16 @@ class MultiHeadAttention(nn.Module):
         k = self.hook_k(self.split_heads(self.k_proj(key_value)))  # (batch, heads, k_len, d_head)
         v = self.hook_v(self.split_heads(self.v_proj(key_value)))  # (batch, heads, k_len, d_head)
         mask = self.hook_mask(mask.expand(batch, 1, q_len, k.shape[2]))  # (batch, 1, q_len, k_len)
+        intervention = active_intervention()
+        # context (batch, heads, q_len, d_head)
         context, weights, scores, masked_scores = scaled_dot_product_attention(
-            q, k, v, mask, self.mask_value, self.dropout)
+            q, k, v, mask, self.mask_value, self.dropout, scale=intervention.scale)
+        ablated = intervention.heads_at(*self.site) if self.site and intervention.ablate_heads else []
+        if ablated:
+            context = context.clone()
+            for head in ablated:  # the head's output before W_O: zeros, or its mean over the positions
+                mean = intervention.ablation == "mean"
+                context[:, head] = context[:, head].mean(dim=1, keepdim=True) if mean else 0.0
         self.hook_scores(scores)  # (batch, heads, q_len, k_len)
         self.hook_masked_scores(masked_scores)  # (batch, heads, q_len, k_len)
         self.hook_weights(weights)  # (batch, heads, q_len, k_len)

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from ..config import ModelConfig
+from ..intervention import active_intervention
 from ..recording import HookPoint
 
 
@@ -107,5 +108,8 @@ class Embeddings(nn.Module):
         if self.scale != 1.0:
             token = token * self.scale
         token = self.hook_token(token)
-        position = self.hook_position(self.positional(ids.shape[1]))  # (seq_len, d_model)
+        position = self.positional(ids.shape[1])  # (seq_len, d_model)
+        if not active_intervention().positions:
+            position = torch.zeros_like(position)
+        position = self.hook_position(position)
         return self.hook_out(self.dropout(self.norm(token + position)))  # (batch, seq_len, d_model)

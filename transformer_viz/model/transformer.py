@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from ..config import ModelConfig, is_whole
+from ..intervention import Intervention, active_intervention, intervening
 from ..recording import HookPoint, Trace, name_hook_points, recording
 from .embeddings import Embeddings
 from .layers import Decoder, Encoder
@@ -30,6 +31,10 @@ class Transformer(nn.Module):
         self.output_proj = nn.Linear(config.d_model, config.tgt_vocab_size)
         self.hook_logits = HookPoint()
         name_hook_points(self)
+        for i, layer in enumerate(self.encoder.layers):
+            layer.self_attn.site = ("encoder_self", i)
+        for i, layer in enumerate(self.decoder.layers):
+            layer.self_attn.site, layer.cross_attn.site = ("decoder_self", i), ("cross", i)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -78,7 +83,10 @@ class Transformer(nn.Module):
         if tgt_ids.shape[0] != memory.shape[0]:
             raise ValueError(f"The batch has {_rows(memory.shape[0], 'source')} but "
                              f"{_rows(tgt_ids.shape[0], 'target')}: give one target sequence for each source sequence.")
-        tgt_mask = decoder_self_mask(tgt_ids, self.config.pad_id)  # (batch, 1, tgt_len, tgt_len)
+        if active_intervention().look_ahead:
+            tgt_mask = decoder_self_mask(tgt_ids, self.config.pad_id)  # (batch, 1, tgt_len, tgt_len)
+        else:  # an intervention: padding only, every query sees the whole target
+            tgt_mask = padding_mask(tgt_ids, self.config.pad_id)  # (batch, 1, 1, tgt_len)
         hidden = self.decoder(self.tgt_embed(tgt_ids), memory, tgt_mask, src_mask)  # (batch, tgt_len, d_model)
         return self.hook_logits(self.output_proj(hidden))  # (batch, tgt_len, vocab)
 
@@ -87,14 +95,28 @@ class Transformer(nn.Module):
         memory, src_mask = self.encode(src_ids)
         return self.decode(tgt_ids, memory, src_mask)
 
-    def run_with_trace(self, src_ids: torch.Tensor, tgt_ids: torch.Tensor) -> tuple[torch.Tensor, Trace]:
-        """Forward pass under inference_mode that also returns every recorded tensor (see DESIGN.md)."""
-        with torch.inference_mode(), recording() as tensors:
+    def run_with_trace(self, src_ids: torch.Tensor, tgt_ids: torch.Tensor,
+                       intervention: Intervention | None = None) -> tuple[torch.Tensor, Trace]:
+        """Forward pass under inference_mode that also returns every recorded tensor (see DESIGN.md).
+
+        Under `intervention` (see transformer_viz.intervention), kept as `trace.intervention`.
+        """
+        intervention = self.checked(intervention)
+        with torch.inference_mode(), recording() as tensors, intervening(intervention):
             logits = self(src_ids, tgt_ids)
-        return logits, Trace(tensors, config=self.config)
+        return logits, Trace(tensors, config=self.config, intervention=intervention)
+
+    def checked(self, intervention: Intervention | None) -> Intervention:
+        """The intervention to apply (None: none); ValueError if it names a head this model lacks."""
+        intervention = Intervention() if intervention is None else intervention
+        if not isinstance(intervention, Intervention):
+            raise ValueError(f"intervention must be an Intervention, got {type(intervention).__name__}.")
+        intervention.check_fits(self.config)
+        return intervention
 
     def generate(
-        self, src_ids: torch.Tensor, max_new_tokens: int, bos_id: int, eos_id: int, keep_steps: bool = True
+        self, src_ids: torch.Tensor, max_new_tokens: int, bos_id: int, eos_id: int, keep_steps: bool = True,
+        intervention: Intervention | None = None,
     ) -> tuple[torch.Tensor, list[Trace]]:
         """Greedy decoding.
 
@@ -103,7 +125,7 @@ class Transformer(nn.Module):
         tgt_ids[:, :k + 1] whose last position chose token k + 1. The encoder runs once;
         its tensors appear in every step's trace. With `keep_steps=False` only the last
         step's trace is kept (the others are its prefixes: `Trace.target_prefix`). An eos_id
-        outside the vocabulary never stops a row early.
+        outside the vocabulary never stops a row early. Every step runs under `intervention`.
         """
         if not is_whole(max_new_tokens) or max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}.")
@@ -114,8 +136,9 @@ class Transformer(nn.Module):
         if not is_whole(eos_id):
             raise ValueError(f"eos_id must be a whole token id, got {eos_id!r}.")
         max_new_tokens = min(max_new_tokens, self.config.max_len - 1)
+        intervention = self.checked(intervention)
         # no_grad rather than inference_mode: the returned ids must be usable in a later training step.
-        with torch.no_grad():
+        with torch.no_grad(), intervening(intervention):
             with recording() as encoder_tensors:
                 memory, src_mask = self.encode(src_ids)
             tgt_ids = torch.full((src_ids.shape[0], 1), bos_id, dtype=torch.int64)  # (batch, 1)
@@ -125,7 +148,7 @@ class Transformer(nn.Module):
                 with recording(dict(encoder_tensors)) as tensors:
                     logits = self.decode(tgt_ids, memory, src_mask)  # (batch, tgt_len, vocab)
                 steps[:] = steps if keep_steps else []  # one step's tensors at a time when only the last is kept
-                steps.append(Trace(tensors, config=self.config))
+                steps.append(Trace(tensors, config=self.config, intervention=intervention))
                 next_ids = logits[:, -1].argmax(dim=-1).masked_fill(finished, self.config.pad_id)  # (batch,)
                 tgt_ids = torch.cat([tgt_ids, next_ids[:, None]], dim=1)  # (batch, tgt_len + 1)
                 finished |= next_ids == eos_id

@@ -21,6 +21,7 @@ from types import MappingProxyType
 import torch
 
 from ..config import ModelConfig, is_whole
+from ..errors import TranslatableError
 from ..vocab import Vocab
 
 
@@ -164,6 +165,18 @@ def _unit(task: Task, count: int) -> str:
     return word if count == 1 else word + "s"
 
 
+def _too_long(task: Task, side: str, count: int, limit: int, max_len: int | None) -> TranslatableError:
+    """The error for text longer than `limit` pieces: the task's limit, or a longer model's (`max_len`)."""
+    values = dict(side=side, count=count, units=_unit(task, count), limit=limit, limit_units=_unit(task, limit))
+    if max_len is None:
+        return TranslatableError(
+            "text.too_long_for_task", f"The {side} has {count} {values['units']}, but the {task.name} task reads at "
+            f"most {limit} {values['limit_units']}. Please shorten it.", task=task.name, **values)
+    return TranslatableError(
+        "text.too_long_for_model", f"The {side} has {count} {values['units']}, but this model (max_len {max_len}) "
+        f"reads at most {limit} {values['limit_units']}. Please shorten it.", max_len=max_len, **values)
+
+
 def _check_length(task: Task, pieces: list[str], task_limit: int, max_len: int | None, side: str) -> None:
     """Raise ValueError for empty text or more tokens than the task (or a longer model) reads.
 
@@ -172,17 +185,14 @@ def _check_length(task: Task, pieces: list[str], task_limit: int, max_len: int |
     The model reads one special token more than the text: <eos> after a source, <bos> before a target.
     """
     if not pieces:
-        raise ValueError(f"The {side} is empty: type at least one {_unit(task, 1)}.")
+        unit = _unit(task, 1)
+        raise TranslatableError("text.empty", f"The {side} is empty: type at least one {unit}.", side=side, unit=unit)
     if max_len is not None and max_len > task.max_len:
-        limit, reader = max_len - 1, f"this model (max_len {max_len})"
+        limit, longer_model = max_len - 1, max_len
     else:
-        limit = task_limit if max_len is None else min(task_limit, max_len - 1)
-        reader = f"the {task.name} task"
+        limit, longer_model = task_limit if max_len is None else min(task_limit, max_len - 1), None
     if len(pieces) > limit:
-        raise ValueError(
-            f"The {side} has {len(pieces)} {_unit(task, len(pieces))}, but {reader} reads at most "
-            f"{limit} {_unit(task, limit)}. Please shorten it."
-        )
+        raise _too_long(task, side, len(pieces), limit, longer_model)
 
 
 def check_text(task: Task, text: str, max_len: int | None, side: str) -> None:

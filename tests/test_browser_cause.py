@@ -1,0 +1,51 @@
+"""Break it, Compare and Inside the layers in a real Chromium: drawn, measured, and the switches in the link."""
+
+import pytest
+
+from devtools.browser import browser_missing_reason, chromium, exceptions, new_page, open_app, streamlit_server
+
+missing = browser_missing_reason()
+pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    with streamlit_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as launched:
+        yield launched
+
+
+def metric_values(page) -> list[str]:
+    return page.locator("[data-testid=stMetricValue]").all_inner_texts()
+
+
+def test_break_it_switches_positions_off_and_the_exact_match_falls(app_url, browser):
+    page = new_page(browser)
+    open_app(page, f"{app_url}/break_it?breaks=positional+encoding")
+    exact = metric_values(page)[0]
+    assert exact.endswith("%") and int(exact[:-1]) < 20, exact  # reverse without positions: order is lost
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 2")  # grid, difference
+    assert "breaks=" in page.url
+    assert exceptions(page) == []
+    page.context.close()
+
+
+def test_compare_draws_a_b_and_their_difference(app_url, browser):
+    page = new_page(browser)
+    open_app(page, f"{app_url}/compare?b_weights=pretrained+%28ships+with+the+app%29&b_breaks=%C3%B7+%E2%88%9Ad_k")
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 3")
+    assert exceptions(page) == []
+    page.context.close()
+
+
+def test_inside_the_layers_draws_the_residual_stream_the_ffn_and_the_logit_lens(app_url, browser):
+    page = new_page(browser)
+    open_app(page, f"{app_url}/layers")
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 3")
+    assert exceptions(page) == []
+    page.context.close()

@@ -1,0 +1,177 @@
+"""Both room stores, with the same tests: in this process, and in a real redis-server on 127.0.0.1."""
+
+import json
+import threading
+import time
+
+import pytest
+
+from app_pages.rooms_store import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    MAX_VIEW_CHARS,
+    MemoryRoomStore,
+    RedisRoomStore,
+    RoomStoreError,
+    normalize_code,
+    open_store,
+)
+from devtools.redis_server import redis_missing_reason, redis_server
+
+redis_missing = redis_missing_reason()
+VIEW = {"layer": 1, "src_text": "香蕉 banana", "dims": [0, 3], "kind": "cross", "mask_value": float("-inf"),
+        "cell_query": None, "norm_first": False}
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    if redis_missing:
+        pytest.skip(redis_missing)
+    with redis_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["memory", "redis"])
+def make_store(request):
+    """A function (ttl=...) -> a new, empty store of each kind."""
+    if request.param == "memory":
+        yield lambda ttl=3600: MemoryRoomStore(ttl=ttl)
+        return
+    import redis
+
+    client = redis.Redis.from_url(request.getfixturevalue("redis_url"), decode_responses=True)
+    client.flushdb()
+    yield lambda ttl=3600: RedisRoomStore(client, ttl=ttl)
+    client.close()
+
+
+def test_a_new_room_has_a_short_unambiguous_code_and_nothing_shared(make_store):
+    store = make_store()
+    code = store.create()
+    assert len(code) == CODE_LENGTH and set(code) <= set(CODE_ALPHABET)
+    assert not set(code) & set("0O1IL")
+    room = store.get(code)
+    assert (room.page, room.view, room.version) == ("", {}, 0)
+    assert store.create() != code
+
+
+def test_each_publish_is_a_new_version_the_students_read(make_store):
+    store = make_store()
+    code = store.create()
+    first = store.publish(code, "attention", VIEW)
+    assert (first.page, first.view, first.version) == ("attention", VIEW, 1)
+    assert store.get(code) == first
+    second = store.publish(code, "masks", {"pad": 9})
+    assert second.version == 2 and second.updated >= first.updated
+    assert store.get(code).view == {"pad": 9}  # the view is replaced, not merged
+
+
+def test_an_ended_or_unknown_room_is_not_brought_back_by_a_publish(make_store):
+    store = make_store()
+    code = store.create()
+    store.end(code)
+    assert store.get(code) is None
+    assert store.publish(code, "attention", VIEW) is None
+    assert store.get(code) is None
+    assert store.get("ZZZZ") is None
+
+
+def test_a_view_larger_than_a_link_is_refused(make_store):
+    store = make_store()
+    code = store.create()
+    with pytest.raises(ValueError, match="more than a room shares"):
+        store.publish(code, "attention", {"src_text": "x" * MAX_VIEW_CHARS})
+    with pytest.raises(ValueError, match="not JSON"):
+        store.publish(code, "attention", {"src_text": object()})
+    assert store.get(code).version == 0
+
+
+def test_a_room_expires_after_its_time_without_a_change(make_store):
+    store = make_store(ttl=1)
+    code = store.create()
+    time.sleep(0.6)
+    assert store.publish(code, "attention", VIEW).version == 1  # a change keeps it alive one ttl more
+    time.sleep(0.6)
+    assert store.get(code) is not None
+    time.sleep(1.0)
+    assert store.get(code) is None
+
+
+def test_concurrent_publishes_each_get_their_own_version(make_store):
+    store = make_store()
+    code = store.create()
+    versions = []
+
+    def publish_many():
+        for i in range(25):
+            versions.append(store.publish(code, "attention", {"layer": i}).version)
+
+    threads = [threading.Thread(target=publish_many) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(versions) == list(range(1, 101))
+
+
+def test_the_memory_store_forgets_idle_rooms_and_keeps_a_bounded_number():
+    now = [0.0]
+    store = MemoryRoomStore(ttl=100, max_rooms=3, clock=lambda: now[0])
+    codes = [store.create() for _ in range(3)]
+    with pytest.raises(RoomStoreError, match="3 rooms"):
+        store.create()
+    now[0] = 50
+    store.publish(codes[0], "attention", VIEW)  # active: lives until 150
+    now[0] = 120  # the other two expired: room for two more
+    assert store.get(codes[1]) is None
+    store.create(), store.create()
+    with pytest.raises(RoomStoreError):
+        store.create()
+    assert store.get(codes[0]).version == 1
+
+
+def test_the_memory_store_keeps_its_own_copy_of_the_view():
+    store = MemoryRoomStore()
+    code = store.create()
+    view = {"dims": [2]}
+    store.publish(code, "attention", view)
+    view["dims"].append(3)
+    assert store.get(code).view == {"dims": [2]}
+
+
+def test_redis_keys_carry_the_rooms_ttl(redis_url):
+    import redis
+
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    store = RedisRoomStore(client, ttl=600)
+    code = store.create()
+    assert 590 <= client.ttl(store.key(code)) <= 600
+    client.expire(store.key(code), 5)
+    store.publish(code, "attention", VIEW)  # activity renews the TTL
+    assert client.ttl(store.key(code)) > 5
+    assert json.loads(client.hget(store.key(code), "view")) == VIEW
+
+
+def test_open_store_picks_redis_from_the_environment(redis_url):
+    assert isinstance(open_store({}), MemoryRoomStore)
+    store = open_store({"TVIZ_REDIS_URL": redis_url})
+    assert isinstance(store, RedisRoomStore)
+    code = store.create()
+    assert store.get(code).version == 0
+
+
+def test_an_unreachable_redis_is_a_room_store_error():
+    from devtools.browser import free_port
+
+    store = RedisRoomStore.from_url(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    with pytest.raises(RoomStoreError, match="Redis"):
+        store.get("K7QX")
+
+
+@pytest.mark.parametrize("typed, code", [
+    ("k7qx", "K7QX"), (" K7-QX ", "K7QX"), ("k7 qx", "K7QX"),
+    ("K7Q", None), ("K7QXY", None), ("K0QX", None), ("KIQX", None), ("", None), (None, None), (["K7QX"], None),
+    ("K7QX<script>", None),
+])
+def test_a_typed_code_is_read_leniently_and_checked_strictly(typed, code):
+    assert normalize_code(typed) == code

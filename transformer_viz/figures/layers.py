@@ -1,0 +1,127 @@
+"""Inside the layers: the residual stream's size, the feed-forward's hidden units, the logit lens.
+
+The residual stream (paper section 3.1: every sublayer's output is added to its input) is
+drawn per layer as the norm of each token's vector, with bars for how much each sublayer
+changed it. The feed-forward network (section 3.3) is drawn as its hidden activations.
+The logit lens reads every decoder layer with the final readout (an approximation, said
+in its title). The numbers come from `transformer_viz.analysis`; this module only draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..analysis import SUBLAYERS, LogitLens, check_stack, residual_norms, stack_layers
+from ..recording import check_index, check_trace, name
+from .common import LINE_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis, token_texts
+from .labels import label
+
+
+def _stack_tokens(trace, stack: str):
+    return trace.src_tokens if stack == "encoder" else trace.tgt_tokens
+
+
+def residual_figure(trace, stack: str, *, lang: str = "en") -> go.Figure:
+    """One panel per layer of `stack`: bars of how much each sublayer changed each token's residual stream,
+    lines of the stream's L2 norm entering the layer (dotted) and after it.
+
+    In pre-LN a bar is exactly what the sublayer added; in post-LN it is how far the stream moved,
+    the LayerNorm included (the subtitle says which, when the trace knows its config).
+    """
+    check_trace(trace)
+    norms = residual_norms(trace, stack)
+    layers, seq_len = norms["resid_post"].shape
+    texts = token_texts(_stack_tokens(trace, stack), seq_len)
+    positions = np.arange(seq_len)
+    fig = make_subplots(rows=layers, cols=1, shared_xaxes=True, vertical_spacing=0.12 / layers,
+                        subplot_titles=[label("layer", lang, layer=layer + 1) for layer in range(layers)])
+
+    def hover(what: str) -> str:
+        return label("residual.hover", lang, token="%{customdata}", position="%{x}", what=what,
+                     value="%{y:.2f}") + "<extra></extra>"
+
+    for layer in range(layers):
+        for colour, sublayer in zip(LINE_COLOURS, SUBLAYERS[stack], strict=False):
+            what = label(f"residual.{sublayer}", lang)
+            fig.add_trace(go.Bar(x=positions, y=norms[sublayer][layer], name=what, marker_color=colour,
+                                 legendgroup=sublayer, showlegend=layer == 0, customdata=texts,
+                                 hovertemplate=hover(what)), row=layer + 1, col=1)
+        for key, dash, colour in (("input", "dot", "#444444"), ("resid_post", "solid", "#000000")):
+            what = label("residual.input" if key == "input" else "residual.stream", lang)
+            fig.add_trace(go.Scatter(x=positions, y=norms[key][layer], name=what, mode="lines+markers",
+                                     line=dict(dash=dash, color=colour, width=2), marker=dict(size=6, color=colour),
+                                     legendgroup=key, showlegend=layer == 0, customdata=texts,
+                                     hovertemplate=hover(what)), row=layer + 1, col=1)
+        fig.update_yaxes(title_text=label("residual.axis", lang), rangemode="tozero", row=layer + 1, col=1)
+    title = label("residual.title", lang, stack=label(f"stack.{stack}", lang))
+    config = getattr(trace, "config", None)
+    if config is not None:
+        note = label("residual.pre_ln" if config.norm_first else "residual.post_ln", lang)
+        title += f"<br><span style='font-size:13px'>{note}</span>"
+    base_layout(fig, title, height=140 + 200 * layers)
+    fig.update_layout(barmode="group", bargap=0.2, margin=dict(t=90),
+                      legend=dict(orientation="h", yanchor="top", y=-0.08 / layers - 0.04))
+    fig.update_xaxes(token_axis(_stack_tokens(trace, stack), seq_len), row=layers, col=1)
+    return fig
+
+
+def ffn_figure(trace, stack: str, layer: int, *, lang: str = "en") -> go.Figure:
+    """The feed-forward's hidden activations of one layer: tokens (rows) × hidden units (columns).
+
+    ReLU(x·W_1 + b_1) (batch, seq_len, d_ff), recorded as `ffn.hidden`; no text in the cells (d_ff may be
+    512 wide). The title gives the share of (token, unit) cells that are active (ReLU > 0).
+    """
+    check_trace(trace)
+    check_stack(stack)
+    layer = check_index(layer, stack_layers(trace, stack), f"{stack} layer")
+    recorded = name(stack, layer, "ffn", "hidden")
+    if recorded not in trace:
+        raise ValueError(f"This trace did not record {recorded}: record one with model.run_with_trace.")
+    hidden = as_numpy(trace[recorded])[0].astype(np.float32)  # (seq_len, d_ff)
+    seq_len, d_ff = hidden.shape
+    active = float((hidden > 0).mean()) if hidden.size else 0.0
+    fig = go.Figure(go.Heatmap(
+        z=hidden, x=np.arange(d_ff), y=np.arange(seq_len), zmin=0.0, zmax=max(float(hidden.max(initial=0.0)), 1e-6),
+        colorscale=SEQUENTIAL, colorbar=dict(title=label("ffn.activation", lang), thickness=14),
+        hovertemplate=label("ffn.hover", lang) + "<extra></extra>",
+    ))
+    title = label("ffn.title", lang, stack=label(f"stack.{stack}", lang), layer=layer + 1, active=f"{active:.0%}")
+    base_layout(fig, title, height=max(300, 150 + 22 * seq_len))
+    fig.update_xaxes(title_text=label("ffn.unit", lang), showgrid=False, zeroline=False)
+    fig.update_yaxes(token_axis(_stack_tokens(trace, stack), seq_len, reverse=True),
+                     title_text=label("ffn.tokens", lang))
+    return fig
+
+
+def logit_lens_figure(lens: LogitLens, *, lang: str = "en") -> go.Figure:
+    """A table-like heatmap of `analysis.logit_lens`: rows the embeddings and each decoder layer, columns the
+    decoder positions; a cell's text is its top token, its colour that token's probability (0 to 1).
+
+    Titled as an approximation: the readout was trained on the last layer only.
+    """
+    if not isinstance(lens, LogitLens):
+        raise ValueError(f"lens must be what analysis.logit_lens returns, got {type(lens).__name__}.")
+    probabilities = np.asarray(lens.probabilities, np.float64)  # (layers + 1, tgt_len)
+    rows, tgt_len = probabilities.shape
+    if lens.top_tokens is None:
+        top = [[label("token_id", lang, id=int(i)) for i in row] for row in lens.token_ids]
+    else:
+        top = [token_texts(row, tgt_len) for row in lens.top_tokens]
+    row_names = [label("lens.embedding", lang), *(label("lens.layer", lang, layer=r) for r in range(1, rows))]
+    inputs = token_texts(lens.input_tokens, tgt_len)
+    cells = np.array([[label("lens.hover", lang, row=row_names[r], position=j, token=inputs[j], top=top[r][j],
+                             p=f"{probabilities[r, j]:.1%}") for j in range(tgt_len)] for r in range(rows)],
+                     dtype=object)  # (layers + 1, tgt_len)
+    font = int(np.clip(560 / max(tgt_len, 1) / 3.2, 9, 16))
+    fig = go.Figure(go.Heatmap(
+        z=probabilities, x=np.arange(tgt_len), y=np.arange(rows), zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL,
+        text=np.array(top, dtype=object), texttemplate="%{text}", textfont_size=font, customdata=cells,
+        hovertemplate="%{customdata}<extra></extra>",
+        colorbar=dict(title=label("probability", lang), thickness=14),
+    ))
+    base_layout(fig, label("lens.title", lang), height=160 + 44 * rows)
+    fig.update_xaxes(token_axis(lens.input_tokens, tgt_len), title_text=label("lens.x", lang))
+    fig.update_yaxes(token_axis(row_names, rows, reverse=True))
+    return fig

@@ -1,0 +1,79 @@
+"""Across the layers: attention rollout as a heatmap, and a table of what every head does.
+
+Attention rollout (Abnar & Zuidema 2020) chains the self-attention maps of several layers;
+it ignores the values and the feed-forward, so its title calls it an approximation. The head
+table scores every (layer, head) for the patterns a class looks for: the same position, the
+previous one, the first one (a "sink"), how spread out it is, and, given gold pairs, how
+often cross-attention's largest weight lands on the right source token. The numbers come
+from `transformer_viz.analysis`; this module only draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..analysis import HEAD_SCORES, alignment_scores, attention_rollout, head_scores
+from ..recording import ATTENTION_KINDS, check_trace
+from .common import SEQUENTIAL, base_layout, cell_label, format_number, token_axis, token_texts
+from .labels import label
+
+MAX_TEXT_TOKENS = 14  # write the values in the cells up to this many tokens
+
+
+def rollout_figure(trace, kind: str, layer: int | None = None, *, lang: str = "en") -> go.Figure:
+    """Heatmap of `analysis.attention_rollout` (q_len, q_len) through layers 1..`layer` + 1 (default: all).
+
+    Rows are the tokens after the last layer chained, columns the input tokens, colours 0 to 1.
+    The title says "an approximation". Only encoder_self and decoder_self (ValueError for cross).
+    """
+    check_trace(trace)
+    rollout = attention_rollout(trace, kind, layer)  # (q_len, q_len)
+    q_len = len(rollout)
+    last = trace.n_layers(kind) - 1 if layer is None else int(layer)
+    tokens, _ = trace.attention_tokens(kind)
+    texts = token_texts(tokens, q_len)
+    cells = np.array([[label("rollout.hover", lang, cell=cell_label(i, texts[i], j, texts[j], lang),
+                             value=format_number(rollout[i, j], 3)) for j in range(q_len)] for i in range(q_len)],
+                     dtype=object)
+    show = q_len <= MAX_TEXT_TOKENS
+    fig = go.Figure(go.Heatmap(
+        z=rollout.astype(np.float32), x=np.arange(q_len), y=np.arange(q_len), zmin=0.0, zmax=1.0,
+        colorscale=SEQUENTIAL, customdata=cells, hovertemplate="%{customdata}<extra></extra>",
+        text=np.array([[format_number(v) for v in row] for row in rollout]) if show else None,
+        texttemplate="%{text}" if show else None,
+        colorbar=dict(title=dict(text=label("rollout.value", lang), side="right"), thickness=14),
+    ))
+    layers = label("rollout.one_layer", lang) if last == 0 else label("rollout.layers", lang, last=last + 1)
+    base_layout(fig, label("rollout.title", lang, kind=label(f"kind.{kind}", lang), layers=layers),
+                height=round(float(np.clip(560 / q_len, 14, 64)) * q_len) + 150)
+    side = label(f"side.{ATTENTION_KINDS[kind].query_side}", lang)
+    fig.update_layout(margin=dict(t=120))
+    fig.update_xaxes(**token_axis(tokens, q_len), side="top", range=[-0.5, q_len - 0.5],
+                     title=dict(text=label("rollout.x", lang, side=side), standoff=6))
+    fig.update_yaxes(**token_axis(tokens, q_len), range=[q_len - 0.5, -0.5],
+                     title=label("rollout.y", lang, last=last + 1, side=side))
+    return fig
+
+
+def head_score_table(trace, kind: str, pairs=None, *, lang: str = "en"):
+    """A pandas DataFrame, one row per (layer, head) (both counting from 1), for a sortable table.
+
+    Columns: layer, head, the four `analysis.head_scores` (same position, previous position, first
+    position, entropy in bits) and, when gold `pairs` (source i, target j) are given for cross-attention,
+    `analysis.alignment_scores`. Column names are in `lang`; values are rounded to 3 decimals.
+    """
+    import pandas as pd
+
+    scores = head_scores(trace, kind)
+    if pairs is not None:
+        if kind != "cross":
+            raise ValueError("Gold pairs link target tokens to source tokens: they score cross-attention only.")
+        scores["alignment"] = alignment_scores(trace, pairs)
+    layers, heads = scores["entropy"].shape
+    layer, head = np.indices((layers, heads))
+    columns = {label("scores.layer", lang): layer.ravel() + 1, label("scores.head", lang): head.ravel() + 1}
+    for score in (*HEAD_SCORES, "alignment"):
+        if score in scores:
+            columns[label(f"scores.{score}", lang)] = np.round(scores[score].ravel(), 3)
+    return pd.DataFrame(columns)
