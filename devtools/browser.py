@@ -154,7 +154,7 @@ def open_app(page, url: str, timeout: float = 90_000) -> None:
     page.goto(url)
     page.wait_for_selector(CONNECTED, state="attached", timeout=timeout)
     page.wait_for_function(f"() => window.__tvRuns > 0 && ({IS_IDLE})()", timeout=timeout)
-    page.wait_for_selector(".js-plotly-plot", timeout=timeout)
+    page.wait_for_selector(".js-plotly-plot:visible", timeout=timeout)  # not one in a folded expander
     wait_for_idle(page, timeout)
 
 

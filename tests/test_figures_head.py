@@ -171,7 +171,7 @@ def test_mask_step_greys_blocked_keys_without_stretching_colours(mask_value, tex
     assert {mask_panel.text[i][j] for i, j in zip(*np.nonzero(w.mask), strict=True)} == {"✓"}
     assert {mask_panel.text[i][j] for i, j in zip(*np.nonzero(~w.mask), strict=True)} == {text}
     np.testing.assert_array_equal(w.masked_scores[w.mask], w.scores[w.mask])
-    assert "where it blocks" in fig.layout.title.text
+    assert "where blocked" in fig.layout.title.text
     json.loads(fig.to_json())
 
 

@@ -132,7 +132,7 @@ class Tour:
         link = self.page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True)
         rerun_after(self.page, link.click, until="document.querySelector('h1') && "
                                                  "document.querySelector('h1').innerText.trim() !== ''")
-        self.page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+        self.page.wait_for_selector(".js-plotly-plot:visible", timeout=60_000)  # not one in a folded expander
 
     # --- the tour ----------------------------------------------------------------------------------------
     def run(self) -> None:
