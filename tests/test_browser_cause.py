@@ -1,5 +1,7 @@
 """Break it, Compare and Inside the layers in a real Chromium: drawn, measured, and the switches in the link."""
 
+from pathlib import Path
+
 import pytest
 
 from devtools.browser import browser_missing_reason, chromium, exceptions, new_page, open_app, streamlit_server
@@ -47,5 +49,20 @@ def test_inside_the_layers_draws_the_residual_stream_the_ffn_and_the_logit_lens(
     page = new_page(browser)
     open_app(page, f"{app_url}/layers")
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 3")
+    assert exceptions(page) == []
+    page.context.close()
+
+
+def test_the_attention_page_shows_head_scores_rollout_and_the_downloads(app_url, browser):
+    page = new_page(browser)
+    open_app(page, f"{app_url}/attention?kind=Encoder+self-attention")
+    page.get_by_text("Attention rollout (an approximation)").first.wait_for()
+    assert page.locator("[data-testid=stDataFrame]").count() == 1  # the sortable head-score table
+    for label in ("The trace (.npz)", "Attention weights (.csv)", "This page's figures (HTML, offline)"):
+        assert page.get_by_role("button", name=label).count() == 1, label
+    with page.expect_download() as download:
+        page.get_by_role("button", name="This page's figures (HTML, offline)").click()
+    html = Path(download.value.path()).read_text()
+    assert html.count("Plotly.newPlot") >= 4 and "<script src=" not in html
     assert exceptions(page) == []
     page.context.close()
