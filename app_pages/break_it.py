@@ -20,7 +20,7 @@ from . import services, state
 from .context import page_context
 from .interventions import SWITCHES, head_ids, intervention_of
 from .state import KINDS, View
-from .ui import chart, head_label, lang, literal, tr, view_widget
+from .ui import MAIN_WIDTH, chart, head_label, lang, literal, tr, view_widget
 
 
 def render() -> None:
@@ -32,7 +32,8 @@ def render() -> None:
     if ctx.resolved.weights == "random":
         st.warning(tr("break.random"), icon=":material/casino:")
     config = ctx.trace.config
-    switches_column, heads_column = st.columns(2, gap="large")
+    # The switches' pills scroll sideways when their column is narrower than their row (half at 150 % zoom).
+    switches_column, heads_column = st.columns([3, 2], gap="large")
     switches = view_widget(switches_column.pills, state.BREAKS, tr("break.switches"), SWITCHES,
                            selection_mode="multi")
     with heads_column:
@@ -57,13 +58,14 @@ def effects(ctx, intervention) -> None:
     before = services.measured(model_id, task, Intervention(), _model=model)
     after = services.measured(model_id, task, intervention, _model=model)
     broken = services.run(ctx.view, ctx.resolved, intervention=intervention)
-    exact, forced, entropy = st.columns(3)
+    # As wide as their labels, side by side while they fit: three columns cut a label short at 150 % zoom.
+    exact = forced = entropy = st.container(horizontal=True)
     exact.metric(tr("break.exact", n=services.EVALUATION_INPUTS), f"{after['exact_match']:.0%}",
                  delta=f"{after['exact_match'] - before['exact_match']:+.0%}",
-                 help=tr("break.before", value=f"{before['exact_match']:.0%}"))
+                 help=tr("break.before", value=f"{before['exact_match']:.0%}"), width="content")
     forced.metric(tr("break.forced"), f"{after['teacher_forced_accuracy']:.0%}",
                   delta=f"{after['teacher_forced_accuracy'] - before['teacher_forced_accuracy']:+.0%}",
-                  help=tr("break.forced_help"))
+                  help=tr("break.forced_help"), width="content")
     kind = view_widget(st.selectbox, state.KIND, tr("attention.kind"), KINDS, index=KINDS.index(View.kind))
     try:  # both read the intact model's answer (teacher forcing), so every attention cell has a partner
         forced = replace(ctx.view, tgt_text=ctx.view.tgt_text or ctx.run.output_text or "")
@@ -73,11 +75,11 @@ def effects(ctx, intervention) -> None:
         intact, aligned = ctx.trace, None
     entropy_before, entropy_after = mean_entropy(intact, kind), mean_entropy(aligned or broken.trace, kind)
     entropy.metric(tr("break.entropy"), f"{entropy_after:.2f}", delta=f"{entropy_after - entropy_before:+.2f}",
-                   delta_color="off", help=tr("break.entropy_help"))
+                   delta_color="off", help=tr("break.entropy_help"), width="content")
     if not ctx.run.teacher_forced:
         st.markdown(tr("break.output", text=literal(ctx.view.src_text), before=literal(ctx.run.output_text),
                        after=literal(broken.output_text)))
-    chart(attention_grid(aligned or broken.trace, kind, lang=lang()), key="break_grid")
+    chart(attention_grid(aligned or broken.trace, kind, width=MAIN_WIDTH, lang=lang()), key="break_grid")
     if aligned is None:
         st.caption(tr("break.no_difference"))
         return

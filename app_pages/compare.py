@@ -15,7 +15,7 @@ from .interventions import SWITCHES, head_ids, intervention_of
 from .state import KINDS, WEIGHT_CHOICES, View
 from .ui import chart, current_view, error_text, lang, literal, tr, view_widget
 
-GRID_WIDTH = 560  # px: half the main column
+GRID_WIDTH = 355  # px: half the main column at its narrowest (see MAIN_WIDTH)
 VARIANTS = {"same": {}, "one_head": {state.N_HEADS: 1}, "eight_heads": {state.N_HEADS: 8},
             "no_positional": {state.POSITIONAL: "none"}, "post_ln": {state.NORM_FIRST: False}}
 SIDES = {"a": (state.A_WEIGHTS, state.A_VARIANT, state.A_BREAKS, state.A_ABLATE),

@@ -52,7 +52,7 @@ FIGURE_TEXTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
 
 # Whether the page scrolls sideways, how wide the viewport is (CSS px), and the page's own texts that are cut
 # off or too small: a formula wider than its column (KaTeX hides the rest) or under 12 px, a label shortened
-# to "…" (a button's).
+# to "…" (a button's), a block whose content scrolls sideways out of sight (a row of pills).
 PAGE_WIDTH = """() => {
   const main = document.querySelector('[data-testid=stMain]') || document.body;
   const clipped = [];
@@ -62,9 +62,13 @@ PAGE_WIDTH = """() => {
     const font = parseFloat(getComputedStyle(el.querySelector('.katex') || el).fontSize);
     if (!(font >= 12)) clipped.push(['too small', `formula at ${font} px`, tex]);
   }
-  for (const el of main.querySelectorAll('p, span, div'))
-    if (getComputedStyle(el).textOverflow === 'ellipsis' && el.scrollWidth > el.clientWidth + 1
-        && el.textContent.trim()) clipped.push(['cut off', 'label', el.textContent.trim().slice(0, 40)]);
+  for (const el of main.querySelectorAll('p, span, div')) {
+    const style = getComputedStyle(el), text = el.textContent.trim();
+    if (!text || el.scrollWidth <= el.clientWidth + 2 || el.closest('.js-plotly-plot, .katex-display')) continue;
+    if (style.textOverflow === 'ellipsis') clipped.push(['cut off', 'label', text.slice(0, 40)]);
+    else if (['auto', 'scroll', 'hidden'].includes(style.overflowX) && el.clientWidth > 40)
+      clipped.push(['cut off', 'scrolls sideways', text.slice(0, 40)]);  // e.g. a row of pills
+  }
   return {viewport: document.documentElement.clientWidth, scroll: document.documentElement.scrollWidth, clipped};
 }"""
 

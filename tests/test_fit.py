@@ -12,6 +12,7 @@ from transformer_viz.figures.fit import (
     CellText,
     cell_font,
     cell_text,
+    fit_title,
     spaced,
     text_em,
     tick_labels,
@@ -77,3 +78,13 @@ def test_spaced_labels_put_the_chosen_ones_first():
     assert spaced(7, 3) == [0, 3, 6]
     assert spaced(7, 3, first=[4]) == [0, 4]  # 4 first; 0 is 4 away; 1, 2, 3 are too close to one of them;
     assert spaced(7, 1) == list(range(7))
+
+
+def test_a_long_title_breaks_at_its_separators_then_shrinks():
+    title = "Cross-attention (decoder → encoder) · weights · 2 layers × 4 heads"
+    assert fit_title(title, 900) == (title, 20)  # fits: as it is
+    text, font = fit_title(title, 355)
+    assert text == "Cross-attention (decoder → encoder)<br>weights · 2 layers × 4 heads" and font == 20
+    text, font = fit_title("one very long title without any separator in it at all", 400)
+    assert "<br>" not in text and font < 20 and text_em(text) * font <= 400  # smaller, down to 14 px
+    assert fit_title("one very long title without any separator in it at all", 200)[1] == 14

@@ -1,7 +1,7 @@
 """Presenter mode on a 1280×720 projector, in a real Chromium: no text of a figure collides or is cut off.
 
 One `streamlit run` server and one browser visit every lesson step and every explorer page with
-`present=true` at two sizes:
+`present=true` at two sizes (and the pages with inputs at max length on /attention and /masks):
 
 - "1280x720": a 1280×720 viewport at device scale 1, the projector itself;
 - "150%": the same window at 150 % browser zoom. Browser zoom changes the CSS pixel size, so the
@@ -9,6 +9,7 @@ One `streamlit run` server and one browser visit every lesson step and every exp
   is emulated exactly (same media queries, same layout, same `devicePixelRatio`) by such a viewport;
   CSS `zoom` on the document would not be: Streamlit and Plotly measure their containers and would
   lay out for 1280 px, then be scaled.
+- "150% 中文": the same in Chinese (not the long inputs).
 
 On each page, after the run is idle and every figure is drawn, the corners of each visible `text`
 of each `.js-plotly-plot` (tick labels, titles, annotations, cell numbers, legends) are read and
@@ -16,7 +17,8 @@ checked (devtools/text_boxes.py): no two texts of a figure overlap by more than 
 labels as the rotated boxes they are; a text Plotly draws twice at one place counts once), none
 sticks out of its figure's SVG, none is under 9.5 px, no figure (nor the page) is wider than the
 viewport, no formula is cut off or shrunk under 12 px, no label is shortened to "…", no error is
-shown, and the lesson's Previous / Next buttons stand at the same place on every step. Cell numbers
+shown, nothing scrolls sideways out of sight (a row of pills), and the lesson's Previous / Next
+buttons stand at the same place on every step. Cell numbers
 the app hides in a chart too narrow for them (CSS, display: none) are not drawn, so not checked.
 A failure prints a table: page, figure (its place and title), kind of problem and the texts involved.
 
@@ -37,7 +39,7 @@ from urllib.parse import quote
 
 import pytest
 
-from app_pages.text import t
+from app_pages.text import LANGUAGE_NAMES, t
 from devtools.browser import (
     CONNECTED,
     IS_IDLE,
@@ -61,12 +63,17 @@ class Size:
     width: int
     height: int
     scale: float
+    lang: str = ""  # the app's language; "": its default, English
+    long_inputs: bool = True  # also the pages with inputs at max length
 
 
-SIZES = {"1280x720": Size(1280, 720, 1.0), "150%": Size(853, 480, 1.5)}
+# The figures' words in Chinese are shorter in characters but twice as wide per character: checked at the
+# tighter size only (the long inputs are tokens, not words).
+SIZES = {"1280x720": Size(1280, 720, 1.0), "150%": Size(853, 480, 1.5),
+         "150% 中文": Size(853, 480, 1.5, lang=LANGUAGE_NAMES["zh"], long_inputs=False)}
 LESSON = tuple(f"/?lesson_step={n}&present=true" for n in range(1, 10))
-EXPLORER = tuple(f"/{page}?present=true" for page in
-                 ("overview", "embeddings", "attention", "masks", "head", "decoding", "training"))
+EXPLORER = tuple(f"/{page}?present=true" for page in ("overview", "embeddings", "attention", "masks", "head", "layers",
+                                                      "decoding", "training", "break_it", "compare"))
 # The longest inputs a class server builds (max_len 64) on a fresh model: 52 letters to copy, and a
 # sentence of 40 English words (the en-zh grammar's own words) whose Chinese has as many tokens.
 LETTERS = "abcdefghijklmnopqrstuvwxyz" * 2
@@ -141,13 +148,14 @@ def survey() -> dict[tuple[str, str], Visit]:
                                           device_scale_factor=size.scale)
             context.add_init_script(RUN_COUNTER)
             page = context.new_page()
-            for number, path in enumerate((*LESSON, *EXPLORER, *LONG)):
+            language = f"&lang={quote(size.lang)}" if size.lang else ""
+            for number, path in enumerate((*LESSON, *EXPLORER, *(LONG if size.long_inputs else ()))):
                 name = f"{size_name.replace('%', 'pct')}_{number:02d}_{short(path).strip('/?')}"
-                visits[size_name, path] = visit(page, url + path, shots, re.sub(r"[^\w-]+", "_", name))
+                visits[size_name, path] = visit(page, url + path + language, shots, re.sub(r"[^\w-]+", "_", name))
             context.close()
-    print("\npage                               size      figures  texts  problems  seconds")
+    print("\npage                               size       figures  texts  problems  seconds")
     for (size_name, path), found in visits.items():
-        print(f"{short(path):33}  {size_name:8}  {found.figures:7}  {found.texts:5}  {len(found.problems):8}"
+        print(f"{short(path):33}  {size_name:9}  {found.figures:7}  {found.texts:5}  {len(found.problems):8}"
               f"  {found.seconds:7.1f}")
     return visits
 
@@ -172,7 +180,7 @@ def test_explorer_page_figures_fit_a_projector(survey, path):
 def test_inputs_at_max_length_keep_readable_labels(survey, view):
     check(survey, {path for path in LONG if LONG_VIEWS[view] in path})
     # The input was read, not refused: the pages drew hundreds of labels for it.
-    assert all(survey[size, path].texts > 100 for size in SIZES for path in LONG if LONG_VIEWS[view] in path)
+    assert all(found.texts > 100 for (_, path), found in survey.items() if LONG_VIEWS[view] in path)
 
 
 @pytest.mark.parametrize("size", SIZES)

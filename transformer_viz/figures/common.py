@@ -22,6 +22,7 @@ from ..recording import (
     recorded_mask,
     token_labels,
 )
+from .fit import TITLE_FONT_PX, fit_title
 from .labels import label
 
 # Colour-blind-safe scales that stay readable on a projector.
@@ -40,20 +41,29 @@ BLOCKED_GREY = "#c8c8c8"
 MINUS = "−"  # a true minus sign: "-" is a hyphen
 
 
-def base_layout(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
+def base_layout(fig: go.Figure, title: str | None = None, height: int | None = None,
+                width: int | None = None) -> go.Figure:
     """Apply the shared look: white background, light grid, readable font, tight margins.
 
+    `width`, the narrowest the figure is drawn at when known: a longer title is broken into lines
+    (then set smaller) to fit it (`fit_title`).
     The look of plotly_white, set directly on an empty template: assigning a named
     template copies all of it into every figure (about 17 ms and 7 kB of JSON each).
     """
+    title_font = None
+    if title and width:
+        title, title_font = fit_title(title, width)
+    # One line at the very top: Plotly's default centres a title in the top margin, where top tick labels and
+    # axis titles also go once that margin grows. Plotly misplaces a title of several lines anchored at the
+    # top (by a few px above the figure): those keep the default.
+    top = {} if title and "<br>" in title else dict(yref="container", y=1.0, yanchor="top", pad_t=14)
     fig.update_layout(
         template="none", font=dict(**FONT, color=TEXT_COLOUR), paper_bgcolor="white", plot_bgcolor="white",
         colorway=LINE_COLOURS, hovermode="closest",
-        # At the very top: Plotly's default centres a title in the top margin, where top tick labels and axis
-        # titles also go once that margin grows.
-        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad_t=14)
+        title=dict(text=title, x=0.0, xanchor="left", **top,
+                   font=dict(size=title_font) if title_font and title_font < TITLE_FONT_PX else {})
         if title else None,
-        margin=dict(l=10, r=10, t=50 if title else 20, b=10), height=height,
+        margin=dict(l=10, r=10, t=(50 + 26 * title.count("<br>")) if title else 20, b=10), height=height,
         hoverlabel=dict(font_size=14),
     )
     axes = dict(gridcolor=GRID_COLOUR, linecolor=GRID_COLOUR, zerolinecolor=GRID_COLOUR, ticks="", automargin=True,

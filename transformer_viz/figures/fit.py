@@ -23,6 +23,7 @@ LINE_EM = 1.15  # height of one line of text (ascent + descent), in ems
 MIN_FONT_PX = 10  # smaller text cannot be read on a projector
 CELL_FONT_PX = (11, 16)  # numbers written in cells: at least, at most
 TICK_FONT_PX = 14  # the largest tick labels
+TITLE_FONT_PX = 20  # Plotly's own size for a title in a 14 px figure (1.4 times)
 FLAT_FONT_PX = 12  # tick labels lie flat down to this size before they turn upright
 GAP_PX = 4  # between two neighbouring labels
 TEXT_MIN_WIDTH = "text_min_width"  # layout.meta key: the figure width below which its cell numbers are hidden
@@ -158,6 +159,23 @@ def spaced(count: int, step: int, first: Sequence[int] = ()) -> list[int]:
         if all(abs(i - j) >= step for j in shown):
             shown.append(int(i))
     return sorted(shown)
+
+
+def fit_title(title: str, width: float, font: int = TITLE_FONT_PX) -> tuple[str, int]:
+    """A title that fits `width` px: broken into lines at its " · " separators where it is longer, then set
+    smaller (down to FLAT_FONT_PX + 2) if a line still is. -> (text, font size)."""
+    room = width - 2 * GAP_PX
+    if "<br>" in title or text_em(title) * font <= room:
+        lines = [title]
+    else:
+        lines = []
+        for part in title.split(" · "):
+            if lines and text_em(f"{lines[-1]} · {part}") * font <= room:
+                lines[-1] += f" · {part}"
+            else:
+                lines.append(part)
+    text = "<br>".join(lines)
+    return text, int(min(font, max(FLAT_FONT_PX + 2, room // text_em(text))))
 
 
 def tick_labels(values: Sequence, texts: Sequence[str], plan: Ticks) -> dict:

@@ -27,12 +27,14 @@ from .common import (
     token_texts,
     value_plane,
 )
+from .fit import GAP_PX, MIN_FONT_PX, fit_title, widest_em
 from .labels import label
 
 GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
 TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text
 TILE_PX = (90, 360)  # the smallest and largest height of one tile
 TOP_PX, RIGHT_PX = 96, 96  # room for the title and head names; for the colour bar
+TITLE_LINE_PX = 26  # one more line of title
 
 
 @dataclass(frozen=True)
@@ -140,10 +142,13 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
         top_row, left_col = highlight[0] * (q_len + gap), highlight[1] * (k_len + gap)
         fig.add_shape(type="rect", x0=left_col - 0.5, x1=left_col + k_len - 0.5, y0=top_row - 0.5,
                       y1=top_row + q_len - 0.5, line=dict(color=HIGHLIGHT, width=3), layer="above")
+    # Head names as large as fit over a tile (Head 1Head 2 in narrow tiles otherwise).
+    head_font = int(np.clip((layout.cell_width * k_len - 2 * GAP_PX) // widest_em(
+        [label("head", lang, head=heads)]), MIN_FONT_PX, 15))
     # All titles in one update: add_annotation one at a time costs ~3 ms each.
     fig.update_layout(annotations=[
         *(dict(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
-               text=label("head", lang, head=head + 1), showarrow=False, font_size=15) for head in range(heads)),
+               text=label("head", lang, head=head + 1), showarrow=False, font_size=head_font) for head in range(heads)),
         *(dict(x=0, xref="paper", xanchor="right", xshift=-layout.layer_title_shift,
                y=layer * (q_len + gap) + (q_len - 1) / 2, text=label("layer", lang, layer=layer + 1),
                textangle=-90, showarrow=False, font_size=15) for layer in range(layers)),
@@ -152,8 +157,10 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     size = (label("grid.layers" if layers > 1 else "grid.one_layer", lang, n=layers) + " × "
             + label("grid.heads" if heads > 1 else "grid.one_head", lang, n=heads))
     title = " · ".join((label(f"kind.{kind}", lang), label(f"values.{value}", lang), size))
-    base_layout(fig, title, layout.height)
-    margin = dict(l=layout.left, r=layout.right, t=layout.top, b=layout.bottom)
+    # A title too long for the width takes two lines (fit_title): the head names move down by one.
+    extra = fit_title(title, width or GRID_PX)[0].count("<br>") * TITLE_LINE_PX
+    base_layout(fig, title, layout.height + extra, width=width or GRID_PX)
+    margin = dict(l=layout.left, r=layout.right, t=layout.top + extra, b=layout.bottom)
     fig.update_layout(margin=margin, plot_bgcolor="#ffffff")
     names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont_size=12, tickmode="array")
     keys = dict(tickvals=_tile_names(x_names, heads, k_len, gap), ticktext=k_text * heads)

@@ -30,7 +30,7 @@ from .common import (
 )
 from .fit import MIN_FONT_PX, cell_font, tick_labels, tick_plan
 from .labels import label
-from .panel_layout import VALUE_ASPECT, cell_heights, fits_with_values, panel_layout, top_label_px
+from .panel_layout import PAGE_PX, VALUE_ASPECT, cell_heights, fits_with_values, panel_layout, top_label_px
 
 # The steps in the order of the computation; label(f"step.{key}", lang) is a short name for a tab or a slider.
 STEP_KEYS = ("x", "projections", "qk", "scale", "mask", "softmax", "weighted_sum", "concat", "output")
@@ -261,7 +261,7 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
                                     xref="paper", yref="paper",
                                     xanchor="left", yanchor="bottom", yshift=label_px[r], showarrow=False,
                                     font=dict(size=14)))
-    fig = base_layout(go.Figure(traces, layout), title, height=grid.height)
+    fig = base_layout(go.Figure(traces, layout), title, height=grid.height, width=PAGE_PX)
     fig.update_layout(annotations=annotations, shapes=shapes, margin_t=grid.top_px,
                       title=dict(yref="container", y=1.0, yanchor="top", pad_t=12, subtitle_text=subtitle))
     return fig

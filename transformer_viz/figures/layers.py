@@ -61,7 +61,7 @@ def residual_figure(trace, stack: str, *, lang: str = "en") -> go.Figure:
         note = label("residual.pre_ln" if config.norm_first else "residual.post_ln", lang)
         title += f"<br><span style='font-size:13px'>{note}</span>"
     base_layout(fig, title, height=140 + 200 * layers)
-    fig.update_layout(barmode="group", bargap=0.2, margin=dict(t=90),
+    fig.update_layout(barmode="group", bargap=0.2, margin=dict(t=104),  # the two-line title clears "Layer 1"
                       legend=dict(orientation="h", yanchor="top", y=-0.08 / layers - 0.04))
     fig.update_xaxes(token_axis(_stack_tokens(trace, stack), seq_len), row=layers, col=1)
     return fig
@@ -122,6 +122,7 @@ def logit_lens_figure(lens: LogitLens, *, lang: str = "en") -> go.Figure:
         colorbar=dict(title=label("probability", lang), thickness=14),
     ))
     base_layout(fig, label("lens.title", lang), height=160 + 44 * rows)
+    fig.update_traces(colorbar_title_side="right")  # beside the bar: above it, it meets the top tick label
     fig.update_xaxes(token_axis(lens.input_tokens, tgt_len), title_text=label("lens.x", lang))
     fig.update_yaxes(token_axis(row_names, rows, reverse=True))
     return fig
