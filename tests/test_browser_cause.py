@@ -4,22 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import browser_missing_reason, chromium, exceptions, new_page, open_app, streamlit_server
+from devtools.browser import browser_missing_reason, exceptions, new_page, open_app
 
 missing = browser_missing_reason()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
 
-
-@pytest.fixture(scope="module")
-def app_url():
-    with streamlit_server() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as launched:
-        yield launched
 
 
 def metric_values(page) -> list[str]:

@@ -8,12 +8,10 @@ import pytest
 
 from devtools.browser import (
     browser_missing_reason,
-    chromium,
     exceptions,
     new_page,
     open_app,
     rerun_after,
-    streamlit_server,
 )
 
 missing = browser_missing_reason()
@@ -26,17 +24,6 @@ TEXT = {
            "open": "在探索页中打开", "train": "训练一个新模型", "not_yet": "尚未训练"},
 }
 
-
-@pytest.fixture(scope="module")
-def app_url():
-    with streamlit_server() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as launched:
-        yield launched
 
 
 def revealed_answer(page, text, n: int) -> str:

@@ -61,13 +61,6 @@ def test_a_link_that_chose_its_own_view_is_not_overwritten():
     assert "Set this step up again" in answer(at)  # no equal pair at 2 and 3: the answer says so
 
 
-def test_open_in_the_explorer_asks_for_the_steps_page():
-    at = open_step(7)
-    opener = next(b for b in at.button if b.label == "Open this in the explorer")
-    opener.click().run()
-    assert at.session_state["task"] == "en-fr" and at.session_state["kind"] == "cross"
-
-
 def test_tokens_answer_is_the_first_merge_of_the_seed_corpus():
     assert answer(open_step(1)).startswith("` h ` + ` i ` (12 times)")
 

@@ -18,12 +18,10 @@ from app_pages.state import VIEW_FIELDS
 from devtools.browser import (
     browser_missing_reason,
     choose_option,
-    chromium,
     exceptions,
     new_page,
     open_app,
     rerun_after,
-    streamlit_server,
     wait_for_idle,
 )
 
@@ -51,17 +49,6 @@ FIGURES = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(
   return [(p.layout.title && p.layout.title.text) || '', hash];
 })"""
 
-
-@pytest.fixture(scope="module")
-def app_url():
-    with streamlit_server() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture(scope="module")
