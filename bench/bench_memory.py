@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # app_pages, when run as `python bench/bench_memory.py`
+sys.path.insert(0, str(ROOT))  # transformer_viz.app, when run as `python bench/bench_memory.py`
 
 LARGEST = {"d_model": 256, "n_heads": 16, "n_encoder_layers": 6, "n_decoder_layers": 6, "d_ff": 512,
            "max_len": 64, "weights": "random"}
@@ -36,16 +36,16 @@ def rss_mib() -> float:
 def page_script(page: str) -> None:
     import importlib
 
-    from app_pages.sidebar import render_sidebar
+    from transformer_viz.app.sidebar import render_sidebar
 
     render_sidebar()
-    importlib.import_module(f"app_pages.{page}").render()
+    importlib.import_module(f"transformer_viz.app.{page}").render()
 
 
 def main() -> None:
     from streamlit.testing.v1 import AppTest
 
-    from app_pages.services import RUN_CACHE_BYTES
+    from transformer_viz.app.services import RUN_CACHE_BYTES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=100)

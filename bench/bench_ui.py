@@ -145,7 +145,7 @@ LONG_TEXT = "thequickbrownfoxjumpsoverthelaz"  # 31 letters + <eos> = 32 source 
 
 
 def app_texts() -> dict[str, str]:
-    from app_pages.text import ENGLISH
+    from transformer_viz.app.text import ENGLISH
 
     return ENGLISH
 
@@ -274,8 +274,8 @@ def figure_costs() -> list[str]:
     import plotly.io
     import torch
 
-    from app_pages.state import View
     from transformer_viz import Transformer
+    from transformer_viz.app.state import View
     from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
     from transformer_viz.figures.grid import attention_grid
     from transformer_viz.inference import run_text
@@ -372,7 +372,7 @@ def main() -> None:
     print(f"input for b: task 'reverse', max_len 32, {len(LONG_TEXT) + 1} source tokens with <eos>")
     checkpoints = sorted(path.stem for path in (ROOT / "transformer_viz" / "checkpoints").glob("*.safetensors"))
     print(f"pretrained checkpoints: {', '.join(checkpoints) or 'none (the app falls back to random weights)'}"
-          " (loading one calls gc.freeze() in app_pages/services.py, which hides most of the post-script GC)")
+          " (loading one calls gc.freeze() in transformer_viz/app/services.py, which hides most of the post-script GC)")
     cases = [Case("a", "app", "/attention", draw, options), Case("b", "app", big, draw, options),
              Case("c", "minimal", "/", "Draw", ("weights", "scores"))]
     servers = {"app": (args.app, ()), "minimal": ("bench/minimal_app.py", ())}

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_pages.navigation import PAGES as NAVIGATION
+from transformer_viz.app.navigation import PAGES as NAVIGATION
 from transformer_viz.recording import ATTENTION_KINDS
 
 PAGES = tuple(NAVIGATION)  # every page of the app
@@ -21,13 +21,13 @@ CONFIGS = {
 def page_script(page: str) -> None:
     import importlib
 
-    from app_pages.link import link_notice
-    from app_pages.navigation import follow_pending_link
-    from app_pages.sidebar import render_sidebar
+    from transformer_viz.app.link import link_notice
+    from transformer_viz.app.navigation import follow_pending_link
+    from transformer_viz.app.sidebar import render_sidebar
 
     follow_pending_link()
     render_sidebar()
-    importlib.import_module(f"app_pages.{page}").render()
+    importlib.import_module(f"transformer_viz.app.{page}").render()
     link_notice()
 
 
@@ -204,7 +204,7 @@ def test_a_model_trained_on_one_task_is_not_shown_for_another():
 
 def test_every_tasks_training_defaults_are_among_the_choices():
     """The choices stay the same when the task changes, so a chosen value never becomes invalid."""
-    from app_pages.training import BATCH_CHOICES, LR_CHOICES
+    from transformer_viz.app.training import BATCH_CHOICES, LR_CHOICES
     from transformer_viz.tasks import TASKS
 
     for task in TASKS.values():
@@ -229,8 +229,8 @@ def test_the_model_service_refuses_shapes_beyond_the_servers_limits_whatever_ask
     """A link is clamped by its widget; anything else that reaches the service (a callback, code) is refused."""
     from dataclasses import replace
 
-    from app_pages.services import resolve
-    from app_pages.state import View
+    from transformer_viz.app.services import resolve
+    from transformer_viz.app.state import View
 
     resolved = resolve(replace(View(), **shape))
     assert resolved.model is None and "beyond what this server builds" in str(resolved.error)
@@ -249,7 +249,7 @@ def test_a_training_too_long_for_a_class_server_cannot_start():
 
 
 def test_no_more_trainings_than_the_server_allows_run_at_once():
-    from app_pages.services import TRAININGS_AT_ONCE, training_slots
+    from transformer_viz.app.services import TRAININGS_AT_ONCE, training_slots
 
     at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random", train_steps=100)
     slots = training_slots()
@@ -285,7 +285,7 @@ def test_decoding_shows_a_run_whose_first_token_is_eos():
 
 
 def test_a_session_whose_first_run_crashed_recovers_on_the_next(monkeypatch):
-    import app_pages.sidebar as sidebar
+    import transformer_viz.app.sidebar as sidebar
 
     real = sidebar.fit_heads_to_d_model
     calls = []

@@ -199,11 +199,11 @@ def test_a_corrupt_checkpoint_is_explained_in_chinese(tmp_path, monkeypatch):
 
 
 def test_a_trained_model_and_its_animation_speak_chinese(monkeypatch):
-    import app_pages.ui
+    import transformer_viz.app.ui
 
     # AppTest formats the widgets' values again in the test's thread, where st.session_state is not the app's:
     # there the choices would be labelled in English and no longer found among the Chinese options.
-    monkeypatch.setattr(app_pages.ui, "lang", lambda: "zh")
+    monkeypatch.setattr(transformer_viz.app.ui, "lang", lambda: "zh")
     at = run_page("training", lang="zh", n_heads=2, d_model=16, d_ff=32, weights="random", train_steps=100)
     at.button(key="training_start").click().run()
     assert at.session_state["weights"] == "trained"
@@ -329,8 +329,8 @@ def test_the_english_details_repeat_the_packages_own_sentences(tmp_path):
     fills the same blanks, so a sentence cannot drift in one place only. A TranslatableError pickles whole."""
     import pickle
 
-    from app_pages.text import t
     from transformer_viz import ModelConfig, encode_source, load_pretrained
+    from transformer_viz.app.text import t
     from transformer_viz.errors import TranslatableError
 
     def caught(call) -> TranslatableError:

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_app import run_page
 
-from app_pages.navigation import PAGES as NAVIGATION
-from app_pages.services import FIGURES_KEPT, RUN_CACHE_BYTES
-from app_pages.state import VIEW_FIELDS
+from transformer_viz.app.navigation import PAGES as NAVIGATION
+from transformer_viz.app.services import FIGURES_KEPT, RUN_CACHE_BYTES
+from transformer_viz.app.state import VIEW_FIELDS
 
 PAGES = tuple(NAVIGATION)  # every page of the app
 # Labels the widgets really write, next to garbage: numbers of every size, any text, hostile Markdown.

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from test_app import run_page
 
-from app_pages.lesson import STEPS
+from transformer_viz.app.lesson import STEPS
 from transformer_viz.inference import next_token_probabilities, run_text
 from transformer_viz.pretrained import load_pretrained
 from transformer_viz.recording import attention_name

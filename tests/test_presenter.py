@@ -39,7 +39,6 @@ from urllib.parse import quote
 
 import pytest
 
-from app_pages.text import LANGUAGE_NAMES, t
 from devtools.browser import (
     CONNECTED,
     IS_IDLE,
@@ -53,6 +52,7 @@ from devtools.browser import (
     wait_for_idle,
 )
 from devtools.text_boxes import FIGURE_TEXTS, PAGE_WIDTH, Problem, page_problems, problem_table
+from transformer_viz.app.text import LANGUAGE_NAMES, t
 
 missing = browser_missing_reason()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_pages import state
-from app_pages.rooms import base_url, page_path, qr_svg, room_link
-from app_pages.text import CATALOGS
+from transformer_viz.app import state
+from transformer_viz.app.rooms import base_url, page_path, qr_svg, room_link
+from transformer_viz.app.text import CATALOGS
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -19,7 +19,7 @@ def session(link: dict[str, str] | None = None) -> AppTest:
 
 
 def store():
-    from app_pages.rooms import room_store
+    from transformer_viz.app.rooms import room_store
 
     return room_store()
 
@@ -174,7 +174,7 @@ def test_the_room_section_speaks_chinese():
 def test_the_room_catalogs_are_complete_in_both_languages():
     from string import Formatter
 
-    from app_pages.text_rooms import ROOMS_CHINESE, ROOMS_ENGLISH
+    from transformer_viz.app.text_rooms import ROOMS_CHINESE, ROOMS_ENGLISH
 
     def fields(text):
         return {name for _, name, _, _ in Formatter().parse(text) if name}
@@ -198,7 +198,7 @@ def test_the_room_link_uses_the_address_the_browser_used(url, base):
 
 
 def test_a_link_that_only_works_on_the_server_is_pointed_out():
-    from app_pages.rooms import names_this_computer
+    from transformer_viz.app.rooms import names_this_computer
 
     assert names_this_computer("http://localhost:8501/?room=K7QX") and names_this_computer("http://127.0.0.1:8501")
     assert not names_this_computer("http://192.168.1.20:8501/?room=K7QX")

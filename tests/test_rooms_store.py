@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from app_pages.rooms_store import (
+from devtools.redis_server import redis_missing_reason, redis_server
+from transformer_viz.app.rooms_store import (
     CODE_ALPHABET,
     CODE_LENGTH,
     MAX_VIEW_CHARS,
@@ -16,7 +17,6 @@ from app_pages.rooms_store import (
     normalize_code,
     open_store,
 )
-from devtools.redis_server import redis_missing_reason, redis_server
 
 redis_missing = redis_missing_reason()
 VIEW = {"layer": 1, "src_text": "香蕉 banana", "dims": [0, 3], "kind": "cross", "mask_value": float("-inf"),

@@ -14,7 +14,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from app_pages.state import VIEW_FIELDS
 from devtools.browser import (
     browser_missing_reason,
     choose_option,
@@ -24,6 +23,7 @@ from devtools.browser import (
     rerun_after,
     wait_for_idle,
 )
+from transformer_viz.app.state import VIEW_FIELDS
 
 missing = browser_missing_reason()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")

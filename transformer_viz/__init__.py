@@ -1,5 +1,7 @@
 """transformer_viz: a small encoder-decoder Transformer that records everything a lesson needs."""
 
+__version__ = "0.2.0"
+
 from .config import POSITIONAL_ENCODINGS, ModelConfig
 from .inference import TextRun, run_text
 from .intervention import Intervention
@@ -11,18 +13,24 @@ from .tokenizers import BytePairEncoding, learn_bpe
 from .training import AttentionSnapshot, StepInfo, TrainResult, evaluate
 from .vocab import Vocab
 
-__all__ = ["LEAVES", "POSITIONAL_ENCODINGS", "HookPoint", "ModelConfig", "Trace", "Transformer", "name", "recording"]
-__all__ += [
+__all__ = [
+            "LEAVES",
+            "POSITIONAL_ENCODINGS",
             "TASKS",
             "AttentionSnapshot",
             "BytePairEncoding",
+            "HookPoint",
             "Intervention",
+            "ModelConfig",
             "Pretrained",
             "StepInfo",
             "Task",
             "TextRun",
+            "Trace",
             "TrainResult",
+            "Transformer",
             "Vocab",
+            "__version__",
             "available_pretrained",
             "encode_source",
             "encode_target",
@@ -31,6 +39,8 @@ __all__ += [
             "learn_bpe",
             "load_pretrained",
             "model_config_for",
+            "name",
+            "recording",
             "run_text",
             "save_pretrained",
 ]

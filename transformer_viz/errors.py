@@ -1,7 +1,7 @@
 """A ValueError an app can say in its own language: the sentence has a stable key and the values it names.
 
 The package writes its sentences in English (`str(error)`); an app that speaks another language
-looks `error.key` up in its own catalog and fills in `error.values` (app_pages: "detail.<key>").
+looks `error.key` up in its own catalog and fills in `error.values` (transformer_viz.app: "detail.<key>").
 """
 
 from __future__ import annotations

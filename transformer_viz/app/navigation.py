@@ -17,8 +17,8 @@ HOME = "lesson"
 
 
 def page(path: str) -> st.Page:
-    """The st.Page of app_pages/<path>.py; its URL is /<path> (the home page's is /)."""
-    module = importlib.import_module(f"app_pages.{path}")
+    """The st.Page of transformer_viz/app/<path>.py; its URL is /<path> (the home page's is /)."""
+    module = importlib.import_module(f"transformer_viz.app.{path}")
     home = path == HOME  # the default page's own path is never shown: it is at /
     return st.Page(module.render, title=tr(f"nav.{path}"), url_path="home" if home else path, icon=PAGES[path],
                    default=home)
@@ -26,7 +26,7 @@ def page(path: str) -> st.Page:
 
 def all_pages() -> list[st.Page]:
     """Every page. The home page is at / and, through a hidden twin, at /overview like every other page."""
-    twin = importlib.import_module(f"app_pages.{HOME}").render
+    twin = importlib.import_module(f"transformer_viz.app.{HOME}").render
     return [page(path) for path in PAGES] + [st.Page(twin, title=tr(f"nav.{HOME}"), url_path=HOME,
                                                      visibility="hidden")]
 

@@ -56,7 +56,7 @@ BREAK_RANK, BREAK_CHEAT = "break_rank", "break_cheat"
 SHOWN = "_shown_{}"  # a button's result stays shown for the session once pressed
 LESSON_REVEAL = "lesson_reveal_{}"  # one per step: a new step opens with its answer hidden
 
-# Class rooms (app_pages/rooms.py): a teacher shares the page and view, the students follow.
+# Class rooms (transformer_viz/app/rooms.py): a teacher shares the page and view, the students follow.
 ROOM = "room"  # the query parameter of a room's link (/?room=K7QX); not a view field
 PAGE = "_page"  # the URL path of the page of this session's last full run (what a teacher shares)
 TEACHING = "_teaching"  # the Teaching of this session: the room it leads

@@ -1,4 +1,4 @@
-"""The class room's sentences (app_pages/rooms.py), in English and Chinese; text.CATALOGS merges them."""
+"""The class room's sentences (transformer_viz/app/rooms.py), in English and Chinese; text.CATALOGS merges them."""
 
 ROOMS_ENGLISH = {
     "room.title": "Class room",

@@ -1,0 +1,40 @@
+"""One run of the app: page config, the shared sidebar and navigation — nothing else.
+
+`streamlit run app.py` (from a checkout) and `transformer-viz` (the packaged `streamlit_app.py`) both call `main()`.
+"""
+
+import streamlit as st
+
+from .link import link_notice
+from .navigation import all_pages, follow_pending_link
+from .presenter import presenter_frame
+from .rooms import follow_room, room_panel, share_view
+from .services import set_up_server
+from .sidebar import render_sidebar
+from .take_home import start_view, view_download
+
+# Room for the figures on a 1280x720 projector: a smaller title and less padding above it. A formula shrinks with
+# its column (cqi: 1 % of it) where the widest one, 23 em, would not fit; KaTeX would hide the rest.
+PAGE_STYLE = ("<style>.block-container{padding-top:2.2rem} h1{font-size:2rem !important;padding-top:0}"
+              "[data-testid=stMarkdown]:has(.katex-display){container-type:inline-size}"
+              ".katex-display > .katex{font-size:min(1.21em, 4.2cqi)}</style>")
+
+
+def main() -> None:
+    """Draw the page the URL names, with the sidebar, the room and the take-home view."""
+    st.set_page_config(page_title="transformer_viz", page_icon=":material/visibility:", layout="wide")
+    st.html(PAGE_STYLE)
+    set_up_server()
+    current = st.navigation(all_pages())  # registers the pages, so that a page switch can name them
+    follow_pending_link()
+    follow_room(current.url_path)  # a student in a room: open the teacher's page and view if they changed
+    room_section = st.sidebar.container()  # filled at the end of the run, when the room was sent this view
+    render_sidebar()
+    presenter_frame()
+    share_view()  # a teacher: the room gets the page and view now, while this page takes its time...
+    start_view()
+    current.run()
+    link_notice()  # after the page: its widgets have read their part of the link by then
+    share_view()  # ...and any change the page made
+    room_panel(room_section)
+    view_download(current.title)
