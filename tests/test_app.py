@@ -1,6 +1,7 @@
 """The app in Streamlit's AppTest: every page for several configurations, controls, bad input."""
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -248,22 +249,34 @@ def test_a_training_too_long_for_a_class_server_cannot_start():
     assert not at.button(key="training_start").disabled  # a short run of the same model may start
 
 
-def test_no_more_trainings_than_the_server_allows_run_at_once():
-    from transformer_viz.app.services import TRAININGS_AT_ONCE, training_slots
+def test_a_training_waits_in_line_while_the_servers_trainings_run_and_then_trains(monkeypatch):
+    """Every worker busy with another session's training: this one shows its place in line, then trains."""
+    import threading
 
-    at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random", train_steps=100)
-    slots = training_slots()
-    taken = [slots.acquire(blocking=False) for _ in range(TRAININGS_AT_ONCE)]
+    import transformer_viz.app.training as page
+    from transformer_viz import Transformer, get_task, model_config_for
+    from transformer_viz.app.services import training_pool
+
+    asked = []
+    monkeypatch.setattr(page, "tr", lambda key, **values: asked.append((key, values)) or key)
+    pool = training_pool()
+    others = [pool.submit(Transformer(model_config_for(get_task("copy"))), "copy", steps=100_000)
+              for _ in range(pool.workers)]
+    while any(job.position() for job in others):  # until both are training
+        time.sleep(0.05)
+    release = threading.Timer(3.0, lambda: [job.stop() for job in others])
+    release.start()
     try:
-        assert all(taken)  # other sessions are training
+        at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random", train_steps=100)
         at.button(key="training_start").click().run()
-        assert any("already training" in w.value for w in at.warning)
-        assert "_trained" not in at.session_state
     finally:
-        for _ in taken:
-            slots.release()
-    at.button(key="training_start").click().run()  # a slot is free again
-    assert at.session_state["weights"] == "trained"
+        release.cancel()
+        for job in others:
+            job.stop()
+    assert not at.exception
+    waiting = [values for key, values in asked if key == "training.waiting"]
+    assert waiting and waiting[0] == {"place": 1, "n": pool.workers}
+    assert at.session_state["weights"] == "trained" and at.session_state["_trained"].steps == 100
 
 
 def test_decoding_shows_a_run_whose_first_token_is_eos():

@@ -46,7 +46,7 @@ def train_task(task_name: str, out: str, *, steps: int | None, batch_size: int |
             if info.step % 10 == 0:
                 bar.set_postfix(loss=f"{info.loss:.4f}", acc=f"{info.accuracy:.3f}")
 
-        result = train(model, task, seed=seed, on_step=on_step, **settings)
+        result = train(model, task, seed=seed, on_step=on_step, threads=torch.get_num_threads(), **settings)
     training = {
         "command": command,
         **settings,

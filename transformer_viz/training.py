@@ -144,6 +144,7 @@ def train(
     lr: float | None = None, warmup: int | None = None, seed: int = 0, label_smoothing: float | None = None,
     on_step: Callable[[StepInfo], None] | None = None, snapshot_every: int = 0,
     should_stop: Callable[[], bool] | None = None, intervention: Intervention | None = None,
+    threads: int | None = None,
 ) -> TrainResult:
     """Train `model` in place on `task` and return its history.
 
@@ -154,6 +155,9 @@ def train(
     before training, every `snapshot_every` steps and after the last step. `should_stop()`
     is asked before every step; returning True ends training early. The whole run (snapshots too) is
     under `intervention`: e.g. `Intervention(look_ahead=False)` trains a decoder that may read the future.
+    `threads`: torch's CPU threads for the run (None: `recommended_threads()`), never torch's default of one per
+    core; the setting is process-wide in torch, so it is restored afterwards (a server that trains in threads
+    gives every run the same count).
     """
     defaults = task.train_defaults
     steps = defaults.steps if steps is None else steps
@@ -167,6 +171,9 @@ def train(
             raise ValueError(f"{label} must be a whole number of at least {least}, got {value!r}.")
     if not is_whole(seed):
         raise ValueError(f"seed must be a whole number, got {seed!r}.")
+    threads = recommended_threads() if threads is None else threads
+    if not is_whole(threads) or threads < 1:
+        raise ValueError(f"threads must be a whole number of at least 1, got {threads!r}.")
     if not (is_real(lr) and 0 < lr < math.inf):
         raise ValueError(f"lr must be a positive number, got {lr!r}.")
     if not (is_real(label_smoothing) and 0 <= label_smoothing <= 1):
@@ -178,7 +185,8 @@ def train(
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, steps, warmup))
     result = TrainResult()
     start = time.perf_counter()
-    was_training = model.training
+    was_training, previous_threads = model.training, torch.get_num_threads()
+    torch.set_num_threads(threads)
     with torch.random.fork_rng(devices=[]), intervening(model.checked(intervention)):
         torch.manual_seed(seed)
         if snapshot_every > 0:
@@ -210,6 +218,7 @@ def train(
                     on_step(StepInfo(step, loss.item(), accuracy, schedule.get_last_lr()[0], snapshot))
         finally:
             model.train(was_training)
+            torch.set_num_threads(previous_threads)
             result.seconds = time.perf_counter() - start
     return result
 

@@ -381,16 +381,8 @@ def training() -> tuple[str, str]:
         return question, ""
     task = TASKS[view.task]
     if st.button(tr("lesson.training.train", steps=view.train_steps), type="primary", key=state.LESSON_TRAIN):
-        slots = services.training_slots()
-        if not slots.acquire(blocking=False):
-            st.warning(tr("training.busy", n=services.TRAININGS_AT_ONCE), icon=":material/groups:")
-        else:
-            try:
-                run_training(resolved.model, task, view.train_steps, task.train_defaults.lr,
-                             task.train_defaults.batch_size)
-            finally:
-                slots.release()
-            st.rerun()
+        run_training(resolved.model, task, view.train_steps, task.train_defaults.lr, task.train_defaults.batch_size)
+        st.rerun()
     show_result(services.trained_for(view.task))
     before, after, shipped = (reverse_mirror(view, w) for w in ("random", "trained", "pretrained"))
     trained = services.trained_for(view.task)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from . import state
+from .limits import LIMITS
 from .state import VIEW_FIELDS
 from .ui import LABELS, current_view, tr
 
@@ -35,5 +36,8 @@ def link_notice() -> None:
     rejected = st.session_state[state.LINK_REJECTED]
     if rejected:
         st.sidebar.warning(tr("error.link", names=", ".join(rejected)))
+    if set(rejected) & set(state.SHAPE_FIELDS):
+        st.sidebar.caption(tr("error.link_limits", d_model=LIMITS.d_model, heads=LIMITS.heads, layers=LIMITS.layers,
+                              d_ff=LIMITS.d_ff, tokens=LIMITS.input_tokens))
     if state.WEIGHTS in rejected:
         st.sidebar.caption(tr("error.link_weights"))

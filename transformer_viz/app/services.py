@@ -17,16 +17,17 @@ from transformer_viz.inference import TextRun, run_text
 from transformer_viz.pretrained import load_pretrained
 from transformer_viz.tasks import TASKS, model_config_for
 from transformer_viz.training import evaluate, train
+from transformer_viz.training_pool import TrainingPool
 
 from . import state
+from .limits import LIMITS
 from .state import TrainedModel, View
 
-RUN_CACHE_BYTES = 512 * 2**20  # the traces one server keeps for all its sessions
+RUN_CACHE_BYTES = LIMITS.run_cache_mib * 2**20  # the traces one server keeps for all its sessions
 # Figures are bounded by count: the largest one the server limits allow (an attention grid at 6 layers x
 # 16 heads x 64 tokens) holds ~18 MiB, so the cache stays under ~570 MiB (bench/bench_memory.py).
 FIGURES_KEPT = 32
-TRAINING_BUDGET = 4e10  # training_cost of one run: about two minutes on one core
-TRAININGS_AT_ONCE = 2
+TRAINING_BUDGET = LIMITS.training_budget  # training_cost of one run (4e10: about two minutes on one core)
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,9 @@ def set_up_server() -> None:
 
 
 @st.cache_resource(show_spinner=False)
-def training_slots() -> threading.BoundedSemaphore:
-    """How many trainings this server runs at once (each on one core)."""
-    return threading.BoundedSemaphore(TRAININGS_AT_ONCE)
+def training_pool() -> TrainingPool:
+    """The server's trainings: LIMITS.trainings_at_once at once, each in a worker process on one core."""
+    return TrainingPool(LIMITS.trainings_at_once)
 
 
 def training_cost(model: Transformer, steps: int, batch_size: int) -> float:
@@ -221,5 +222,5 @@ def cheating_model(task_name: str) -> Transformer:
     task = TASKS[task_name]
     torch.manual_seed(0)
     model = Transformer(model_config_for(task))
-    train(model, task, steps=CHEAT_STEPS, intervention=Intervention(look_ahead=False))
+    train(model, task, steps=CHEAT_STEPS, intervention=Intervention(look_ahead=False), threads=1)
     return model.eval()

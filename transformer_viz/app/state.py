@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, fields
 
 from transformer_viz.recording import ATTENTION_KINDS
 
+from .limits import LIMITS
+
 # The view's fields, one key each (widget key = session-state key = query parameter).
 LANG, TASK, WEIGHTS = "lang", "task", "weights"
 D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN = (
@@ -70,12 +72,13 @@ LANGUAGES = ("en", "zh")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
 KINDS = tuple(ATTENTION_KINDS)
 MASK_VALUES = (-1e9, -1e4, -math.inf)
-# What a class server builds: the sidebar offers exactly this, and the model service refuses anything else.
-D_MODEL_RANGE = (2, 256)
-MAX_HEADS = 16
-LAYER_RANGE = (1, 6)
-D_FF_CHOICES = (16, 32, 64, 128, 256, 512)
-MAX_LEN_CHOICES = (0, 16, 24, 32, 48, 64)  # 0: the task's own
+# What a class server builds (limits.py, set by the server's environment): the sidebar offers exactly this, and
+# the model service refuses anything else.
+D_MODEL_RANGE = (2, LIMITS.d_model)
+MAX_HEADS = LIMITS.heads
+LAYER_RANGE = (1, LIMITS.layers)
+D_FF_CHOICES = tuple(d for d in (16, 32, 64, 128, 256, 512, 1024, 2048) if d <= LIMITS.d_ff)
+MAX_LEN_CHOICES = tuple(n for n in (0, 16, 24, 32, 48, 64) if n <= LIMITS.input_tokens)  # 0: the task's own
 SHAPE_FIELDS = (D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN, POSITIONAL, NORM_FIRST,
                 SCALE_EMBEDDINGS, EMBED_NORM, MASK_VALUE)
 

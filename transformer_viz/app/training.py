@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-import copy
 import time
 import uuid
+from concurrent.futures import CancelledError, TimeoutError
 from dataclasses import replace
 
 import streamlit as st
 
 from transformer_viz.figures.training import attention_animation, loss_curve
 from transformer_viz.tasks import TASKS
-from transformer_viz.training import evaluate, train
 
 from . import services, state
 from .context import weights_banner
+from .limits import LIMITS
 from .state import TrainedModel, View
 from .ui import chart, current_view, error_text, lang, literal, tr, view_widget
 
-STEP_CHOICES = (100, 200, 400, 800, 1500, 3000)
+STEP_CHOICES = tuple(n for n in (100, 200, 400, 800, 1500, 3000) if n <= LIMITS.train_steps)
 REDRAW_SECONDS = 0.3  # progress and loss curve
+STOP_WAIT_SECONDS = 30  # for a stopped worker to finish its step (seconds at the largest allowed shape)
+EVALUATION_INPUTS = 200  # fresh inputs for the exact match of a finished run
 LR_CHOICES = (1e-4, 3e-4, 1e-3, 2e-3, 3e-3)  # the same for every task (each task's default among them)
 BATCH_CHOICES = (16, 32, 64, 128)
 
@@ -48,50 +50,54 @@ def render() -> None:
     too_long = services.training_cost(resolved.model, steps, batch_size) > services.TRAINING_BUDGET
     if too_long:
         st.warning(tr("training.too_long"), icon=":material/hourglass_disabled:")
+    st.caption(tr("training.limits", n=LIMITS.trainings_at_once, steps=LIMITS.train_steps))
     start_column, stop_column = st.columns([1, 5])
     if start_column.button(tr("training.start"), type="primary", key=state.TRAINING_START, disabled=too_long):
-        slots = services.training_slots()
-        if not slots.acquire(blocking=False):
-            st.warning(tr("training.busy", n=services.TRAININGS_AT_ONCE), icon=":material/groups:")
-        else:
-            try:  # any click (the Stop button included) ends this run within a step; what was trained is kept
-                stop_column.button(tr("training.stop"), key=state.TRAINING_STOP)
-                run_training(resolved.model, task, steps, lr, batch_size)
-            finally:
-                slots.release()
-            st.rerun()
+        # Any click (the Stop button included) ends this run; the worker stops within a step, what it trained is kept
+        stop_column.button(tr("training.stop"), key=state.TRAINING_STOP)
+        run_training(resolved.model, task, steps, lr, batch_size)
+        st.rerun()
     show_result(services.trained_for(view.task))
 
 
 def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
-    """Train a copy of the shared model (never the model itself) and keep it in this session."""
-    trained = TrainedModel(model=copy.deepcopy(model), id=uuid.uuid4().hex, task=task.name, steps=0, history=())
-    st.session_state[state.TRAINED] = trained
+    """Train a copy of the shared model in the server's training pool (waiting in line if need be), drawing its
+    progress, and keep it in this session: finished, or as far as it got when the run was stopped."""
+    job = services.training_pool().submit(model, task.name, steps=steps, lr=lr, batch_size=batch_size,
+                                          snapshot_every=max(steps // 30, 1), evaluate_on=EVALUATION_INPUTS)
+    status, progress, live_curve = st.empty(), st.empty(), st.empty()
+    history = []
+    try:
+        while not job.done():
+            place = job.position()
+            if place:
+                status.info(tr("training.waiting", place=place, n=LIMITS.trainings_at_once), icon=":material/groups:")
+            history += [(info.step, info.loss, info.accuracy) for info in job.progress()]
+            if not place and history:
+                step, loss, accuracy = history[-1]
+                status.empty()
+                progress.progress(step / steps, text=tr("training.progress", step=step, total=steps, loss=loss,
+                                                        accuracy=accuracy))
+                live_curve.plotly_chart(loss_curve(history, lang=lang()), theme=None)
+            time.sleep(REDRAW_SECONDS)  # a Stop click or a closed tab ends the script at the next st call
+    finally:
+        job.stop()
+        keep(job, model, task)
+
+
+def keep(job, model, task) -> None:
+    """Keep what the job trained as this session's trained model (nothing when it never started)."""
+    try:
+        trained, result, exact = job.result(timeout=STOP_WAIT_SECONDS)
+    except (CancelledError, TimeoutError):
+        return
+    if result.steps == 0:
+        return
+    st.session_state[state.TRAINED] = TrainedModel(
+        model=trained, id=uuid.uuid4().hex, task=task.name, steps=result.steps, history=tuple(result.history),
+        snapshots=tuple(result.snapshots), finished=not result.stopped_early, exact_match=exact,
+        seconds=result.seconds)
     st.session_state[state.PENDING_WEIGHTS] = "trained"
-    progress = st.progress(0.0)
-    live_curve = st.empty()
-    history, snapshots, last_redraw = [], [], [0.0]
-
-    def on_step(info) -> None:
-        history.append((info.step, info.loss, info.accuracy))
-        if info.snapshot is not None:
-            snapshots.append(info.snapshot)
-        # Kept at every step: a Stop click or a closed tab ends this script run at once, and the record must
-        # say how far the model (trained in place) really got.
-        st.session_state[state.TRAINED] = replace(trained, steps=info.step, history=tuple(history),
-                                                  snapshots=tuple(snapshots))
-        if time.monotonic() - last_redraw[0] >= REDRAW_SECONDS or info.step == steps:
-            last_redraw[0] = time.monotonic()
-            progress.progress(info.step / steps, text=tr("training.progress", step=info.step, total=steps,
-                                                        loss=info.loss, accuracy=info.accuracy))
-            live_curve.plotly_chart(loss_curve(history, lang=lang()), theme=None)
-
-    result = train(trained.model, task, steps=steps, lr=lr, batch_size=batch_size, on_step=on_step,
-                   snapshot_every=max(steps // 30, 1))
-    trained.model.eval()
-    st.session_state[state.TRAINED] = replace(
-        trained, steps=steps, history=tuple(history), snapshots=tuple(result.snapshots), finished=True,
-        exact_match=evaluate(trained.model, task, n=200)["exact_match"], seconds=result.seconds)
 
 
 def show_result(trained: TrainedModel | None) -> None:

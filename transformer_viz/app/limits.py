@@ -1,0 +1,77 @@
+"""What one server allows, in one place: environment variables read once when the server starts.
+
+    TVIZ_TRAININGS_AT_ONCE=2 TVIZ_TRAIN_STEPS=1500 transformer-viz
+
+The sidebar's ranges, the model service, the training queue and the caches all read `LIMITS`; the pages show
+them when a link or a setting asks for more. A value that is not a number in range stops the server with a
+sentence naming the variable (`transformer-viz` checks before starting Streamlit).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from transformer_viz.config import SIZE_LIMITS
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (a container's CPU set, not the host's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """Caps of one server process (defaults: a 2-core machine hosting a class of 40)."""
+
+    d_model: int = 256  # the model dimension
+    heads: int = 16  # attention heads
+    layers: int = 6  # encoder layers, and decoder layers
+    d_ff: int = 512  # the feed-forward layer's width
+    input_tokens: int = 64  # max_len: the longest input a model may be built for
+    train_steps: int = 3000  # steps of one training
+    training_budget: float = 4e10  # parameters x steps x batch of one training: about two minutes of a core
+    trainings_at_once: int = 0  # trainings running at once, each in its own process (0: one per core)
+    run_cache_mib: int = 512  # traces kept for all sessions
+
+    def __post_init__(self):
+        if self.trainings_at_once == 0:
+            object.__setattr__(self, "trainings_at_once", usable_cores())
+
+    @classmethod
+    def from_environment(cls, environment: Mapping[str, str] = os.environ) -> ServerLimits:
+        """The limits, each from TVIZ_<NAME> when set (e.g. TVIZ_D_MODEL, TVIZ_TRAININGS_AT_ONCE)."""
+        values = {}
+        for field in fields(cls):
+            variable = env_name(field.name)
+            text = environment.get(variable, "").strip()
+            if not text:
+                continue
+            least, most = RANGES[field.name]
+            try:
+                value = float(text) if field.type == "float" else int(text)
+            except ValueError:
+                value = None
+            if value is None or not least <= value <= most:
+                kind = "a number" if field.type == "float" else "a whole number"
+                raise ValueError(f"{variable}={text!r}: expected {kind} from {least:g} to {most:g}.")
+            values[field.name] = value
+        return cls(**values)
+
+
+def env_name(field: str) -> str:
+    return f"TVIZ_{field.upper()}"
+
+
+# What each limit may be set to: at least the shipped models' shape (d_model 64, 4 heads, 2 layers, d_ff 128,
+# 16 tokens), at most the model's own limits.
+RANGES = {"d_model": (64, SIZE_LIMITS["d_model"]), "heads": (4, SIZE_LIMITS["n_heads"]),
+          "layers": (2, SIZE_LIMITS["n_encoder_layers"]), "d_ff": (128, SIZE_LIMITS["d_ff"]),
+          "input_tokens": (16, SIZE_LIMITS["max_len"]), "train_steps": (100, 100_000), "training_budget": (1e8, 1e13),
+          "trainings_at_once": (0, 256), "run_cache_mib": (64, 65_536)}
+
+LIMITS = ServerLimits.from_environment()
