@@ -36,7 +36,12 @@ def streamlit_args(argv: list[str] | None = None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run Streamlit in this process (it exits when the server stops)."""
+    """Run Streamlit in this process (it exits when the server stops); a bad TVIZ_* limit stops it first."""
     from streamlit.web import cli
 
-    cli.main(args=streamlit_args(argv), prog_name="transformer-viz")
+    args = streamlit_args(argv)
+    try:
+        from .limits import LIMITS  # noqa: F401 - read from the environment on import
+    except ValueError as error:
+        raise SystemExit(f"transformer-viz: {error}") from None
+    cli.main(args=args, prog_name="transformer-viz")
