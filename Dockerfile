@@ -1,0 +1,25 @@
+# transformer_viz for a class: CPU torch, a non-root user, the packaged Streamlit settings.
+#   docker build -t transformer-viz .
+#   docker run -p 8501:8501 transformer-viz          # one machine; several: deploy/compose.yaml
+FROM python:3.11-slim
+
+ENV PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+# PyTorch's CPU build first: PyPI's Linux wheel would pull several GB of CUDA libraries.
+RUN pip install "torch>=2.2,<3" --index-url https://download.pytorch.org/whl/cpu
+
+WORKDIR /src
+COPY pyproject.toml README.md LICENSE ./
+COPY transformer_viz ./transformer_viz
+RUN pip install ".[redis]" && rm -rf /src
+
+RUN useradd --create-home --uid 10001 tviz
+USER tviz
+WORKDIR /home/tviz
+
+# The server's limits (transformer_viz/app/limits.py); TVIZ_REDIS_URL shares class rooms between replicas.
+ENV TVIZ_TRAININGS_AT_ONCE=0
+EXPOSE 8501
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4)"]
+# Inside its container the server listens on every interface; publish the port you choose.
+CMD ["transformer-viz", "--host", "0.0.0.0", "--port", "8501"]
