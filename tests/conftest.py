@@ -1,7 +1,33 @@
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 import torch
 
 from devtools.browser import chromium, streamlit_server
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHES = {"__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"}
+
+
+def files_git_does_not_track() -> set[str] | None:
+    """The checkout's files that git does not track, ignored ones too (caches left out); None without git."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "--others", "-z"], cwd=ROOT, capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {path for path in listed.stdout.decode().split("\0") if path and not CACHES & set(Path(path).parts)}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_written_into_the_checkout():
+    """Tests write under tmp_path (screenshots too, or $TV_SCREENSHOTS when set), never into the repository."""
+    before = files_git_does_not_track()
+    yield
+    after = files_git_does_not_track()
+    if before is not None and after is not None and not os.environ.get("TV_SCREENSHOTS"):
+        assert after <= before, f"the tests wrote into the checkout: {sorted(after - before)}"
 
 
 @pytest.fixture(autouse=True)

@@ -341,3 +341,39 @@ def test_compare_draws_both_sides_and_their_difference_on_the_same_target():
     assert not at.exception and not at.error
     assert len(at.get("plotly_chart")) == 3  # A, B and B − A
     assert at.query_params["b_breaks"] == "÷ √d_k"
+
+
+def test_a_link_restores_the_embeddings_selections():
+    """Issue 7, bug 4: the Embeddings page's side and dimensions were not in the link."""
+    at = run_page("embeddings", link={"side": "Decoder input tokens", "dims": ["1", "5"]})
+    assert not at.exception and not at.error and not at.sidebar.warning
+    pipeline, curves = chart_specs(at)[:2]
+    assert pipeline["layout"]["title"]["text"].startswith("Target")
+    assert [trace["name"].split(" (")[0] for trace in curves["data"]] == ["dim 1", "dim 5"]
+
+
+def test_the_run_cache_is_bounded_in_bytes_not_in_runs(monkeypatch):
+    """Issue 8: the run cache kept 64 runs whatever their size (349 MiB each at the largest shape)."""
+    from dataclasses import replace
+
+    from app_pages import services
+    from app_pages.state import View
+
+    view = View()  # the shipped reverse model
+    resolved = services.resolve(view)
+    texts = ["abcdefghijkl"[:n] for n in range(3, 13)]  # ten distinct inputs, each run larger than the last
+    largest = services.run_bytes(services.run(replace(view, src_text=texts[-1]), resolved))
+    services._run_cache.clear()
+    monkeypatch.setattr(services, "RUN_CACHE_BYTES", int(2.5 * largest))  # room for two of the largest runs
+    try:
+        runs = [services.run(replace(view, src_text=text), resolved) for text in texts]
+        cache, _ = services._run_cache()
+        assert 2 <= len(cache) < len(texts) and cache.currsize <= services.RUN_CACHE_BYTES
+        assert services.run(replace(view, src_text=texts[-1]), resolved) is runs[-1]  # the latest is kept
+        assert services.run(replace(view, src_text=texts[0]), resolved) is not runs[0]  # the oldest went first
+        monkeypatch.setattr(services, "RUN_CACHE_BYTES", largest // 2)  # one run larger than the whole budget
+        services._run_cache.clear()
+        services.run(replace(view, src_text=texts[-1]), resolved)  # is returned, and not kept
+        assert len(services._run_cache()[0]) == 0
+    finally:
+        services._run_cache.clear()  # later tests get the real budget
