@@ -194,6 +194,7 @@ def test_a_model_trained_on_one_task_is_not_shown_for_another():
     at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random")
     at.select_slider(key="train_steps").set_value(100).run()
     at.button(key="training_start").click().run()
+    assert not at.exception, at.exception
     assert at.session_state["weights"] == "trained"
     at.sidebar.selectbox(key="task").set_value("copy").run()
     assert not at.exception
@@ -356,8 +357,8 @@ def test_the_run_cache_is_bounded_in_bytes_not_in_runs(monkeypatch):
     """Issue 8: the run cache kept 64 runs whatever their size (349 MiB each at the largest shape)."""
     from dataclasses import replace
 
-    from app_pages import services
-    from app_pages.state import View
+    from transformer_viz.app import services
+    from transformer_viz.app.state import View
 
     view = View()  # the shipped reverse model
     resolved = services.resolve(view)
