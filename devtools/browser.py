@@ -149,12 +149,13 @@ def chromium_page(width: int = 1280, height: int = 720):
         yield new_page(browser, width, height)
 
 
-def open_app(page, url: str, timeout: float = 90_000) -> None:
-    """Load a page of the app and wait for its first run to finish (and a chart to be drawn)."""
+def open_app(page, url: str, timeout: float = 90_000, figures: bool = True) -> None:
+    """Load a page of the app and wait for its first run to finish (and, with `figures`, a chart to be drawn)."""
     page.goto(url)
     page.wait_for_selector(CONNECTED, state="attached", timeout=timeout)
     page.wait_for_function(f"() => window.__tvRuns > 0 && ({IS_IDLE})()", timeout=timeout)
-    page.wait_for_selector(".js-plotly-plot:visible", timeout=timeout)  # not one in a folded expander
+    if figures:
+        page.wait_for_selector(".js-plotly-plot:visible", timeout=timeout)  # not one in a folded expander
     wait_for_idle(page, timeout)
 
 

@@ -378,3 +378,19 @@ def test_the_run_cache_is_bounded_in_bytes_not_in_runs(monkeypatch):
         assert len(services._run_cache()[0]) == 0
     finally:
         services._run_cache.clear()  # later tests get the real budget
+
+
+def test_a_choice_widgets_own_default_is_the_views_default():
+    """Bug (found by the tour in Chromium): Inside the layers opened on the decoder (the view's default) but its
+    radio's own default was the first option, the encoder. A bound widget leaves its own default out of the link,
+    so choosing the encoder gave a link that opened on the decoder. (AppTest does not write bound links.)"""
+    from transformer_viz.app.ui import view_widget
+
+    def radio(label, options, **kwargs):
+        return options[kwargs["index"]], kwargs
+
+    chosen, kwargs = view_widget(radio, "stack", "Stack", ("encoder", "decoder"))
+    assert chosen == "decoder" and kwargs["bind"] == "query-params" and kwargs["key"] == "stack"
+    assert view_widget(radio, "stack", "Stack", ("encoder", "decoder"), index=0)[0] == "encoder"  # given: kept
+    at = run_page("layers")
+    assert at.radio(key="stack").value == "decoder"

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from test_app import run_page
 
-from transformer_viz.app.lesson import STEPS
+from transformer_viz.app.lesson import STEPS, setup_values
 from transformer_viz.inference import next_token_probabilities, run_text
 from transformer_viz.pretrained import load_pretrained
 from transformer_viz.recording import attention_name
@@ -107,3 +107,12 @@ def test_decoding_answer_is_the_models_next_word():
 def test_training_answer_before_training_says_so():
     revealed = answer(open_step(9))
     assert "not trained yet" in revealed and "The shipped model: 9" in revealed
+
+
+def test_the_training_page_opens_after_a_lesson_step():
+    """Bug (found by the tour): a lesson step set every view field to its default, the learning rate and batch
+    too, whose default None means "the task's own"; the Training page then raised a TypeError."""
+    values = setup_values(STEPS[1])
+    assert "train_lr" not in values and "train_batch" not in values
+    at = run_page("training", **values)  # the session state a lesson step leaves
+    assert not at.exception

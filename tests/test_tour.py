@@ -115,11 +115,16 @@ class Tour:
         rerun_after(self.page, press, until=f"document.querySelector('.st-key-{key} input[type=range]')"
                                             f".value === '{target}'")
 
-    def go(self, title: str) -> None:
+    def press(self, key: str, until: str) -> None:
+        button = self.page.locator(f".st-key-{key} button")
+        rerun_after(self.page, button.click, until=until)
+
+    def go(self, title: str, figures: bool = True) -> None:
         link = self.page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True)
         rerun_after(self.page, link.click, until="document.querySelector('h1') && "
                                                  "document.querySelector('h1').innerText.trim() !== ''")
-        self.page.wait_for_selector(".js-plotly-plot:visible", timeout=60_000)  # not one in a folded expander
+        if figures:
+            self.page.wait_for_selector(".js-plotly-plot:visible", timeout=60_000)  # not one in a folded expander
 
     # --- the tour ----------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -189,16 +194,60 @@ class Tour:
                                                                                   "1", "3")
         assert self.titles()[0].startswith("Decoder masked self-attention") and self.titles()[1] == "Layer 1 · Head 3"
 
+        # The other pages, each with a choice of its own; the shared view rides along.
+        self.go("Lesson")
+        self.check("lesson")
+        assert self.link()[0] == "/" and self.shown("layer") is None
+        self.press("lesson_next", until="location.search.includes('lesson_step=2')")
+        self.check("lesson step 2")
+        assert self.link()[1]["lesson_step"] == "2"
+
+        self.go("Overview")
+        self.check("overview")
+
+        self.go("Embeddings and positions")
+        self.check("embeddings")
+        self.click_radio("side", "Decoder input tokens")
+        self.check("embeddings: decoder input")
+        assert self.link()[1]["side"] == "Decoder input tokens"
+
+        self.go("Inside the layers")
+        self.check("inside the layers")
+        self.click_radio("stack", "encoder")
+        self.check("inside the layers: encoder")
+        assert self.link()[1].get("stack") == "encoder"
+
+        self.go("Training", figures=False)  # nothing trained yet: no curve
+        self.check("training")
+        self.click_radio("train_from", "the weights shown now")
+        self.check("training from the weights shown")
+        assert self.link()[1]["train_from"] == "the weights shown now"
+
+        self.go("Break it")
+        self.check("break it")
+        self.go("Compare")
+        self.check("compare")
+        self.choose("kind", "Encoder self-attention")  # the lesson's steps set the view up: cross-attention before
+        self.check("compare: encoder self-attention")
+        assert self.titles()[0].startswith("Encoder self-attention")
+
+        self.go("Attention")
+        self.check("attention at the end")
+        assert self.shown("kind") == "Encoder self-attention"  # Compare's choice: the shared kind
+
 
 def test_widgets_figures_and_link_agree_along_a_tour(tour):
-    assert tour[-1][0] == "attention again"  # every step's checks held
-    assert len({url for _, url, _ in tour}) == len(tour)  # the link changed with every step
+    assert tour[-1][0] == "attention at the end"  # every step's checks held
+    assert {"lesson", "overview", "embeddings", "masks", "head", "layers", "decoding", "training", "break_it",
+            "compare"} <= {urlsplit(url).path.strip("/") or "lesson" for _, url, _ in tour} | {"attention"}
+    urls = [url for _, url, _ in tour]
+    assert len(set(urls)) == len(urls), [name for name, url, _ in tour if urls.count(url) > 1]  # a new link each step
 
 
 def test_each_link_of_the_tour_opens_the_same_figures(browser, tour):
     for name, url, figures in tour:
         page = new_page(browser)  # a page in a new browser context: a new student, no session
-        open_app(page, url)
+        open_app(page, url, figures=bool(figures))
         page.wait_for_timeout(300)
         assert [tuple(f) for f in page.evaluate(FIGURES)] == figures, name
         page.context.close()

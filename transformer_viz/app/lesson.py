@@ -54,8 +54,11 @@ from .ui import (
 
 FRENCH = TASKS["en-fr"].examples[0]  # "the black cat sees the small dog"
 CHINESE = TASKS["en-zh"].examples[0]  # "he ate an apple at school yesterday"
-# What a step never changes: the language, presenter mode, the lesson itself.
-KEPT = (state.LANG, state.PRESENT, state.LESSON_STEP, state.BPE_CORPUS, state.BPE_MERGES)
+# What a step never changes: the language, presenter mode, the lesson itself, and the fields whose view default
+# means "the page's own choice", which only their widgets know: the task's learning rate and batch on Training,
+# a few telling dimensions on Embeddings (written as such, an empty selection would not even fit in a link).
+KEPT = (state.LANG, state.PRESENT, state.LESSON_STEP, state.BPE_CORPUS, state.BPE_MERGES, state.TRAIN_LR,
+        state.TRAIN_BATCH, state.DIMS)
 MAX_MERGES = 30
 D_KS = (2, 4, 8, 16, 32, 64, 128, 256, 512)
 ASKED_D_K, N_KEYS = 256, 8

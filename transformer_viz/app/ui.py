@@ -92,6 +92,11 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
     """
     if field in LABELS:
         kwargs.setdefault("format_func", LABELS[field])
+    default = getattr(View, field)
+    if getattr(widget, "__name__", "") in ("radio", "selectbox") and "index" not in kwargs and default in args[0]:
+        # The widget's own default is the view's: a link leaves out a widget's default value, so a choice equal
+        # to the first option would otherwise vanish from the link and come back as the view's default.
+        kwargs["index"] = list(args[0]).index(default)
     return widget(label, *args, key=field, bind="query-params", **kwargs)
 
 
