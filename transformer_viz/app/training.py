@@ -13,7 +13,7 @@ from transformer_viz.figures.training import attention_animation, loss_curve
 from transformer_viz.tasks import TASKS
 from transformer_viz.training import evaluate, train
 
-from . import services, state
+from . import services, state, weights_io
 from .context import weights_banner
 from .state import TrainedModel, View
 from .ui import chart, current_view, error_text, lang, literal, tr, view_widget
@@ -61,6 +61,7 @@ def render() -> None:
                 slots.release()
             st.rerun()
     show_result(services.trained_for(view.task))
+    weights_io.render(view)  # download the weights, upload weights back
 
 
 def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
