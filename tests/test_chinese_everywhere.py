@@ -39,7 +39,10 @@ from transformer_viz.walkthrough import head_walkthrough
 ALLOWED = ("d_model", "d_head", "d_k", "d_ff", "max_len", "n_heads", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V",
            "b_O", "QKᵀ", "Kᵀ", "softmax", "Softmax", "LayerNorm", "Concat", "ReLU", "pre-LN", "post-LN", "Pre-LN",
            "Post-LN", "sin", "cos", "ln", "BERT", "TensorFlow", "Transformer", "<pad>", "<bos>", "<eos>", "<unk>",
-           "English", "BPE", ".npz", ".csv", "HTML", "SVG", "PNG", "Abnar", "Zuidema")
+           "English", "BPE", ".npz", ".csv", "HTML", "SVG", "PNG", "Abnar", "Zuidema",
+           # Weights as files: their formats and sizes (commands and file names are “quoted”)
+           ".safetensors", "safetensors", ".json", ".zip", ".pt", ".pth", ".bin", ".ckpt", "pickle", "PyTorch", "NaN",
+           "Python", "MB", "JSON", "float16", "float32", "bfloat16")
 WORD = re.compile(r"[A-Za-z]{2,}")
 TAGS = re.compile(r"<style>.*?</style>|</?(?:b|br|i|span|sub|div|extra)\b[^>]*>", re.S)
 PLACEHOLDER = re.compile(r"%\{[^}]*\}")

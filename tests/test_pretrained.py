@@ -12,11 +12,15 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from transformer_viz import name
+from transformer_viz.errors import TranslatableError
 from transformer_viz.model import Transformer
 from transformer_viz.pretrained import (
     CHECKPOINT_DIR,
+    CHECKPOINTS_ENV,
     Pretrained,
     available_pretrained,
+    checkpoint_dirs,
+    extra_checkpoints,
     load_pretrained,
     save_pretrained,
 )
@@ -361,3 +365,92 @@ def test_saving_refuses_weights_that_half_precision_cannot_hold(tmp_path):
     with pytest.raises(ValueError, match=r"output_proj\.bias holds values that float16 cannot store"):
         save_pretrained(model, task, tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+# --- extra folders: checkpoints of one's own ---------------------------------------------------
+
+def tiny_checkpoint(folder, name, task_name="sort"):
+    task = get_task(task_name)
+    model = Transformer(model_config_for(task, d_model=16, n_heads=2, d_ff=32, layers=1))
+    return save_pretrained(model, task, folder, name=name)
+
+
+def test_extra_folders_are_listed_in_order_and_the_first_one_with_a_name_wins(tmp_path):
+    first, second, empty = tmp_path / "first", tmp_path / "second", tmp_path / "empty"
+    tiny_checkpoint(first, "mine")
+    tiny_checkpoint(second, "mine", "copy")
+    tiny_checkpoint(second, "theirs", "copy")
+    empty.mkdir()
+    (second / "half.json").write_text("{}", encoding="utf-8")  # no weights beside it: not a checkpoint
+    found = extra_checkpoints([first, second, empty, tmp_path / "missing"])
+    assert found == {"mine": first, "theirs": second}
+    assert load_pretrained("mine", found["mine"]).task.name == "sort"
+
+
+def test_the_environment_variable_names_the_extra_folders(tmp_path, monkeypatch):
+    import os
+
+    tiny_checkpoint(tmp_path / "a", "one")
+    tiny_checkpoint(tmp_path / "b", "two")
+    value = os.pathsep.join([str(tmp_path / "a"), "", str(tmp_path / "b"), str(tmp_path / "a")])
+    assert checkpoint_dirs({CHECKPOINTS_ENV: value}) == [tmp_path / "a", tmp_path / "b"]
+    assert checkpoint_dirs({}) == []
+    monkeypatch.setenv(CHECKPOINTS_ENV, value)
+    assert extra_checkpoints() == {"one": tmp_path / "a", "two": tmp_path / "b"}
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert checkpoint_dirs({CHECKPOINTS_ENV: "~/a"}) == [tmp_path / "a"]
+    monkeypatch.delenv(CHECKPOINTS_ENV)
+    assert extra_checkpoints() == {}
+
+
+def test_the_launcher_adds_its_folders_to_the_environment_variable(tmp_path, monkeypatch):
+    import os
+
+    from transformer_viz.app.launch import streamlit_args
+
+    monkeypatch.setenv(CHECKPOINTS_ENV, "/already/there")
+    command = streamlit_args(["--checkpoints", str(tmp_path), "--port", "8600"])
+    assert command[-2:] == ["--server.port", "8600"]
+    assert os.environ[CHECKPOINTS_ENV] == os.pathsep.join([str(tmp_path.resolve()), "/already/there"])
+
+
+def test_a_broken_checkpoint_in_an_extra_folder_is_listed_and_refused_with_a_reason(tmp_path):
+    tiny_checkpoint(tmp_path, "good")
+    tiny_checkpoint(tmp_path, "broken")
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    assert extra_checkpoints([tmp_path]) == {"good": tmp_path, "broken": tmp_path}
+    with pytest.raises(TranslatableError, match=r"metadata file .* is corrupt") as info:
+        load_pretrained("broken", tmp_path)
+    assert info.value.values["problem"] == "json"
+    assert info.value.values["command"] == f"python -m transformer_viz.train --task broken --out {tmp_path}"
+
+
+@pytest.mark.parametrize("change, problem, values", [
+    (lambda t: t["output_proj.bias"].__setitem__(0, float("nan")), "nonfinite", {"tensor": "output_proj.bias"}),
+    (lambda t: t.update({"output_proj.weight": t["output_proj.weight"].T.contiguous()}), "shape",
+     {"tensor": "output_proj.weight", "shape": "(64, 30)", "expected": "(30, 64)"}),
+    (lambda t: t.pop("encoder.norm.weight"), "tensors", {}),
+    (lambda t: t.update({"output_proj.weight": t["output_proj.weight"].to(torch.int8)}), "dtype",
+     {"tensor": "output_proj.weight", "dtype": "int8"}),
+])
+def test_each_problem_has_a_code_an_app_can_say_in_its_own_words(copied, change, problem, values):
+    replace_weights(copied, change)
+    with pytest.raises(TranslatableError) as info:
+        load_pretrained("reverse", copied)
+    assert info.value.key == "checkpoint.bad" and info.value.values["problem"] == problem
+    assert values.items() <= info.value.values.items()
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda meta: meta.update(task="juggle"), "task"),
+    (lambda meta: meta.pop("config"), "format"),
+    (lambda meta: meta["config"].update(d_model=63), "config"),
+    (lambda meta: meta.update(src_vocab=meta["src_vocab"][:-1]), "vocab"),
+    (lambda meta: meta["config"].update(max_len=5), "fit"),
+    (lambda meta: meta["weights"].update(sha256="0" * 64), "checksum"),
+])
+def test_each_metadata_problem_has_a_code(copied, change, problem):
+    edit_metadata(copied, change)
+    with pytest.raises(TranslatableError) as info:
+        load_pretrained("reverse", copied)
+    assert info.value.values["problem"] == problem

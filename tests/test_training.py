@@ -168,3 +168,38 @@ def test_cli_rejects_an_unknown_task(capsys):
     with pytest.raises(SystemExit):
         cli_main(["--task", "nope"])
     assert "Unknown task 'nope'" in capsys.readouterr().err
+
+
+def test_cli_writes_into_the_working_directory_unless_told_and_names_the_files(tmp_path, monkeypatch, capsys):
+    """Its default --out was the package's own folder: `--task reverse` overwrote the shipped model."""
+    from transformer_viz.pretrained import CHECKPOINT_DIR
+
+    shipped = (CHECKPOINT_DIR / "copy.safetensors").read_bytes()
+    monkeypatch.chdir(tmp_path)
+    fast = ["--steps", "2", "--eval-samples", "5", "--threads", "1"]
+    assert cli_main(["--task", "copy", *fast]) == 0
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["copy.json", "copy.safetensors"]
+    assert (CHECKPOINT_DIR / "copy.safetensors").read_bytes() == shipped
+    assert cli_main(["--task", "copy", "--name", "my_copy", "--out", str(tmp_path / "mine"), *fast]) == 0
+    loaded = load_pretrained("my_copy", tmp_path / "mine")
+    assert loaded.name == "my_copy" and loaded.task.name == "copy"
+    assert "--name my_copy" in loaded.meta["training"]["command"]
+    assert "my_copy: exact match" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--task", "copy", "--task", "sort", "--name", "both"], "--name names one checkpoint"),
+    (["--task", "all", "--name", "every"], "--name names one checkpoint"),
+    (["--task", "copy", "--name", "../Up"], "not a valid model name"),
+])
+def test_cli_refuses_a_name_it_cannot_use(args, message, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cli_main([*args, "--out", str(tmp_path)])
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_cli_help_says_where_checkpoints_go(capsys):
+    with pytest.raises(SystemExit):
+        cli_main(["--help"])
+    assert "./checkpoints in the working" in " ".join(capsys.readouterr().out.split())

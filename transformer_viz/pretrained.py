@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,9 @@ from .tasks.base import check_fits
 from .vocab import Vocab
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+# Extra folders of checkpoints an app lists beside the shipped ones: os.pathsep-separated (`transformer-viz
+# --checkpoints DIR` sets it).
+CHECKPOINTS_ENV = "TVIZ_CHECKPOINTS"
 FORMAT_VERSION = 1
 STORAGE_DTYPE = torch.float16
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -44,6 +48,21 @@ FIELDS = {"task": str, "config": dict, "src_vocab": list, "tgt_vocab": list, "we
           "name": str, "title": str, "training": dict, "metrics": dict}
 REQUIRED = ("task", "config", "src_vocab", "tgt_vocab", "weights")
 TYPE_WORDS = {str: "a string", dict: "a JSON object", list: "a list of strings"}
+
+
+class _Problem(ValueError):
+    """What is wrong with a checkpoint file: an English sentence, a stable `code` and the values it names.
+
+    load_pretrained passes code and values on in its TranslatableError ("problem", ...), so that an app can say
+    each problem in its own words. Codes: json, format (a field, in `field`), task, config, vocab, fit, size,
+    checksum, tensors, dtype (of `tensor`), shape (of `tensor`: `shape`, `expected`), nonfinite (`tensor`),
+    unreadable.
+    """
+
+    def __init__(self, code: str, message: str, **values) -> None:
+        super().__init__(message)
+        self.code = code
+        self.values = values
 
 
 @dataclass
@@ -92,7 +111,7 @@ class Pretrained:
         return self.task.join(tokens), trace.with_tokens(src.tokens, self.tgt_vocab.decode(tgt_ids[0].tolist()))
 
 
-def _check_name(name: str) -> str:
+def check_name(name: str) -> str:
     """The name, if it is 1 to 64 lower-case letters, digits, '-' and '_' (checked before any file is touched)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(f"{_short(name)} is not a valid model name: use 1 to 64 lower-case letters, digits, "
@@ -143,6 +162,27 @@ def available_pretrained(directory: str | Path | None = None) -> list[str]:
     return sorted(p.stem for p in root.glob("*.json") if p.with_suffix(".safetensors").is_file())
 
 
+def checkpoint_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The extra checkpoint folders named by $TVIZ_CHECKPOINTS (os.pathsep-separated; `~` expanded, empty
+    entries skipped, each folder once, in order). `environ` defaults to os.environ."""
+    value = (os.environ if environ is None else environ).get(CHECKPOINTS_ENV, "")
+    folders = [Path(entry).expanduser() for entry in value.split(os.pathsep) if entry.strip()]
+    return list(dict.fromkeys(folders))
+
+
+def extra_checkpoints(directories: Iterable[str | Path] | None = None) -> dict[str, Path]:
+    """Name -> folder of every checkpoint (both files present) in `directories` (default: checkpoint_dirs()).
+
+    A name found in several folders is the first folder's, as a command is found on PATH. Nothing is
+    loaded or checked here: load_pretrained(name, folder) does that (and raises ValueError for a bad one).
+    """
+    found: dict[str, Path] = {}
+    for folder in checkpoint_dirs() if directories is None else directories:
+        for name in available_pretrained(folder):
+            found.setdefault(name, Path(folder))
+    return found
+
+
 def save_pretrained(model: Transformer, task: Task, directory: str | Path | None = None, *, name: str | None = None,
                     metrics: dict | None = None, training: dict | None = None) -> Path:
     """Write `<name>.safetensors` (weights in half precision) and `<name>.json`; returns the JSON path.
@@ -151,7 +191,7 @@ def save_pretrained(model: Transformer, task: Task, directory: str | Path | None
     (command, steps, seed, ...), `metrics` what it scored. Raises ValueError, before writing
     anything, for what `load_pretrained` would refuse.
     """
-    name = _check_name(task.name if name is None else name)
+    name = check_name(task.name if name is None else name)
     for label, value in (("metrics", metrics), ("training", training)):
         if value is not None and not isinstance(value, dict):
             raise ValueError(f"{label} must be a dict, got {_short(value)}.")
@@ -192,49 +232,77 @@ def load_pretrained(name: str, directory: str | Path | None = None) -> Pretraine
     builds a fresh model in eval mode, so callers never share mutable state unless they
     keep and share the result themselves.
     """
-    name = _check_name(name)
+    name = check_name(name)
     json_path, weights_path = _paths(name, directory)
     if not _exists(json_path) or not _exists(weights_path):
         known = ", ".join(available_pretrained(directory)) or "none"
-        command = f"python -m transformer_viz.train --task {name}"
+        command = retrain_command(name, name, json_path.parent)
         raise TranslatableError("checkpoint.missing", f"There is no pretrained model called {name!r} in "
                                 f"{json_path.parent} (available: {known}). Train one with: {command}",
                                 name=name, folder=str(json_path.parent), available=known, command=command)
-    command = f"python -m transformer_viz.train --task {name} --out {json_path.parent}"
-    retrain = f"Retrain it with: {command}"
+    command = retrain_command(name, name, json_path.parent)
 
-    def bad_file(path: Path, message: str) -> TranslatableError:
-        """Any other problem with the files: one key, the English sentence says which (the app's details)."""
-        return TranslatableError("checkpoint.bad", f"{message} {retrain}", name=name, file=path.name, command=command)
+    def bad_file(path: Path, message: str, code: str, **values) -> TranslatableError:
+        """Any other problem with the files: one key, the English sentence says which (the app's details);
+        `problem` (a _Problem code) and its values let an app say which in its own words."""
+        return TranslatableError("checkpoint.bad", f"{message} Retrain it with: {command}", name=name,
+                                 file=path.name, command=command, problem=code, **values)
 
     try:
         meta = _read_metadata(json_path)
-        task = get_task(meta["task"])
-        config = ModelConfig.from_dict(meta["config"])
+        task = _task_of(meta["task"])
+        command = retrain_command(name, task.name, json_path.parent)
+        try:
+            config = ModelConfig.from_dict(meta["config"])
+        except ValueError as error:
+            raise _Problem("config", str(error), reason=str(error)) from None
         src_vocab, tgt_vocab = Vocab(tuple(meta["src_vocab"])), Vocab(tuple(meta["tgt_vocab"]))
+    except _Problem as error:
+        raise bad_file(json_path, f"The metadata file {json_path} is corrupt or incomplete ({error}).",
+                       error.code, **error.values) from None
     except (OSError, ValueError) as error:  # json's and utf-8's errors are ValueErrors too
-        raise bad_file(json_path, f"The metadata file {json_path} is corrupt or incomplete ({error}).") from None
+        raise bad_file(json_path, f"The metadata file {json_path} is corrupt or incomplete ({error}).",
+                       "json") from None
     if src_vocab != task.src_vocab or tgt_vocab != task.tgt_vocab:
-        raise bad_file(json_path, f"{name!r} was trained with other vocabularies than the {task.name} task has now.")
+        raise bad_file(json_path, f"{name!r} was trained with other vocabularies than the {task.name} task has now.",
+                       "vocab", task=task.name)
     try:
         check_fits(task, config)
     except ValueError as error:
-        raise bad_file(json_path, f"The metadata file {json_path} does not fit its task: {error}") from None
+        raise bad_file(json_path, f"The metadata file {json_path} does not fit its task: {error}", "fit",
+                       task=task.name) from None
     shapes = expected_shapes(config)
     size, limit = weights_path.stat().st_size, 4 * sum(map(math.prod, shapes.values())) + HEADER_BYTES
     if size > limit:
         raise bad_file(weights_path, f"The weights file {weights_path} is larger than a model of this config can "
-                                     f"be ({size:,} bytes, at most {limit:,}).")
+                                     f"be ({size:,} bytes, at most {limit:,}).", "size", size=size, limit=limit)
     if _sha256(weights_path) != meta["weights"]["sha256"]:
         raise bad_file(weights_path, f"The weights file {weights_path} does not match its metadata (checksum "
-                                     "differs): it is corrupt or was replaced.")
+                                     "differs): it is corrupt or was replaced.", "checksum")
     try:
         tensors = _read_weights(weights_path, shapes)
+    except _Problem as error:
+        raise bad_file(weights_path, f"The weights file {weights_path} cannot be loaded ({error}).", error.code,
+                       **error.values) from None
     except Exception as error:  # safetensors raises its own error types; all mean "bad file"
-        raise bad_file(weights_path, f"The weights file {weights_path} cannot be loaded ({error}).") from None
+        raise bad_file(weights_path, f"The weights file {weights_path} cannot be loaded ({error}).",
+                       "unreadable") from None
     model = Transformer(config)
     model.load_state_dict(tensors, strict=True)
     return Pretrained(model.eval(), task, src_vocab, tgt_vocab, dict(meta.get("metrics", {})), meta)
+
+
+def retrain_command(name: str, task: str, folder: Path) -> str:
+    """The command that writes checkpoint `name` of `task` into `folder` again."""
+    named = f" --name {name}" if name != task else ""
+    return f"python -m transformer_viz.train --task {task}{named} --out {folder}"
+
+
+def _task_of(name: str) -> Task:
+    try:
+        return get_task(name)
+    except ValueError as error:
+        raise _Problem("task", str(error), task=name) from None
 
 
 def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
@@ -257,17 +325,18 @@ def _read_metadata(path: Path) -> dict:
         raise ValueError("it is not a JSON object")
     version = meta.get("format_version")
     if isinstance(version, bool) or version != FORMAT_VERSION:
-        raise ValueError(f"unknown format_version {_short(version)}")
+        raise _Problem("format", f"unknown format_version {_short(version)}", field="format_version")
     for key, kind in FIELDS.items():
         if key not in meta and key in REQUIRED:
-            raise ValueError(f"it has no {key}")
+            raise _Problem("format", f"it has no {key}", field=key)
         if key in meta and not isinstance(meta[key], kind):
-            raise ValueError(f"{key} should be {TYPE_WORDS[kind]}, got {_short(meta[key])}")
+            raise _Problem("format", f"{key} should be {TYPE_WORDS[kind]}, got {_short(meta[key])}", field=key)
     for key in ("src_vocab", "tgt_vocab"):
         if not all(isinstance(token, str) for token in meta[key]):
-            raise ValueError(f"{key} should be a list of strings")
+            raise _Problem("format", f"{key} should be a list of strings", field=key)
     if not isinstance(meta["weights"].get("sha256"), str):
-        raise ValueError(f"weights.sha256 should be a string, got {_short(meta['weights'].get('sha256'))}")
+        raise _Problem("format", f"weights.sha256 should be a string, got {_short(meta['weights'].get('sha256'))}",
+                       field="weights.sha256")
     return meta
 
 
@@ -279,16 +348,18 @@ def _read_weights(path: Path, shapes: dict[str, tuple[int, ...]]) -> dict[str, t
         if missing or unexpected:
             wrong = [f"{label}: {', '.join(keys[:3])}{', ...' * (len(keys) > 3)}"
                      for label, keys in (("missing", missing), ("unexpected", unexpected)) if keys]
-            raise ValueError(f"its tensors are not this model's ({'; '.join(wrong)})")
+            raise _Problem("tensors", f"its tensors are not this model's ({'; '.join(wrong)})")
         tensors = {}
         for key, shape in shapes.items():
             tensor = file.get_tensor(key)
             if tensor.dtype not in STORED_DTYPES:
-                raise ValueError(f"{key} is stored as {str(tensor.dtype).removeprefix('torch.')}, "
-                                 f"not as float32, float16 or bfloat16")
+                dtype = str(tensor.dtype).removeprefix("torch.")
+                raise _Problem("dtype", f"{key} is stored as {dtype}, not as float32, float16 or bfloat16",
+                               tensor=key, dtype=dtype)
             if tuple(tensor.shape) != shape:
-                raise ValueError(f"{key} has shape {tuple(tensor.shape)} but the model needs {shape}")
+                raise _Problem("shape", f"{key} has shape {tuple(tensor.shape)} but the model needs {shape}",
+                               tensor=key, shape=str(tuple(tensor.shape)), expected=str(shape))
             if not torch.isfinite(tensor).all():
-                raise ValueError(f"{key} holds NaN or infinite values")
+                raise _Problem("nonfinite", f"{key} holds NaN or infinite values", tensor=key)
             tensors[key] = tensor.float()
     return tensors

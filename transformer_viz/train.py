@@ -1,11 +1,13 @@
-"""Train a model on a toy task and save it as a pretrained checkpoint.
+"""Train a model on a toy task and save it as a checkpoint (into ./checkpoints unless --out says otherwise).
 
-    python -m transformer_viz.train --task reverse --out transformer_viz/checkpoints
-    python -m transformer_viz.train --task all            # every task, into the package
+    python -m transformer_viz.train --task reverse                    # ./checkpoints/reverse.{safetensors,json}
+    python -m transformer_viz.train --task sort --steps 300 --name quick_sort --out ~/my_weights
+    python -m transformer_viz.train --task all --threads 1 --out transformer_viz/checkpoints   # the shipped models
 
-Without options this reproduces the shipped models exactly (same seed, same settings,
-same thread count): weights go to `<out>/<task>.safetensors`, metadata with the metrics
-measured on fresh held-out inputs to `<out>/<task>.json`.
+Weights go to `<out>/<name>.safetensors`, metadata with the metrics measured on fresh held-out
+inputs to `<out>/<name>.json` (the name defaults to the task's). `transformer-viz --checkpoints
+<out>` lists them in the app beside the shipped ones. The default settings (seed, steps, shape)
+are the shipped models'; the package's own folder is written only when --out names it.
 """
 
 from __future__ import annotations
@@ -19,16 +21,18 @@ import torch
 from tqdm import tqdm
 
 from .model import Transformer
-from .pretrained import CHECKPOINT_DIR, load_pretrained, save_pretrained
+from .pretrained import check_name, load_pretrained, save_pretrained
 from .tasks import TASKS, get_task, model_config_for
 from .training import StepInfo, evaluate, recommended_threads, train
 
 EVAL_SEED = 12345  # held-out inputs for the metrics in the metadata (tests use other seeds)
+DEFAULT_OUT = "checkpoints"  # in the working directory: never the installed package's own folder
 
 
 def train_task(task_name: str, out: str, *, steps: int | None, batch_size: int | None, lr: float | None,
-               warmup: int | None, seed: int, eval_samples: int, command: str) -> dict:
-    """Train one task from scratch, save it, reload it and write its measured metrics; returns the metrics."""
+               warmup: int | None, seed: int, eval_samples: int, command: str, name: str | None = None) -> dict:
+    """Train one task from scratch, save it as `name` (default: the task's), reload it and write its measured
+    metrics; returns the metrics."""
     task = get_task(task_name)
     defaults = task.train_defaults
     settings = dict(
@@ -58,11 +62,12 @@ def train_task(task_name: str, out: str, *, steps: int | None, batch_size: int |
         "final_accuracy": result.history[-1][2],
         "torch": torch.__version__,
     }
-    save_pretrained(model, task, out, training=training)
+    name = task.name if name is None else name
+    save_pretrained(model, task, out, name=name, training=training)
     # Measure what ships: the weights after their round trip through the half-precision file.
-    reloaded = load_pretrained(task.name, out)
+    reloaded = load_pretrained(name, out)
     metrics = evaluate(reloaded.model, task, n=eval_samples, seed=EVAL_SEED)
-    save_pretrained(reloaded.model, task, out, training=training, metrics=metrics)
+    save_pretrained(reloaded.model, task, out, name=name, training=training, metrics=metrics)
     return metrics
 
 
@@ -70,7 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m transformer_viz.train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", action="append", required=True,
                         help=f"task to train ({', '.join(TASKS)}, or 'all'); repeat for several")
-    parser.add_argument("--out", default=str(CHECKPOINT_DIR), help="directory for <task>.safetensors and .json")
+    parser.add_argument("--out", default=DEFAULT_OUT,
+                        help=f"folder for <name>.safetensors and <name>.json (default: ./{DEFAULT_OUT} in the working "
+                             "directory; the shipped models are retrained with --out transformer_viz/checkpoints)")
+    parser.add_argument("--name", help="the checkpoint's name: 1 to 64 lower-case letters, digits, '-' and '_' "
+                                       "(default: the task's name; one task only)")
     parser.add_argument("--steps", type=int, help="optimiser steps (default: the task's)")
     parser.add_argument("--batch-size", type=int, help="sequences per step (default: the task's)")
     parser.add_argument("--lr", type=float, help="peak learning rate (default: the task's)")
@@ -85,8 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for task_name in names:
             get_task(task_name)
+        if args.name is not None:
+            check_name(args.name)
     except ValueError as error:
         parser.error(str(error))
+    if args.name is not None and len(names) > 1:
+        parser.error(f"--name names one checkpoint, but {len(names)} tasks were asked for: train them one by one.")
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(recommended_threads() if args.threads is None else args.threads)
     command = shlex.join(["python", "-m", "transformer_viz.train", *(sys.argv[1:] if argv is None else argv)])
@@ -95,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             metrics = train_task(task_name, args.out, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                                  warmup=args.warmup, seed=args.seed, eval_samples=args.eval_samples,
-                                 command=command)
-            print(f"{task_name}: exact match {metrics['exact_match']:.1%}, attention on the gold source "
+                                 command=command, name=args.name)
+            print(f"{args.name or task_name}: exact match {metrics['exact_match']:.1%}, attention on the gold source "
                   f"{metrics['alignment_accuracy']:.1%} (decoder layer {metrics['alignment_layer'] + 1}), "
                   f"{time.perf_counter() - start:.0f} s -> {args.out}", flush=True)
     finally:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from transformer_viz.inference import TextRun
 
-from . import services, state
+from . import checkpoints, services, state
 from .state import KINDS, View
 from .ui import clamped_index, current_view, error_text, lang, literal, tr, view_widget
 
@@ -64,15 +64,21 @@ def weights_banner(view: View, resolved: services.Resolved) -> None:
         st.warning(tr("banner.random"), icon=":material/casino:")
         if resolved.note:
             st.caption(tr("error.checkpoint", message=error_text(resolved.note)))
+        elif checkpoints.checkpoint_name(view.weights) is not None:  # a link with another shape
+            st.caption(tr("banner.checkpoint_shape", name=checkpoints.checkpoint_name(view.weights)))
     elif resolved.weights == "trained":
         trained = services.trained_for(view.task)
-        st.info(tr("banner.trained", steps=trained.steps, task=tr(f"task.{trained.task}")),
+        key = "banner.uploaded" if trained.uploaded else "banner.trained"
+        st.info(tr(key, steps=trained.steps, task=tr(f"task.{trained.task}"), name=trained.uploaded),
                 icon=":material/fitness_center:")
     else:
-        metrics = services.shipped(view.task).metrics
-        exact = metrics.get("exact_match")
-        metric = tr("banner.metric", exact=exact) if isinstance(exact, float) else ""
-        st.caption(tr("banner.pretrained", task=tr(f"task.{view.task}"), metric=metric))
+        name = checkpoints.checkpoint_name(resolved.weights)
+        extra = checkpoints.find(name) if name is not None else None
+        loaded = services.shipped(view.task) if name is None else extra.loaded if extra is not None else None
+        exact = (loaded.metrics if loaded is not None else {}).get("exact_match")
+        metric = tr("banner.metric", exact=exact) if isinstance(exact, float) else tr("banner.unmeasured")
+        key = "banner.pretrained" if name is None else "banner.checkpoint"
+        st.caption(tr(key, task=tr(f"task.{view.task}"), metric=metric, name=name))
 
 
 def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool = False) -> PageContext | None:

@@ -11,8 +11,9 @@ import argparse
 import os
 from pathlib import Path
 
+from transformer_viz.pretrained import CHECKPOINTS_ENV  # extra checkpoint folders, os.pathsep-separated
+
 SCRIPT = Path(__file__).with_name("serve") / "streamlit_app.py"  # its .streamlit/config.toml comes along
-CHECKPOINTS_ENV = "TVIZ_CHECKPOINTS"  # extra checkpoint folders, os.pathsep-separated (read by pretrained.py)
 
 
 def streamlit_args(argv: list[str] | None = None) -> list[str]:

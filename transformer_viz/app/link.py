@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import state
+from . import checkpoints, state
 from .limits import LIMITS
 from .state import VIEW_FIELDS
-from .ui import LABELS, current_view, tr
+from .text import CATALOGS
+from .ui import LABELS, current_view, literal, tr
 
 
 def link_text(field: str, value) -> str:
@@ -40,4 +41,20 @@ def link_notice() -> None:
         st.sidebar.caption(tr("error.link_limits", d_model=LIMITS.d_model, heads=LIMITS.heads, layers=LIMITS.layers,
                               d_ff=LIMITS.d_ff, tokens=LIMITS.input_tokens))
     if state.WEIGHTS in rejected:
-        st.sidebar.caption(tr("error.link_weights"))
+        name = checkpoint_in_label(st.session_state.get(state.LINK_ASKED, {}).get(state.WEIGHTS, ""))
+        if name is None:
+            st.sidebar.caption(tr("error.link_weights"))
+        else:  # a checkpoint of another server's folder, or of another task
+            task = current_view().task
+            available = ", ".join(literal(extra.name) for extra in checkpoints.usable(task)) or tr("weights.none")
+            st.sidebar.caption(tr("error.link_checkpoint", name=literal(name), task=tr(f"task.{task}"),
+                                  available=available))
+
+
+def checkpoint_in_label(text: str) -> str | None:
+    """The checkpoint name in a weights label of the link ("checkpoint “mine”" in any language), or None."""
+    for catalog in CATALOGS.values():
+        before, _, after = catalog["weights.checkpoint"].partition("{name}")
+        if len(text) > len(before) + len(after) and text.startswith(before) and text.endswith(after):
+            return text[len(before):len(text) - len(after)]
+    return None

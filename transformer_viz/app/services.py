@@ -19,7 +19,7 @@ from transformer_viz.tasks import TASKS, model_config_for
 from transformer_viz.training import evaluate, train
 from transformer_viz.training_pool import TrainingPool
 
-from . import state
+from . import checkpoints, state
 from .limits import LIMITS
 from .state import TrainedModel, View
 
@@ -36,7 +36,7 @@ class Resolved:
 
     model: Transformer | None
     model_id: str
-    weights: str  # what is really shown: "pretrained", "random" or "trained"
+    weights: str  # what is really shown: "pretrained", "random", "trained" or "checkpoint:<name>"
     error: ValueError | None = None  # why there is no model (pages show it with ui.error_text)
     note: ValueError | None = None  # why the pretrained weights are not shown
 
@@ -146,6 +146,10 @@ def resolve(view: View) -> Resolved:
     if view.weights == "trained" and trained is not None and trained.model.config == config:
         return Resolved(trained.model, f"trained:{trained.id}:{trained.steps}", "trained")
     note = None
+    if checkpoints.checkpoint_name(view.weights) is not None:  # a checkpoint of an extra folder
+        model, model_id, note = checkpoints.resolve(view, config)
+        if model is not None:
+            return Resolved(model, model_id, view.weights)
     if view.weights == "pretrained":
         loaded, problem = pretrained_or_error(view.task)
         if loaded is not None and pretrained_fits(view):

@@ -8,7 +8,7 @@ from transformer_viz import POSITIONAL_ENCODINGS
 from transformer_viz.config import divisors
 from transformer_viz.tasks import TASKS
 
-from . import services, state
+from . import checkpoints, services, state
 from .state import (
     D_FF_CHOICES,
     D_MODEL_RANGE,
@@ -20,7 +20,7 @@ from .state import (
     SHAPE_FIELDS,
     View,
 )
-from .ui import current_view, relabel_translated, tr, view_widget
+from .ui import current_view, error_text, literal, relabel_translated, tr, view_widget, weights_label
 
 
 def on_task_change() -> None:
@@ -34,7 +34,8 @@ def on_shape_change() -> None:
     trained = services.trained_for(view.task)
     lost_pretrained = weights == "pretrained" and not services.pretrained_fits(view)
     lost_trained = weights == "trained" and (trained is None or not services.trained_fits(trained, view))
-    if lost_pretrained or lost_trained:
+    lost_checkpoint = checkpoints.checkpoint_name(weights) is not None and not checkpoints.fits(view)
+    if lost_pretrained or lost_trained or lost_checkpoint:
         st.session_state[state.WEIGHTS] = "random"
         st.session_state[state.WEIGHTS_LOST] = weights
 
@@ -78,13 +79,16 @@ def render_sidebar() -> None:
     view_widget(side.selectbox, state.TASK, tr("side.task"), list(TASKS), index=list(TASKS).index(View.task),
                 on_change=on_task_change)
     weights = ["pretrained", "random"] + (["trained"] if services.trained_for(st.session_state[state.TASK]) else [])
+    weights += [extra.weights for extra in checkpoints.usable(st.session_state[state.TASK])]  # extra folders
     if state.SRC_TEXT not in st.session_state and state.SRC_TEXT not in st.query_params:
         # A session opened without an input starts with its task's first example.
         st.session_state[state.SRC_TEXT] = TASKS[st.session_state[state.TASK]].examples[0]
-    view_widget(side.radio, state.WEIGHTS, tr("side.weights"), weights)
+    view_widget(side.radio, state.WEIGHTS, tr("side.weights"), weights, on_change=checkpoints.on_weights_change)
+    for extra in checkpoints.broken():
+        side.caption(tr("side.checkpoint_broken", name=literal(extra.name), message=literal(error_text(extra.error))))
     lost = st.session_state.pop(state.WEIGHTS_LOST, None)
     if lost is not None:
-        side.warning(tr("side.weights_lost", weights=tr(f"weights.{lost}")), icon=":material/casino:")
+        side.warning(tr("side.weights_lost", weights=weights_label(lost)), icon=":material/casino:")
 
     with side.expander(tr("side.shape"), expanded=False):
         # Sliders, not number inputs: Streamlit's integer number_input raises on a linked "inf" or "nan".

@@ -17,7 +17,7 @@ from transformer_viz.recording import ATTENTION_KINDS
 from .limits import LIMITS
 
 # The view's fields, one key each (widget key = session-state key = query parameter).
-LANG, TASK, WEIGHTS = "lang", "task", "weights"
+LANG, TASK, WEIGHTS = "lang", "task", "weights"  # weights: "pretrained", "random", "trained", "checkpoint:<name>"
 D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN = (
     "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len")
 POSITIONAL, NORM_FIRST, SCALE_EMBEDDINGS, EMBED_NORM, MASK_VALUE, SEED = (
@@ -55,6 +55,8 @@ TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
 LESSON_PREVIOUS, LESSON_NEXT, LESSON_TRAIN = "lesson_previous", "lesson_next", "lesson_train"
 PRESENT_EXIT = "present_exit"
 BREAK_RANK, BREAK_CHEAT = "break_rank", "break_cheat"
+WEIGHTS_DOWNLOAD, WEIGHTS_UPLOAD = "weights_download", "weights_upload"  # Training: weights as files
+UPLOAD_NOTICE = "_upload_notice"  # what became of the last upload: (catalog key, values), shown once
 SHOWN = "_shown_{}"  # a button's result stays shown for the session once pressed
 LESSON_REVEAL = "lesson_reveal_{}"  # one per step: a new step opens with its answer hidden
 
@@ -192,7 +194,7 @@ def checked_view(values: Mapping[str, object]) -> dict[str, object]:
 
 @dataclass(frozen=True, eq=False)
 class TrainedModel:
-    """A copy of a model trained in this session on one task; never shared with other sessions."""
+    """A copy of a model trained (or uploaded) in this session on one task; never shared with other sessions."""
 
     model: object  # a Transformer (kept untyped: no torch import here)
     id: str
@@ -203,6 +205,7 @@ class TrainedModel:
     exact_match: float | None = None  # on fresh inputs, measured when training finished
     seconds: float | None = None
     finished: bool = False  # False while training or after Stop
+    uploaded: str = ""  # the name of the checkpoint it was uploaded as ("": trained in this session)
 
 
 @dataclass(frozen=True)

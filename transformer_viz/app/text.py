@@ -9,6 +9,7 @@ from __future__ import annotations
 from .text_break import BREAK_EN, BREAK_ZH
 from .text_lesson import LESSON_EN, LESSON_ZH
 from .text_rooms import ROOMS_CHINESE, ROOMS_ENGLISH
+from .text_weights import WEIGHTS_CHINESE, WEIGHTS_ENGLISH
 from .text_zh import CHINESE as APP_CHINESE
 
 ENGLISH = {
@@ -266,8 +267,8 @@ ENGLISH = {
     "training.none": "Nothing trained yet in this session.",
 }
 
-ENGLISH |= LESSON_EN | BREAK_EN | ROOMS_ENGLISH
-CHINESE = APP_CHINESE | LESSON_ZH | BREAK_ZH | ROOMS_CHINESE
+ENGLISH |= LESSON_EN | BREAK_EN | ROOMS_ENGLISH | WEIGHTS_ENGLISH
+CHINESE = APP_CHINESE | LESSON_ZH | BREAK_ZH | ROOMS_CHINESE | WEIGHTS_CHINESE
 CATALOGS = {"en": ENGLISH, "zh": CHINESE}
 LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 

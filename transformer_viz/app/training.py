@@ -12,7 +12,7 @@ import streamlit as st
 from transformer_viz.figures.training import attention_animation, loss_curve
 from transformer_viz.tasks import TASKS
 
-from . import services, state
+from . import services, state, weights_io
 from .context import weights_banner
 from .limits import LIMITS
 from .state import TrainedModel, View
@@ -58,6 +58,7 @@ def render() -> None:
         run_training(resolved.model, task, steps, lr, batch_size)
         st.rerun()
     show_result(services.trained_for(view.task))
+    weights_io.render(view)  # download the weights, upload weights back
 
 
 def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:

@@ -12,6 +12,7 @@ from transformer_viz.figures.fit import TEXT_MIN_WIDTH
 from transformer_viz.figures.labels import label
 
 from . import state
+from .checkpoints import checkpoint_name
 from .state import VIEW_FIELDS, View
 from .text import ENGLISH, LANGUAGE_NAMES, t
 
@@ -38,7 +39,7 @@ def error_text(error: Exception) -> str:
         return str(error)
 
     def word(name: str, value):
-        if name == "task" and f"task.{value}" in ENGLISH:
+        if name in ("task", "current_task") and f"task.{value}" in ENGLISH:
             return tr(f"task.{value}")
         return tr(f"detail.word.{value}") if isinstance(value, str) and f"detail.word.{value}" in ENGLISH else value
 
@@ -58,12 +59,18 @@ def counted(index: int) -> str:
     return str(index + 1)
 
 
+def weights_label(weights: str) -> str:
+    """"pretrained", "random", "trained" or an extra folder's "checkpoint:<name>", as the screen names them."""
+    name = checkpoint_name(weights)
+    return tr(f"weights.{weights}") if name is None else tr("weights.checkpoint", name=name)
+
+
 # How each choice is labelled on screen and in the link. Option values are stable identifiers;
 # only these functions translate them.
 LABELS: dict[str, Callable[[object], str]] = {
     state.LANG: LANGUAGE_NAMES.get,
     state.TASK: lambda name: tr(f"task.{name}"),
-    state.WEIGHTS: lambda weights: tr(f"weights.{weights}"),
+    state.WEIGHTS: weights_label,
     state.MAX_LEN: lambda n: tr("side.max_len_task") if n == 0 else str(n),
     state.POSITIONAL: lambda positional: tr(f"positional.{positional}"),
     state.NORM_FIRST: lambda pre: tr("norm.pre" if pre else "norm.post"),
@@ -76,7 +83,7 @@ LABELS: dict[str, Callable[[object], str]] = {
     state.TRAIN_FROM: lambda start: tr(f"training.from_{start}"),
     **{f: lambda switch: tr(f"break.{switch}") for f in (state.BREAKS, state.A_BREAKS, state.B_BREAKS)},
     **{f: lambda head_id: head_label(head_id) for f in (state.ABLATE, state.A_ABLATE, state.B_ABLATE)},
-    **{f: lambda weights: tr(f"weights.{weights}") for f in (state.A_WEIGHTS, state.B_WEIGHTS)},
+    **{f: weights_label for f in (state.A_WEIGHTS, state.B_WEIGHTS)},
     **{f: lambda variant: tr(f"compare.variant_{variant}") for f in (state.A_VARIANT, state.B_VARIANT)},
     state.ABLATION: lambda mode: tr(f"break.ablation_{mode}"),
     state.STACK: lambda stack: tr(f"layers.{stack}"),
