@@ -43,6 +43,7 @@ import os
 import random
 import re
 import resource
+import signal
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -51,7 +52,7 @@ from pathlib import Path
 
 # bench/ is on sys.path as the script's folder. The app is never imported: only what a browser sees is used.
 from class_client import RunFailed, Session
-from class_servers import Servers, cpu_seconds, get_page, rss_mib
+from class_servers import Servers, cpu_seconds, get_page, machine_busy_seconds, rss_mib
 
 PAGES = ("attention", "masks", "head", "decoding", "embeddings", "layers", "overview", "training")
 WORDS = ("hello", "banana", "stressed", "python", "racecar", "zebra", "orange", "kitten")
@@ -375,7 +376,7 @@ def measure(args, replicas: int, proxy: bool, students: int, trainers: int) -> d
         peak = [0.0]
         replica0 = [cpu_seconds([pid]) for pid in servers.app_pids]
         nginx0 = cpu_seconds([servers.nginx.pid]) if proxy else 0.0
-        bench0, start = time.process_time(), time.monotonic()
+        bench0, busy0, start = time.process_time(), machine_busy_seconds(), time.monotonic()
 
         async def sample() -> None:
             while True:
@@ -395,6 +396,7 @@ def measure(args, replicas: int, proxy: bool, students: int, trainers: int) -> d
         cpu = sum(per_replica)
         nginx_cpu = cpu_seconds([servers.nginx.pid]) - nginx0 if proxy else 0.0
         bench_cpu = time.process_time() - bench0
+        other_load = (machine_busy_seconds() - busy0 - cpu - nginx_cpu - bench_cpu) / wall
         routes = servers.routes(offset) if proxy else {}
     spread, unsticky = Counter(), 0
     for route in run.cookies.values():
@@ -419,21 +421,26 @@ def measure(args, replicas: int, proxy: bool, students: int, trainers: int) -> d
         "violation_examples": [v for c in run.checkers for v in c.violations][:8],
         "controls": (sum(c.sources_checked for c in run.checkers),
                      sum(c.trained_seen for c in run.checkers if c.trainer)),
-        "bench_cpu": bench_cpu, "nginx_cpu": nginx_cpu, "wall": wall, "per_replica_cpu": per_replica,
+        "bench_cpu": bench_cpu, "nginx_cpu": nginx_cpu, "other_load": other_load, "wall": wall,
+        "per_replica_cpu": per_replica,
         "spread": dict(spread), "unsticky": unsticky, "logs": str(workdir),
     }
 
 
 COLUMNS = ("topology", "N", "trainers", "interactions", "failures", "p50 (s)", "p95 (s)", "max (s)",
            "cross-session violations", "server RSS (MiB)", "server CPU (s)", "CPU per interaction (ms)",
-           "training steps/s (per run · all)")
+           "training steps/s (per run · all)", "other load (cores)")
 
 
 def row(r: dict) -> str:
+    def seconds(x: float) -> str:
+        return "–" if math.isnan(x) or not r["interactions"] else f"{x:.2f}"
+
     steps = "–" if r["steps_per_run"] is None else f"{r['steps_per_run']:.1f} · {r['steps_total']:.1f}"
-    cells = (r["topology"], r["N"], r["trainers"], r["interactions"], r["failures"], f"{r['p50']:.2f}",
-             f"{r['p95']:.2f}", f"{r['max']:.2f}", r["violations"], f"{r['rss']:.0f}", f"{r['cpu']:.1f}",
-             f"{r['cpu_per']:.0f}" if not r["trainers"] else f"({r['cpu_per']:.0f})", steps)
+    per = "–" if not r["interactions"] else f"{r['cpu_per']:.0f}" if not r["trainers"] else f"({r['cpu_per']:.0f})"
+    cells = (r["topology"], r["N"], r["trainers"], r["interactions"], r["failures"], seconds(r["p50"]),
+             seconds(r["p95"]), seconds(r["max"]), r["violations"], f"{r['rss']:.0f}", f"{r['cpu']:.1f}", per, steps,
+             f"{r['other_load']:.2f}")
     return "| " + " | ".join(map(str, cells)) + " |"
 
 
@@ -452,11 +459,16 @@ def details(r: dict) -> str:
     return "\n".join(lines)
 
 
+def interrupt(*_args) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, nargs="+", default=[1, 10, 20, 40])
     parser.add_argument("--trainers", type=int, nargs="+", default=[0, 1, 5])
-    parser.add_argument("--replicas", type=int, default=1)
+    parser.add_argument("--replicas", type=int, nargs="+", default=[1],
+                        help="app processes; several values run each configuration on each, one after the other")
     parser.add_argument("--proxy", choices=["none", "nginx"], default=None,
                         help="default: nginx with more than one replica, none with one")
     parser.add_argument("--think", type=float, nargs=2, default=[2.0, 8.0], metavar=("MIN", "MAX"),
@@ -471,16 +483,17 @@ def main() -> None:
     parser.add_argument("--log-dir", default=None, help="where the servers' logs go (default: a temp dir)")
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args()
-    proxy = (args.proxy or ("nginx" if args.replicas > 1 else "none")) == "nginx"
-    if args.replicas > 1 and not proxy:
+    signal.signal(signal.SIGTERM, interrupt)  # stop the servers on the way out, as on Ctrl-C
+    if args.proxy == "none" and max(args.replicas) > 1:
         parser.error("more than one replica needs --proxy nginx")
     print(f"# bench_class: think {args.think[0]:g}–{args.think[1]:g} s, {args.duration:g} s per configuration, "
           f"pages {' '.join(p or '/' for p in args.pages)}, {os.cpu_count()} cores", flush=True)
     results = []
-    for students, trainers in itertools.product(args.students, args.trainers):
+    for students, trainers, replicas in itertools.product(args.students, args.trainers, args.replicas):
         if trainers > students:
             continue
-        result = measure(args, args.replicas, proxy, students, trainers)
+        proxy = (args.proxy or ("nginx" if replicas > 1 else "none")) == "nginx"
+        result = measure(args, replicas, proxy, students, trainers)
         results.append(result)
         print(row(result), flush=True)
         print(details(result), flush=True)

@@ -61,6 +61,13 @@ def cpu_seconds(pids: list[int]) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has been busy (all cores, every process: /proc/stat's first line)."""
+    with open("/proc/stat") as f:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in f.readline().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 class Servers:
     """`replicas` x `streamlit run APP` on 127.0.0.1 (and nginx in front when proxy), stopped by their pids."""
 
