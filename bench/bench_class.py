@@ -23,11 +23,13 @@ pair that no English text has. Every element a student receives is scanned (text
 alerts, options, the tick labels of every Plotly figure, also reversed: reverse is the default task) for another
 student's tag; a trained model must show (the "trained by you" weights choice, the trained banner) only to
 trainers. The server CPU column sums utime + stime of the app process(es) over the window (nginx's is reported
-beside); RSS is the peak of the sum over the window; this bench process shares the 2 cores and its own CPU is
-printed too.
+beside); RSS is the peak of the sum over the window. CPU per interaction is in parentheses when it includes
+training. This bench process shares the cores (its CPU is printed), and so may other work on the machine: "other
+load" is the machine's busy CPU (/proc/stat) less the servers' and the bench's, in cores, over the window.
 
   python bench/bench_class.py --students 1 10 20 40 --trainers 0 1 5 --replicas 1 --duration 60
-  python bench/bench_class.py --students 40 --trainers 0 5 --replicas 2 --proxy nginx --duration 60
+  python bench/bench_class.py --students 40 --trainers 0 5 --replicas 1 2 --duration 60  # 2: behind nginx
+  python bench/bench_class.py --students 40 --trainers 0 --think 0.5 2                  # a class clicking fast
 """
 
 from __future__ import annotations
