@@ -124,9 +124,12 @@ class Session:
         ws_url = self.base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
         headers = {"Cookie": self.cookie} if self.cookie else {}
         # proxy=None: loopback only, whatever the environment says; no pings (a browser sends none).
-        self.ws = await connect(ws_url, subprotocols=["streamlit"], additional_headers=headers,
-                                origin=self.base_url, proxy=None, max_size=None, ping_interval=None,
-                                open_timeout=self.timeout)
+        try:
+            self.ws = await connect(ws_url, subprotocols=["streamlit"], additional_headers=headers,
+                                    origin=self.base_url, proxy=None, max_size=None, ping_interval=None,
+                                    open_timeout=self.timeout)
+        except Exception as error:  # refused, handshake rejected, timeout
+            raise RunFailed(f"websocket connect: {type(error).__name__}: {error}") from error
 
     async def close(self) -> None:
         if self.ws is not None:
@@ -180,8 +183,7 @@ class Session:
 
     async def stop_script(self) -> None:
         """The Stop button of Streamlit's toolbar: ends the running script at its next Streamlit call."""
-        message = BackMsg(stop_script=True)
-        await self.ws.send(message.SerializeToString())
+        await self._send(BackMsg(stop_script=True))
 
     def _client_state(self, page_name: str | None = None, widgets: bool = True, fragment_id: str = "") -> BackMsg:
         message = BackMsg()
@@ -206,11 +208,17 @@ class Session:
     async def _run(self, message: BackMsg, timeout: float | None = None) -> RunResult:
         fragment = bool(message.rerun_script.fragment_id)
         sent = time.monotonic()
-        await self.ws.send(message.SerializeToString())
+        await self._send(message)
         try:
             return await asyncio.wait_for(self._read_run(sent, fragment), timeout or self.timeout)
         except TimeoutError as error:
             raise RunFailed(f"no script_finished in {timeout or self.timeout:.0f} s") from error
+
+    async def _send(self, message: BackMsg) -> None:
+        try:
+            await self.ws.send(message.SerializeToString())
+        except Exception as error:  # the connection is closed
+            raise RunFailed(f"websocket send: {type(error).__name__}: {error}") from error
 
     async def _read_run(self, sent: float, fragment: bool) -> RunResult:
         seen: set[str] = set()
