@@ -12,7 +12,7 @@ COPY pyproject.toml README.md LICENSE ./
 COPY transformer_viz ./transformer_viz
 RUN pip install ".[redis]" && rm -rf /src
 
-RUN useradd --create-home --uid 10001 tviz
+RUN useradd --create-home --uid 1000 tviz  # uid 1000: what Hugging Face Spaces runs as
 USER tviz
 WORKDIR /home/tviz
 

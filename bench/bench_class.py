@@ -46,6 +46,7 @@ import random
 import re
 import resource
 import signal
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -54,7 +55,9 @@ from pathlib import Path
 
 # bench/ is on sys.path as the script's folder. The app is never imported: only what a browser sees is used.
 from class_client import RunFailed, Session
-from class_servers import Servers, cpu_seconds, get_page, machine_busy_seconds, rss_mib
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # devtools/
+from devtools.servers import Servers, cpu_seconds, get_page, machine_busy_seconds, rss_mib
 
 PAGES = ("attention", "masks", "head", "decoding", "embeddings", "layers", "overview", "training")
 WORDS = ("hello", "banana", "stressed", "python", "racecar", "zebra", "orange", "kitten")

@@ -1,5 +1,5 @@
-"""The servers of bench/bench_class.py: app replicas (`streamlit run`) and nginx in front, on 127.0.0.1 only,
-stopped by their pids; their memory and CPU read from /proc."""
+"""App replicas (`streamlit run`) and Debian's nginx in front (deploy/nginx.conf.template), on 127.0.0.1 only,
+stopped by their pids; their memory and CPU read from /proc. Used by bench/bench_class.py and tests/test_proxy.py."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # devtools/
+from .browser import free_port, stop_process, wait_until_serving
 
-from devtools.browser import free_port, stop_process, wait_until_serving  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 NGINX = "/usr/sbin/nginx"
 TEMPLATE = ROOT / "deploy" / "nginx.conf.template"
@@ -71,8 +70,9 @@ def machine_busy_seconds() -> float:
 class Servers:
     """`replicas` x `streamlit run APP` on 127.0.0.1 (and nginx in front when proxy), stopped by their pids."""
 
-    def __init__(self, replicas: int, proxy: bool, app: str, workdir: Path) -> None:
+    def __init__(self, replicas: int, proxy: bool, app: str, workdir: Path, env: dict[str, str] | None = None) -> None:
         self.replicas, self.proxy, self.app, self.workdir = replicas, proxy, app, workdir
+        self.env = {**os.environ, **(env or {})}
         self.apps: list[subprocess.Popen] = []
         self.nginx: subprocess.Popen | None = None
         self.ports: list[int] = []
@@ -87,7 +87,7 @@ class Servers:
                 self.apps.append(subprocess.Popen(
                     [sys.executable, "-m", "streamlit", "run", self.app, "--server.address", "127.0.0.1",
                      "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-                    cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+                    cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=self.env))
                 self.ports.append(port)
             for process, port in zip(self.apps, self.ports, strict=True):
                 wait_until_serving(process, lambda port=port: health(f"http://127.0.0.1:{port}"),

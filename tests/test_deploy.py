@@ -1,0 +1,34 @@
+"""The deployment files agree with each other and with the app: image, compose, nginx template."""
+
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+DOCKERFILE = (ROOT / "Dockerfile").read_text()
+TEMPLATE = (ROOT / "deploy" / "nginx.conf.template").read_text()
+
+
+def test_the_image_runs_the_packaged_command_as_a_user_with_a_health_check():
+    assert re.search(r"^USER (?!root)\w+", DOCKERFILE, re.M)
+    assert "/_stcore/health" in DOCKERFILE.split("HEALTHCHECK", 1)[1]
+    assert 'CMD ["transformer-viz", "--host", "0.0.0.0", "--port", "8501"]' in DOCKERFILE
+    assert "download.pytorch.org/whl/cpu" in DOCKERFILE  # never PyPI's CUDA build
+
+
+def test_compose_builds_that_image_and_fills_every_placeholder_of_the_template():
+    app, proxy = COMPOSE["services"]["app"], COMPOSE["services"]["proxy"]
+    assert (ROOT / "deploy" / app["build"]["context"] / app["build"]["dockerfile"]).resolve() == ROOT / "Dockerfile"
+    assert app["deploy"]["replicas"] >= 2 and app["environment"]["TVIZ_REDIS_URL"].startswith("redis://redis:")
+    mounted = {volume.split(":")[0] for volume in proxy["volumes"]}
+    assert "./nginx.conf.template" in mounted
+    placeholders = set(re.findall(r"\$\{(TVIZ_\w+)\}", TEMPLATE))
+    assert placeholders == set(proxy["environment"]) and "8501" in proxy["environment"]["TVIZ_UPSTREAM_SERVERS"]
+
+
+def test_sessions_are_sticky_by_a_cookie_not_by_address():
+    upstream = re.search(r"upstream tviz_app \{(.*?)\}", TEMPLATE, re.S)[1]
+    assert "hash $tviz_route consistent;" in upstream and "ip_hash" not in upstream
+    assert "proxy_set_header Upgrade $http_upgrade;" in TEMPLATE  # Streamlit's websocket
