@@ -149,7 +149,8 @@ def test_stop_ends_a_long_training_within_a_step(app_url):
         start.click()
         stop = page.get_by_role("button", name="Stop", exact=True)
         stop.wait_for(timeout=60_000)
-        page.wait_for_timeout(3_000)  # training for a few seconds
+        page.get_by_test_id("stProgress").wait_for(timeout=60_000)  # its worker has done a step
+        page.wait_for_timeout(2_000)  # training for a few seconds
         clicked = time.monotonic()
         stop.click()
         banner = page.get_by_text(re.compile(r"Weights you trained .* \((\d+) steps\)"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
+import uuid
+from concurrent.futures import CancelledError, TimeoutError
 from dataclasses import dataclass, replace
 
 import streamlit as st
@@ -27,6 +29,7 @@ RUN_CACHE_BYTES = LIMITS.run_cache_mib * 2**20  # the traces one server keeps fo
 # Figures are bounded by count: the largest one the server limits allow (an attention grid at 6 layers x
 # 16 heads x 64 tokens) holds ~18 MiB, so the cache stays under ~570 MiB (bench/bench_memory.py).
 FIGURES_KEPT = 32
+STOP_WAIT_SECONDS = 30  # for a stopped worker to end its step (seconds at the largest allowed shape)
 TRAINING_BUDGET = LIMITS.training_budget  # training_cost of one run (4e10: about two minutes on one core)
 
 
@@ -58,6 +61,25 @@ def set_up_server() -> None:
 def training_pool() -> TrainingPool:
     """The server's trainings: LIMITS.trainings_at_once at once, each in a worker process on one core."""
     return TrainingPool(LIMITS.trainings_at_once)
+
+
+def collect_training() -> None:
+    """Keep what this session's last training job trained as its TrainedModel (before the sidebar is drawn):
+    finished, or as far as it got when a click (Stop) ended the run that drew it. Nothing when it never started."""
+    job, task_name = st.session_state.pop(state.TRAINING_JOB, (None, None))
+    if job is None:
+        return
+    job.stop()  # no-op when it finished; else the worker ends after its current step
+    try:
+        trained, result, exact = job.result(timeout=STOP_WAIT_SECONDS)
+    except (CancelledError, TimeoutError):
+        return
+    if result.steps:
+        st.session_state[state.TRAINED] = TrainedModel(
+            model=trained, id=uuid.uuid4().hex, task=task_name, steps=result.steps, history=tuple(result.history),
+            snapshots=tuple(result.snapshots), finished=not result.stopped_early, exact_match=exact,
+            seconds=result.seconds)
+        st.session_state[state.PENDING_WEIGHTS] = "trained"
 
 
 def training_cost(model: Transformer, steps: int, batch_size: int) -> float:

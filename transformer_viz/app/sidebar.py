@@ -67,6 +67,7 @@ def fit_heads_to_d_model() -> None:
 
 def render_sidebar() -> None:
     st.session_state.setdefault(state.LINK_ASKED, st.query_params.to_dict())  # the link this session opened
+    services.collect_training()
     pending = st.session_state.pop(state.PENDING_WEIGHTS, None)
     if pending is not None:
         st.session_state[state.WEIGHTS] = pending

@@ -40,6 +40,7 @@ B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE = "b_weights", "b_variant", "b_breaks",
 
 # Keys that are not part of the view.
 TRAINED = "_trained"  # the TrainedModel of this session
+TRAINING_JOB = "_training_job"  # (TrainingJob, task name) of this session's last training, until kept
 WEIGHTS_LOST = "_weights_lost"  # the trained weights a shape change could not keep (said once)
 PENDING_WEIGHTS = "_pending_weights"  # a weights choice to apply before the sidebar is drawn (after training)
 GOTO = "_goto"  # a page a click asked to open at the start of the next run

@@ -13,7 +13,7 @@ CHINESE = {
     "attention.no_cell": "—（点击一个单元格）",
     "training.too_long": "这次训练会占用课堂服务器两分钟以上：请减少步数、批大小或缩小模型。",
     "training.waiting": "正在排队：你前面还有 {place} 个同学的训练。本服务器同时训练 {n} 个模型，轮到你时会自动开始。",
-    "training.limits": "本服务器同时训练 {n} 个模型（其余的排队等候），每个占一个 CPU 核，最多 {steps} 步。点「停止」会在当前这一步结束后停下，并保留已经学到的内容。",
+    "training.limits": "本服务器同时训练 {n} 个模型（其余的排队等候），每个训练占用一个处理器核心，最多 {steps} 步。点「停止」会在当前这一步结束后停下，并保留已经学到的内容。",
     "error.link_limits": "本服务器能构建的模型最大为：d_model {d_model}、{heads} 个头、每个堆栈 {layers} 层、d_ff {d_ff}、{tokens} 个词元。",
     "nav.overview": "总览",
     "nav.embeddings": "词嵌入与位置编码",

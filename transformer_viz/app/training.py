@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import time
-import uuid
-from concurrent.futures import CancelledError, TimeoutError
 from dataclasses import replace
 
 import streamlit as st
@@ -20,7 +18,6 @@ from .ui import chart, current_view, error_text, lang, literal, tr, view_widget
 
 STEP_CHOICES = tuple(n for n in (100, 200, 400, 800, 1500, 3000) if n <= LIMITS.train_steps)
 REDRAW_SECONDS = 0.3  # progress and loss curve
-STOP_WAIT_SECONDS = 30  # for a stopped worker to finish its step (seconds at the largest allowed shape)
 EVALUATION_INPUTS = 200  # fresh inputs for the exact match of a finished run
 LR_CHOICES = (1e-4, 3e-4, 1e-3, 2e-3, 3e-3)  # the same for every task (each task's default among them)
 BATCH_CHOICES = (16, 32, 64, 128)
@@ -63,9 +60,11 @@ def render() -> None:
 
 def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
     """Train a copy of the shared model in the server's training pool (waiting in line if need be), drawing its
-    progress, and keep it in this session: finished, or as far as it got when the run was stopped."""
+    progress. The session keeps the job: the next run keeps what it trained (services.collect_training), whether
+    it finished or a click (Stop) ended it."""
     job = services.training_pool().submit(model, task.name, steps=steps, lr=lr, batch_size=batch_size,
                                           snapshot_every=max(steps // 30, 1), evaluate_on=EVALUATION_INPUTS)
+    st.session_state[state.TRAINING_JOB] = (job, task.name)
     status, progress, live_curve = st.empty(), st.empty(), st.empty()
     history = []
     try:
@@ -73,8 +72,9 @@ def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
             place = job.position()
             if place:
                 status.info(tr("training.waiting", place=place, n=LIMITS.trainings_at_once), icon=":material/groups:")
-            history += [(info.step, info.loss, info.accuracy) for info in job.progress()]
-            if not place and history:
+            new_steps = [(info.step, info.loss, info.accuracy) for info in job.progress()]
+            history += new_steps
+            if new_steps:  # a new figure each time (the same one twice in a run would be a duplicate element)
                 step, loss, accuracy = history[-1]
                 status.empty()
                 progress.progress(step / steps, text=tr("training.progress", step=step, total=steps, loss=loss,
@@ -82,23 +82,7 @@ def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
                 live_curve.plotly_chart(loss_curve(history, lang=lang()), theme=None)
             time.sleep(REDRAW_SECONDS)  # a Stop click or a closed tab ends the script at the next st call
     finally:
-        job.stop()
-        keep(job, model, task)
-
-
-def keep(job, model, task) -> None:
-    """Keep what the job trained as this session's trained model (nothing when it never started)."""
-    try:
-        trained, result, exact = job.result(timeout=STOP_WAIT_SECONDS)
-    except (CancelledError, TimeoutError):
-        return
-    if result.steps == 0:
-        return
-    st.session_state[state.TRAINED] = TrainedModel(
-        model=trained, id=uuid.uuid4().hex, task=task.name, steps=result.steps, history=tuple(result.history),
-        snapshots=tuple(result.snapshots), finished=not result.stopped_early, exact_match=exact,
-        seconds=result.seconds)
-    st.session_state[state.PENDING_WEIGHTS] = "trained"
+        job.stop()  # the worker ends after its current step
 
 
 def show_result(trained: TrainedModel | None) -> None:
