@@ -58,6 +58,10 @@ def choose_step(count: int) -> int:
     if count == 1:
         st.caption(tr("decoding.one_step"))
         return 1
-    if st.session_state.get(state.STEP, 1) > count:  # a longer output was shown before
-        st.session_state[state.STEP] = count
+    if state.STEP in st.session_state:
+        # Written every time: a new count makes a new slider, which would otherwise take the value the code set
+        # last (the lesson's steps set 0, the view's default: the last step). Beyond the count (a longer output
+        # shown before) or 0: the last step.
+        shown = st.session_state[state.STEP]
+        st.session_state[state.STEP] = shown if 1 <= shown <= count else count
     return view_widget(st.slider, state.STEP, tr("decoding.step"), 1, count, value=count)
