@@ -7,6 +7,8 @@ Plotly's default template.
 
 from __future__ import annotations
 
+import copy
+import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -41,6 +43,11 @@ BLOCKED_GREY = "#c8c8c8"
 MINUS = "−"  # a true minus sign: "-" is a hyphen
 
 
+# The shared look of every axis (base_layout).
+AXIS_LOOK = dict(gridcolor=GRID_COLOUR, linecolor=GRID_COLOUR, zerolinecolor=GRID_COLOUR, ticks="", automargin=True,
+                 title=dict(standoff=15))
+
+
 def base_layout(fig: go.Figure, title: str | None = None, height: int | None = None,
                 width: int | None = None) -> go.Figure:
     """Apply the shared look: white background, light grid, readable font, tight margins.
@@ -49,28 +56,50 @@ def base_layout(fig: go.Figure, title: str | None = None, height: int | None = N
     (then set smaller) to fit it (`fit_title`).
     The look of plotly_white, set directly on an empty template: assigning a named
     template copies all of it into every figure (about 17 ms and 7 kB of JSON each).
+
+    What `fig.update_layout(...)`, `fig.update_xaxes(...)` and `fig.update_yaxes(...)` would do, merged into the
+    layout as a dict and set once: Plotly's update machinery costs ~4 ms per axis (40 ms for a figure of nine
+    panels), setting a whole layout a tenth of that.
     """
     title_font = None
     if title and width:
         title, title_font = fit_title(title, width)
-    # One line at the very top: Plotly's default centres a title in the top margin, where top tick labels and
-    # axis titles also go once that margin grows. Plotly misplaces a title of several lines anchored at the
-    # top (by a few px above the figure): those keep the default.
-    top = {} if title and "<br>" in title else dict(yref="container", y=1.0, yanchor="top", pad_t=14)
-    fig.update_layout(
+    layout = fig.layout.to_plotly_json()  # a copy
+    merge_into(layout, dict(
         template="none", font=dict(**FONT, color=TEXT_COLOUR), paper_bgcolor="white", plot_bgcolor="white",
-        colorway=LINE_COLOURS, hovermode="closest",
-        title=dict(text=title, x=0.0, xanchor="left", **top,
-                   font=dict(size=title_font) if title_font and title_font < TITLE_FONT_PX else {})
-        if title else None,
-        margin=dict(l=10, r=10, t=(50 + 26 * title.count("<br>")) if title else 20, b=10), height=height,
-        hoverlabel=dict(font_size=14),
-    )
-    axes = dict(gridcolor=GRID_COLOUR, linecolor=GRID_COLOUR, zerolinecolor=GRID_COLOUR, ticks="", automargin=True,
-                title_standoff=15)
-    fig.update_xaxes(**axes)
-    fig.update_yaxes(**axes)
+        colorway=list(LINE_COLOURS), hovermode="closest",
+        margin=dict(l=10, r=10, t=(50 + 26 * title.count("<br>")) if title else 20, b=10),
+        hoverlabel=dict(font=dict(size=14)),
+    ))
+    if title:
+        # One line at the very top: Plotly's default centres a title in the top margin, where top tick labels and
+        # axis titles also go once that margin grows. Plotly misplaces a title of several lines anchored at the
+        # top (by a few px above the figure): those keep the default.
+        top = {} if "<br>" in title else dict(yref="container", y=1.0, yanchor="top", pad=dict(t=14))
+        merge_into(layout.setdefault("title", {}), dict(
+            text=title, x=0.0, xanchor="left", **top,
+            font=dict(size=title_font) if title_font and title_font < TITLE_FONT_PX else {}))
+    else:
+        layout["title"] = {}  # update_layout(title=None) empties it
+    if height is None:
+        layout.pop("height", None)
+    else:
+        layout["height"] = height
+    # update_xaxes / update_yaxes: the first axes always, and every other one the layout has.
+    for key in dict.fromkeys(["xaxis", "yaxis", *(k for k in layout if re.fullmatch(r"[xy]axis\d*", k))]):
+        merge_into(layout.setdefault(key, {}), copy.deepcopy(AXIS_LOOK))
+    fig.layout = layout
     return fig
+
+
+def merge_into(target: dict, update: dict) -> dict:
+    """`update` merged into `target` as Plotly's update does: dicts merge key by key, anything else replaces."""
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            merge_into(target[key], value)
+        else:
+            target[key] = value
+    return target
 
 
 def escape_text(text: str) -> str:
