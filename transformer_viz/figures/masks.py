@@ -25,6 +25,8 @@ from .common import (
     check_choice,
     format_number,
     mask_value,
+    merge_into,
+    styled_figure,
     symmetric_limit,
     token_axis,
     token_texts,
@@ -66,6 +68,12 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
 
     `width` is the narrowest it is drawn at (four side by side on a page); labels and title fit it.
     """
+    return _mask_heatmap(mask, query_tokens, key_tokens, title, width, lang=lang)
+
+
+def _mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[str] | None,
+                  title: str, width: int = MASK_PX, subtitle: str | None = None, *, lang: str = "en") -> go.Figure:
+    """`mask_heatmap` with a subtitle under the title."""
     mask = np.asarray(as_numpy(mask), bool)
     q_len, k_len = mask.shape
     q_text, k_text = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
@@ -74,13 +82,13 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
     hover = [[f"{cell_label(i, q_text[i], j, k_text[j], lang)}<br><b>{allowed if mask[i, j] else blocked}</b>"
               for j in range(k_len)] for i in range(q_len)]
     gap = 1 if max(q_len, k_len) <= 24 else 0
-    fig = go.Figure(go.Heatmap(
+    traces = [go.Heatmap(
         z=mask.astype(np.int8), x=np.arange(k_len), y=np.arange(q_len), zmin=0, zmax=1, showscale=False,
         colorscale=[[0.0, blocked_colour], [0.5, blocked_colour], [0.5, allowed_colour], [1.0, allowed_colour]],
         xgap=gap, ygap=gap, hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", name=title,
-    ))
+    )]
     for name, colour in ((allowed, allowed_colour), (blocked, blocked_colour)):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+        traces.append(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
                                  marker=dict(symbol="square", size=14, color=colour)))
     cell = float(np.clip(300 / max(q_len, k_len), 10, 36))  # px per row
     left = widest_em(q_text) * FLAT_FONT_PX + GAP_PX + 10
@@ -89,14 +97,15 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
     title_font = int(np.clip((width - 10) // text_em(title), 13, 17))
     # The title, a subtitle of up to two lines (mask_figures), then the key labels.
     top = round(14 + LINE_EM * (title_font + 2 * SUBTITLE_PX) + 12 + keys.depth)
-    base_layout(fig, title, height=round(cell * q_len) + top + 70)
-    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=top, b=40), title_font_size=title_font,
-                      legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font_size=14))
-    fig.update_xaxes(**token_axis(key_tokens, k_len), side="top", fixedrange=True)
-    fig.update_xaxes(tick_labels(range(k_len), k_text, keys))
-    fig.update_yaxes(**token_axis(query_tokens, q_len, reverse=True), fixedrange=True)
-    fig.update_yaxes(tick_labels(range(q_len), q_text, queries))
-    return fig
+    then = dict(plot_bgcolor="#ffffff", margin=dict(t=top, b=40), title=dict(font=dict(size=title_font)),
+                legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font=dict(size=14)),
+                xaxis=merge_into(dict(**token_axis(key_tokens, k_len), side="top", fixedrange=True),
+                                 tick_labels(range(k_len), k_text, keys)),
+                yaxis=merge_into(dict(**token_axis(query_tokens, q_len, reverse=True), fixedrange=True),
+                                 tick_labels(range(q_len), q_text, queries)))
+    if subtitle is not None:
+        then["title"]["subtitle"] = dict(text=subtitle, font=dict(size=SUBTITLE_PX))
+    return styled_figure(traces, {}, title, height=round(cell * q_len) + top + 70, then=then)
 
 
 def mask_figures(trace, width: int = MASK_PX, *, lang: str = "en") -> dict[str, go.Figure]:
@@ -114,12 +123,10 @@ def mask_figures(trace, width: int = MASK_PX, *, lang: str = "en") -> dict[str, 
     look_ahead = np.tril(np.ones_like(combined))  # (tgt_len, tgt_len)
     masks = {"source_padding": (source, src, src), "target_padding": (target, tgt, tgt),
              "look_ahead": (look_ahead, tgt, tgt), "decoder_self": (combined, tgt, tgt)}
-    figures = {key: mask_heatmap(*arrays, label(f"masks.{key}", lang), width, lang=lang)
-               for key, arrays in masks.items()}
     # Short lines under the titles: the app shows the four side by side in narrow columns.
-    for key, fig in figures.items():
-        fig.update_layout(title_subtitle=dict(text=label(f"masks.{key}.subtitle", lang), font_size=SUBTITLE_PX))
-    return figures
+    return {key: _mask_heatmap(*arrays, label(f"masks.{key}", lang), width, label(f"masks.{key}.subtitle", lang),
+                               lang=lang)
+            for key, arrays in masks.items()}
 
 
 def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX, max_width: int | None = None,
