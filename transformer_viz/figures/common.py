@@ -8,6 +8,7 @@ Plotly's default template.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
@@ -103,6 +104,40 @@ def styled_layout(layout: dict, title: str | None, height: int | None, width: in
     for key in dict.fromkeys(["xaxis", "yaxis", *(k for k in layout if re.fullmatch(r"[xy]axis\d*", k))]):
         merge_into(titled(layout.setdefault(key, {})), copy.deepcopy(AXIS_LOOK))
     return merge_into(layout, then or {})
+
+
+def subplot_row(cols: int, spacing: float, shared_yaxes: bool = False, titles: Sequence[str] | None = None,
+                column_widths: Sequence[float] | None = None) -> dict:
+    """The layout `make_subplots(rows=1, cols=cols, ...)` starts a figure with, as a new dict: its axes (trace
+    `c` of column c draws on xaxis="x<c>", yaxis="y<c>", "x" and "y" for the first) and its titles.
+
+    make_subplots costs ~13 ms a figure; its layout depends only on these arguments, so it is made once.
+    """
+    titled = None if titles is None else tuple(bool(title) for title in titles)  # make_subplots skips ""
+    layout = copy.deepcopy(_subplot_row(cols, spacing, shared_yaxes, titled,
+                                        None if column_widths is None else tuple(column_widths)))
+    for annotation, title in zip(layout.get("annotations", ()), [t for t in titles or () if t], strict=True):
+        annotation["text"] = title
+    return layout
+
+
+@functools.lru_cache(maxsize=64)
+def _subplot_row(cols: int, spacing: float, shared_yaxes: bool, titled: tuple[bool, ...] | None,
+                 column_widths) -> dict:
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=cols, shared_yaxes=shared_yaxes, horizontal_spacing=spacing,
+                        subplot_titles=None if titled is None else [str(i) if t else "" for i, t in enumerate(titled)],
+                        column_widths=None if column_widths is None else list(column_widths))
+    layout = fig.layout.to_plotly_json()
+    layout.pop("template", None)  # the look replaces it
+    return layout
+
+
+def subplot_axes(col: int) -> dict:
+    """The axes a trace in column `col` (from 1) of a `subplot_row` draws on."""
+    suffix = "" if col == 1 else str(col)
+    return dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}")
 
 
 def titled(settings: dict) -> dict:

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .common import (
     BLOCKED_GREY,
@@ -20,13 +19,14 @@ from .common import (
     SEQUENTIAL,
     as_numpy,
     attention_arrays,
-    base_layout,
     cell_label,
     check_choice,
     format_number,
     mask_value,
     merge_into,
     styled_figure,
+    subplot_axes,
+    subplot_row,
     symmetric_limit,
     token_axis,
     token_texts,
@@ -165,8 +165,9 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
         return [[f"<b>{labels[i][j]}</b><br>{describe(i, j)}" for j in range(k_len)] for i in range(q_len)]
 
     fill_text = format_number(fill)
-    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=spacing, subplot_titles=[
+    layout = subplot_row(3, spacing, shared_yaxes=True, titles=[
         label("steps.scores", lang), label("steps.masked", lang, fill=fill_text), label("steps.weights", lang)])
+    traces = []
 
     def text(key: str, **values) -> str:
         return label(f"steps.{key}", lang, fill=fill_text, **values)
@@ -182,33 +183,36 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
     for col, (z, zmin, zmax, colorscale, text) in enumerate(panels, start=1):
         colorbar = dict(thickness=12, len=0.9, x=col * panel + (col - 1) * spacing + 0.005, xanchor="left",
                         title=dict(text=label("score" if col == 2 else "value.weights", lang), side="right"))
-        fig.add_trace(go.Heatmap(
+        traces.append(go.Heatmap(
             z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
             colorscale=colorscale, showscale=col > 1, colorbar=colorbar, hoverongaps=True,
             text=texts[col - 1] if show else None,
             texttemplate="%{text}" if show else None, textfont_size=font,
-            hovertext=text, hovertemplate="%{hovertext}<extra></extra>",
-        ), row=1, col=col)
+            hovertext=text, hovertemplate="%{hovertext}<extra></extra>", **subplot_axes(col),
+        ))
         if col > 1 and not mask.all():
-            fig.add_trace(blocked_layer(mask, blocked_texts[col], show, font), row=1, col=col)
+            traces.append(blocked_layer(mask, blocked_texts[col], show, font, **subplot_axes(col)))
 
     title = label("steps.title", lang, kind=label(f"kind.{kind}", lang),
                   where=label("layer_head", lang, layer=layer + 1, head=head + 1))
     keys, queries = tick_plan(k_text, cell_width, "x", FLAT_FONT_PX), tick_plan(q_text, cell, "y", FLAT_FONT_PX)
-    base_layout(fig, title, height=round(cell * q_len) + 110 + round(keys.depth))
-    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
+    then = dict(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
     if show and numbers.min_width:
-        fig.update_layout(meta={TEXT_MIN_WIDTH: numbers.min_width})
+        then["meta"] = {TEXT_MIN_WIDTH: numbers.min_width}
     # Panel titles as large as fit over a panel and the gap beside it.
     panel_px = (width - STEPS_RIGHT_PX) * (panel + spacing)
-    fig.update_annotations(font_size=int(min(15, max(MIN_FONT_PX, panel_px // max(
-        text_em(a.text) for a in fig.layout.annotations)))))
-    fig.add_annotation(x=panel + spacing / 2, y=0.5, xref="paper", yref="paper", text="→", showarrow=False,
-                       font=dict(size=34, color="#777777"))
-    fig.update_xaxes(**token_axis(k_tokens, k_len), fixedrange=True)
-    fig.update_xaxes(tick_labels(range(k_len), k_text, keys))
-    fig.update_yaxes(**token_axis(q_tokens, q_len, reverse=True), fixedrange=True)
-    fig.update_yaxes(tick_labels(range(q_len), q_text, queries))
-    fig.update_yaxes(showticklabels=False, col=2)
-    fig.update_yaxes(showticklabels=False, col=3)
-    return fig
+    titles = layout["annotations"]
+    size = int(min(15, max(MIN_FONT_PX, panel_px // max(text_em(a["text"]) for a in titles))))
+    for annotation in titles:
+        annotation["font"]["size"] = size
+    titles.append(dict(x=panel + spacing / 2, y=0.5, xref="paper", yref="paper", text="→", showarrow=False,
+                       font=dict(size=34, color="#777777")))
+    for col in (1, 2, 3):
+        suffix = "" if col == 1 else str(col)
+        then[f"xaxis{suffix}"] = merge_into(dict(**token_axis(k_tokens, k_len), fixedrange=True),
+                                            tick_labels(range(k_len), k_text, keys))
+        then[f"yaxis{suffix}"] = merge_into(dict(**token_axis(q_tokens, q_len, reverse=True), fixedrange=True),
+                                            tick_labels(range(q_len), q_text, queries))
+        if col > 1:
+            then[f"yaxis{suffix}"]["showticklabels"] = False
+    return styled_figure(traces, layout, title, height=round(cell * q_len) + 110 + round(keys.depth), then=then)
