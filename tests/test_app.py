@@ -394,3 +394,18 @@ def test_a_choice_widgets_own_default_is_the_views_default():
     assert view_widget(radio, "stack", "Stack", ("encoder", "decoder"), index=0)[0] == "encoder"  # given: kept
     at = run_page("layers")
     assert at.radio(key="stack").value == "decoder"
+
+
+def test_decoding_opens_after_the_lesson():
+    """The lesson sets every view field to its default, the step to 0 (the last): Decoding crashed on its slider."""
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120).run()
+    at.button(key="lesson_next").click().run()  # its callback sets the next step up
+    assert at.session_state["step"] == 0
+    at.session_state["_goto"] = "decoding"  # as a click on the lesson's "Open in the explorer" asks
+    at.run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Decoding, one token at a time"]
+    assert at.slider(key="step").value == at.slider(key="step").max == 6  # "hello": 5 letters and <eos>
+    at.sidebar.text_input(key="src_text").set_value("abcdef").run()  # 7 steps: a new slider, which took the 0
+    assert not at.exception, at.exception
+    assert at.slider(key="step").value == 6

@@ -34,11 +34,20 @@ class PageContext:
     run: TextRun
     pad_to: int = 0
 
+    @property
+    def run_key(self) -> tuple:
+        """What identifies this run (and the model behind it) in the figure cache."""
+        return self.resolved.model_id, self.view.task, self.view.src_text, self.view.tgt_text, self.pad_to
+
     def figure(self, builder, *args, **kwargs):
         """builder(self.trace, *args, lang=<the session's language>, **kwargs), cached for this run and
         language (see services.figure)."""
-        run_key = (self.resolved.model_id, self.view.task, self.view.src_text, self.view.tgt_text, self.pad_to)
-        return services.figure(run_key, self.trace, builder, *args, lang=lang(), **kwargs)
+        return services.figure(self.run_key, self.trace, builder, *args, lang=lang(), **kwargs)
+
+    def figures(self, builder, *args, **kwargs):
+        """builder(self, *args, lang=<the session's language>, **kwargs): figures drawn from more than the trace
+        (the model, the greedy steps), cached like `figure`. `builder` is a module-level function."""
+        return services.figure(self.run_key, self, builder, *args, lang=lang(), **kwargs)
 
     @property
     def trace(self):

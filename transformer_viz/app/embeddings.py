@@ -32,8 +32,6 @@ def render() -> None:
     chart(ctx.figure(embedding_pipeline, side), key="embeddings_pipeline")
 
     config = ctx.trace.config
-    encoding = as_numpy(ctx.trace[f"{side}_embed.position"])  # (seq_len, d_model)
-    tokens = ctx.trace.src_tokens if side == "src" else ctx.trace.tgt_tokens
     curves, similarity = st.columns(2, gap="large")
     with curves:
         st.subheader(tr("embeddings.curves"))
@@ -41,17 +39,35 @@ def render() -> None:
             st.session_state[state.DIMS] = [d for d in st.session_state[state.DIMS] if d < config.d_model]
         telling = sorted({0, 1, config.d_model // 2, config.d_model - 1})  # fast and slow waves
         dims = view_widget(st.multiselect, state.DIMS, tr("embeddings.dims"), range(config.d_model), default=telling)
-        chart(positional_curves(encoding, dims, tokens, positional=config.positional, lang=lang()),
-              key="embeddings_curves")
+        chart(ctx.figure(curves_figure, side, tuple(dims)), key="embeddings_curves")
         st.caption(tr(CURVES_HELP.get(config.positional, "embeddings.curves_help")))
     with similarity:
         st.subheader(tr("embeddings.similarity"))
-        chart(position_similarity(encoding, tokens, positional=config.positional, lang=lang()),
-              key="embeddings_similarity")
+        chart(ctx.figure(similarity_figure, side), key="embeddings_similarity")
         st.caption(tr("embeddings.similarity_help"))
 
     st.subheader(tr("embeddings.variants"))
     st.caption(tr("embeddings.variants_help"))
     if config.d_model % 2 == 0:
-        chart(positional_variants(encoding_tables(config.max_len, config.d_model), lang=lang()),
-              key="embeddings_variants")
+        chart(variants_figure(config.max_len, config.d_model, lang()), key="embeddings_variants")
+
+
+def side_encoding(trace, side: str):
+    """The positional encoding a side's tokens got, (seq_len, d_model), and those tokens."""
+    return as_numpy(trace[f"{side}_embed.position"]), trace.src_tokens if side == "src" else trace.tgt_tokens
+
+
+def curves_figure(trace, side: str, dims: tuple[int, ...], *, lang: str):
+    encoding, tokens = side_encoding(trace, side)
+    return positional_curves(encoding, list(dims), tokens, positional=trace.config.positional, lang=lang)
+
+
+def similarity_figure(trace, side: str, *, lang: str):
+    encoding, tokens = side_encoding(trace, side)
+    return position_similarity(encoding, tokens, positional=trace.config.positional, lang=lang)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def variants_figure(max_len: int, d_model: int, lang: str):
+    """The encodings of every variant for a shape: the same for every run (shared, never mutated)."""
+    return positional_variants(encoding_tables(max_len, d_model), lang=lang)

@@ -8,8 +8,8 @@ from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
 from transformer_viz.walkthrough import head_walkthrough
 
 from . import state
-from .context import attention_selectors, cell_selectors, page_context
-from .ui import chart, lang, tr
+from .context import PageContext, attention_selectors, cell_selectors, page_context
+from .ui import chart, tr
 
 SMALL_MODEL = {state.D_MODEL: 8, state.N_HEADS: 2, state.N_ENCODER_LAYERS: 1, state.N_DECODER_LAYERS: 1,
                state.D_FF: 16, state.WEIGHTS: "random"}
@@ -33,8 +33,9 @@ def render() -> None:
     walk = head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
 
     query, key = cell_selectors(walk.query_tokens, walk.key_tokens, *st.columns(2))
+    steps, dot = ctx.figures(head_figures, kind, layer, head, (query, key))
     wide = walk.d_model > READABLE_WIDTH  # then the d_model-wide steps open folded: rows of a few pixels
-    for step, fig in walkthrough_figures(walk, cell=(query, key), lang=lang()):
+    for step, fig in steps:
         if wide and step in WIDE_STEPS:
             with st.expander(tr("head.wide", step=tr(f"head.step.{step}"), d_model=walk.d_model)):
                 chart(fig, key=f"head_step_{step}")
@@ -43,4 +44,10 @@ def render() -> None:
         chart(fig, key=f"head_step_{step}")
         if step == "qk":
             st.markdown(f"**{tr('head.dot')}**")
-            chart(dot_product_figure(walk, query, key, lang=lang()), key="head_dot")
+            chart(dot, key="head_dot")
+
+
+def head_figures(ctx: PageContext, kind: str, layer: int, head: int, cell: tuple[int, int], *, lang: str):
+    """The walkthrough's steps as (step, figure) and the dot product of `cell` (built once per run and view)."""
+    walk = head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
+    return walkthrough_figures(walk, cell=cell, lang=lang), dot_product_figure(walk, *cell, lang=lang)

@@ -14,9 +14,8 @@ import numpy as np
 import streamlit as st
 
 from transformer_viz.figures.attention import attention_lines
-from transformer_viz.figures.common import as_numpy
 from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
-from transformer_viz.figures.embeddings import embedding_pipeline, position_similarity, positional_curves
+from transformer_viz.figures.embeddings import embedding_pipeline
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.lesson import softmax_entropy_figure
 from transformer_viz.figures.masks import mask_figures, masking_steps
@@ -36,6 +35,7 @@ from transformer_viz.tokenizers import learn_bpe
 
 from . import services, state
 from .context import PageContext, page_context, token_chips
+from .embeddings import curves_figure, similarity_figure
 from .masks import MASK_WIDTH
 from .state import VIEW_FIELDS, View
 from .training import run_training, show_result
@@ -197,9 +197,16 @@ def tokens() -> tuple[str, str]:
     if learned is None or not learned.merges:
         st.info(tr("lesson.tokens.empty"))
         return question, tr("lesson.tokens.empty")
-    chart(bpe_figure(learned, min(merges, len(learned.merges)), lang=lang(), width=MAIN_WIDTH), key="lesson_bpe")
+    chart(bpe_chart(corpus, merges, lang()), key="lesson_bpe")
     left, right, count = learned.merges[0]
     return question, tr("lesson.tokens.answer", left=literal(left), right=literal(right), count=count)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def bpe_chart(corpus: str, merges: int, lang: str):
+    """The BPE figure of a corpus with merges (one that has some), shared by the class (never mutated)."""
+    learned = learned_bpe(corpus)
+    return bpe_figure(learned, min(merges, len(learned.merges)), lang=lang, width=MAIN_WIDTH)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -238,15 +245,12 @@ def positions() -> tuple[str, str]:
     none_column, sine_column = st.columns(2)
     none_column.metric(tr("lesson.positions.none"), f"{differences['none']:.1e}")
     sine_column.metric(tr("lesson.positions.sinusoidal"), f"{differences['sinusoidal']:.2f}")
-    encoding = as_numpy(ctx.trace["src_embed.position"])  # (src_len, d_model)
     curves, similarity = st.columns(2)
     with curves:
         d = ctx.trace.config.d_model
-        chart(positional_curves(encoding, sorted({0, 1, d // 2, d - 1}), ctx.trace.src_tokens,
-                                positional=ctx.trace.config.positional, lang=lang()), key="lesson_curves")
+        chart(ctx.figure(curves_figure, "src", tuple(sorted({0, 1, d // 2, d - 1}))), key="lesson_curves")
     with similarity:
-        chart(position_similarity(encoding, ctx.trace.src_tokens, positional=ctx.trace.config.positional, lang=lang()),
-              key="lesson_similarity")
+        chart(ctx.figure(similarity_figure, "src"), key="lesson_similarity")
     return question, tr("lesson.positions.answer", **differences)
 
 
@@ -255,9 +259,15 @@ def entropies() -> tuple[np.ndarray, np.ndarray]:
     return softmax_entropy(D_KS, N_KEYS, scaled=True), softmax_entropy(D_KS, N_KEYS, scaled=False)
 
 
+@st.cache_resource(show_spinner=False)
+def entropy_chart(lang: str):
+    """The entropies of the scaled and unscaled softmax by d_k (the same for every view; never mutated)."""
+    return softmax_entropy_figure(D_KS, *entropies(), N_KEYS, lang=lang)
+
+
 def scaling() -> tuple[str, str]:
     scaled, unscaled = entropies()
-    chart(softmax_entropy_figure(D_KS, scaled, unscaled, N_KEYS, lang=lang()), key="lesson_entropy")
+    chart(entropy_chart(lang()), key="lesson_entropy")
     at = D_KS.index(ASKED_D_K)
     return (tr("lesson.scaling.question", d_k=ASKED_D_K, n_keys=N_KEYS),
             tr("lesson.scaling.answer", unscaled=2 ** unscaled[at], bits_unscaled=unscaled[at],

@@ -27,13 +27,14 @@ from .common import (
     SEQUENTIAL,
     all_layers,
     attention_arrays,
-    base_layout,
     cell_label,
     check_cell,
     check_choice,
     format_number,
     mask_value,
+    merge_into,
     selected_pair,
+    styled_figure,
     token_axis,
     token_texts,
     value_plane,
@@ -103,15 +104,15 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     show = numbers.font is not None if show_values is None else show_values
     font = numbers.font or MIN_FONT_PX
 
-    fig = go.Figure(go.Heatmap(
+    traces = [go.Heatmap(
         z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
         colorscale=colorscale, hoverinfo="skip", name=label(f"value.{value}", lang),
         text=values if show else None,
         texttemplate="%{text}" if show else None, textfont_size=font,
         colorbar=dict(title=dict(text=label(f"value.{value}", lang), side="right"), thickness=14),
-    ))
+    )]
     if grey:
-        fig.add_trace(blocked_layer(mask, blocked_text, show, font))
+        traces.append(blocked_layer(mask, blocked_text, show, font))
 
     query, key = np.divmod(np.arange(q_len * k_len), k_len)  # (q_len·k_len,) each, row by row
     blocked = label("heatmap.blocked", lang, fill=format_number(fill))
@@ -119,35 +120,35 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     hover = [label("heatmap.hover", lang, cell=cell_label(i, q_text[i], j, k_text[j], lang), weight=w, score=s,
                    verdict=v)
              for i, j, w, s, v in zip(query, key, weight.ravel(), score.ravel(), verdict, strict=True)]
-    fig.add_trace(go.Scatter(
+    traces.append(go.Scatter(
         x=key, y=query, mode="markers", name="cells", showlegend=False,
         marker=dict(symbol="square", size=min(geometry.cell_width, geometry.cell_height), opacity=CLICK_OPACITY,
                     color=CLICK_COLOUR),
         customdata=np.stack([query, key], 1), hovertext=np.array(hover), hovertemplate="%{hovertext}<extra></extra>",
     ))
+    layout = {}
     if highlight is not None:
         i, j = highlight
-        fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
-                      line=dict(color=HIGHLIGHT, width=4), layer="above")
+        layout["shapes"] = [dict(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
+                                 line=dict(color=HIGHLIGHT, width=4), layer="above")]
 
     attention = ATTENTION_KINDS[kind]
     title = label("layer_head", lang, layer=layer + 1, head=head + 1)
     if width >= HEAD_PX:
         title = f"{label(f'kind.{kind}', lang)} · {title}"
-    base_layout(fig, title, height=geometry.height)
-    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=geometry.top))
+    then = dict(plot_bgcolor="#ffffff", margin=dict(t=geometry.top))
     if show and show_values is None and numbers.min_width:
-        fig.update_layout(meta={TEXT_MIN_WIDTH: numbers.min_width})
+        then["meta"] = {TEXT_MIN_WIDTH: numbers.min_width}
     # Explicit ranges: autorange would pad the axes to fit the click targets.
-    fig.update_xaxes(**token_axis(k_tokens, k_len), side="top",
-                     title=dict(text=label("heatmap.key_axis", lang, side=label(f"side.{attention.key_side}", lang)),
-                                standoff=6), range=[-0.5, k_len - 0.5])
-    fig.update_xaxes(tick_labels(range(k_len), k_text, geometry.key_ticks))
-    fig.update_yaxes(**token_axis(q_tokens, q_len),
-                     title=label("heatmap.query_axis", lang, side=label(f"side.{attention.query_side}", lang)),
-                     range=[q_len - 0.5, -0.5])
-    fig.update_yaxes(tick_labels(range(q_len), q_text, geometry.query_ticks))
-    return fig
+    then["xaxis"] = merge_into(dict(
+        **token_axis(k_tokens, k_len), side="top", range=[-0.5, k_len - 0.5],
+        title=dict(text=label("heatmap.key_axis", lang, side=label(f"side.{attention.key_side}", lang)), standoff=6),
+    ), tick_labels(range(k_len), k_text, geometry.key_ticks))
+    then["yaxis"] = merge_into(dict(
+        **token_axis(q_tokens, q_len), range=[q_len - 0.5, -0.5],
+        title=label("heatmap.query_axis", lang, side=label(f"side.{attention.query_side}", lang)),
+    ), tick_labels(range(q_len), q_text, geometry.query_ticks))
+    return styled_figure(traces, layout, title, height=geometry.height, then=then)
 
 
 @dataclass(frozen=True)
@@ -193,17 +194,17 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
         query = check_index(query, q_len, "query")
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
-    fig = go.Figure()
+    traces = []
 
     focus = np.ones(q_len, bool) if query is None else np.arange(q_len) == query  # (q_len,)
     edges = (0.02, 0.1, 0.25, 0.5, 0.75, 1.01)
     colour = sample_colorscale(SEQUENTIAL, [0.3])[0]
     for low, high in pairwise(edges):
         shown = focus[:, None] & (weight >= low) & (weight < high)  # (q_len, k_len)
-        fig.add_trace(_segments(shown, colour, opacity=min(1.0, (low + high) / 2 + 0.2), width=1 + 5 * low,
+        traces.append(_segments(shown, colour, opacity=min(1.0, (low + high) / 2 + 0.2), width=1 + 5 * low,
                                 name=f"weight {low:g}–{min(high, 1):g}"))  # trace names here are ids, never drawn
     if query is not None:
-        fig.add_trace(_segments(~focus[:, None] & (weight >= 0.1), MUTED, opacity=0.1, width=1, name="other queries"))
+        traces.append(_segments(~focus[:, None] & (weight >= 0.1), MUTED, opacity=0.1, width=1, name="other queries"))
 
     height = int(np.clip(30 * max(q_len, k_len) + 130, 300, 1000))
     # Long inputs: a smaller font, then every k-th token named (the chosen query and its strong keys always).
@@ -213,7 +214,7 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     live = mask.any(1)  # (q_len,) queries with at least one key to look at
     top_keys = [" · ".join(f"{k_text[j]} {weight[i, j]:.2f}" for j in np.argsort(-weight[i])[:3] if weight[i, j] > 0)
                 for i in range(q_len)]
-    fig.add_trace(go.Scatter(
+    traces.append(go.Scatter(
         x=[0] * q_len, y=list(range(q_len)), mode="markers+text", textposition="middle left",
         text=[text if i in named_queries else "" for i, text in enumerate(q_text)],
         textfont=dict(size=rows.font, color=[HIGHLIGHT if query == i else "#222222" if live[i] else MUTED
@@ -229,7 +230,7 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
                  "<br>" + label("lines.weight_from", lang, query=query, weight=weight[query, j])) for j in range(k_len)]
     key_labels = k_text if query is None else [
         f"{text}  <b>{weight[query, j]:.2f}</b>" if weight[query, j] >= 0.01 else text for j, text in enumerate(k_text)]
-    fig.add_trace(go.Scatter(
+    traces.append(go.Scatter(
         x=[1] * k_len, y=list(range(k_len)), mode="markers+text", textposition="middle right",
         text=[text if j in named_keys else "" for j, text in enumerate(key_labels)],
         textfont=dict(size=rows.font, color=["#222222" if mask[:, j].any() else MUTED for j in range(k_len)]),
@@ -238,18 +239,18 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     ))
     attention = ATTENTION_KINDS[kind]
     query_side, key_side = label(f"side.{attention.query_side}", lang), label(f"side.{attention.key_side}", lang)
-    for x, anchor, text in ((0, "right", label("lines.queries", lang, side=query_side)),
-                            (1, "left", label("lines.keys", lang, side=key_side))):
-        fig.add_annotation(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{text}</b>",
-                           showarrow=False, font_size=14)
+    annotations = [dict(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{text}</b>",
+                        showarrow=False, font=dict(size=14))
+                   for x, anchor, text in ((0, "right", label("lines.queries", lang, side=query_side)),
+                                           (1, "left", label("lines.keys", lang, side=key_side)))]
     title = label("layer_head", lang, layer=layer + 1, head=head + 1)
-    base_layout(fig, title + ("" if query is None else " · " + label("lines.title_query", lang, query=query)),
-                height=height)
-    fig.update_layout(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=LINES_TOP_PX))
     hidden = dict(visible=False, fixedrange=True)
-    fig.update_xaxes(**hidden, range=[-0.65, 1.65])
-    fig.update_yaxes(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])
-    return fig
+    return styled_figure(
+        traces, dict(annotations=annotations),
+        title + ("" if query is None else " · " + label("lines.title_query", lang, query=query)), height=height,
+        then=dict(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=LINES_TOP_PX),
+                  xaxis=dict(**hidden, range=[-0.65, 1.65]),
+                  yaxis=dict(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])))
 
 
 def head_entropy(trace, kind: str, *, lang: str = "en") -> go.Figure:
@@ -269,24 +270,23 @@ def head_entropy(trace, kind: str, *, lang: str = "en") -> go.Figure:
     layers, heads = bits.shape
     colours = sample_colorscale(SEQUENTIAL, list(np.linspace(0.0, 0.85, heads)))
     x = [label("layer", lang, layer=layer + 1) for layer in range(layers)]
-    fig = go.Figure([go.Bar(
+    traces = [go.Bar(
         x=x, y=bits[:, head], name=label("head", lang, head=head + 1), marker_color=colours[head],
         customdata=2 ** bits[:, head],
         hovertemplate=label("entropy.hover", lang, layer="%{x}", head=head + 1, bits="%{y:.2f}",
                             keys="%{customdata:.1f}", uniform=f"{uniform:.2f}") + "<extra></extra>",
-    ) for head in range(heads)])
+    ) for head in range(heads)]
     # A shape and an annotation, not add_hline: that helper costs ~15 ms of validation.
-    fig.update_layout(
+    layout = dict(
         shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=uniform, y1=uniform,
                      line=dict(dash="dash", color="#444444", width=2))],
         annotations=[dict(xref="paper", x=1, xanchor="right", y=uniform, yanchor="bottom", showarrow=False,
-                          text=label("entropy.uniform", lang, bits=f"{uniform:.2f}"), font_size=13)],
+                          text=label("entropy.uniform", lang, bits=f"{uniform:.2f}"), font=dict(size=13))],
     )
-    base_layout(fig, label("entropy.title", lang, kind=label(f"kind.{kind}", lang)), height=340)
-    fig.update_layout(barmode="group", bargap=0.25, legend=dict(orientation="h", y=-0.15),
-                      yaxis=dict(title=label("entropy.axis", lang), rangemode="tozero",
-                                 range=[0, max(uniform, bits.max()) * 1.15 + 0.05]))
-    return fig
+    return styled_figure(traces, layout, label("entropy.title", lang, kind=label(f"kind.{kind}", lang)), height=340,
+                         then=dict(barmode="group", bargap=0.25, legend=dict(orientation="h", y=-0.15),
+                                   yaxis=dict(title=label("entropy.axis", lang), rangemode="tozero",
+                                              range=[0, max(uniform, bits.max()) * 1.15 + 0.05])))
 
 
 def _segments(shown: np.ndarray, colour: str, opacity: float, width: float, name: str) -> go.Scatter:

@@ -7,6 +7,9 @@ Plotly's default template.
 
 from __future__ import annotations
 
+import copy
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -41,36 +44,117 @@ BLOCKED_GREY = "#c8c8c8"
 MINUS = "−"  # a true minus sign: "-" is a hyphen
 
 
+# The shared look of every axis (base_layout).
+AXIS_LOOK = dict(gridcolor=GRID_COLOUR, linecolor=GRID_COLOUR, zerolinecolor=GRID_COLOUR, ticks="", automargin=True,
+                 title=dict(standoff=15))
+
+
 def base_layout(fig: go.Figure, title: str | None = None, height: int | None = None,
-                width: int | None = None) -> go.Figure:
+                width: int | None = None, then: dict | None = None) -> go.Figure:
     """Apply the shared look: white background, light grid, readable font, tight margins.
 
     `width`, the narrowest the figure is drawn at when known: a longer title is broken into lines
-    (then set smaller) to fit it (`fit_title`).
+    (then set smaller) to fit it (`fit_title`). `then`: layout settings (nested dicts, no "margin_t" shorthands)
+    applied after the look, as a `fig.update_layout(...)` after this call would, without its cost.
     The look of plotly_white, set directly on an empty template: assigning a named
     template copies all of it into every figure (about 17 ms and 7 kB of JSON each).
+
+    What `fig.update_layout(...)`, `fig.update_xaxes(...)` and `fig.update_yaxes(...)` would do, merged into the
+    layout as a dict and set once: Plotly's update machinery costs ~4 ms per axis (40 ms for a figure of nine
+    panels), setting a whole layout a tenth of that. `styled_figure` does it without building the figure twice.
     """
+    fig.layout = styled_layout(fig.layout.to_plotly_json(), title, height, width, then)  # to_plotly_json: a copy
+    return fig
+
+
+def styled_figure(data, layout: dict | None = None, title: str | None = None, height: int | None = None,
+                  width: int | None = None, then: dict | None = None) -> go.Figure:
+    """`base_layout(go.Figure(data, layout), title, height, width, then)`, the same figure with its layout
+    validated once. `layout` (used up) and `then` in nested form: {"margin": {"t": 10}}, not {"margin_t": 10}."""
+    return go.Figure(data, styled_layout(layout or {}, title, height, width, then))
+
+
+def styled_layout(layout: dict, title: str | None, height: int | None, width: int | None,
+                  then: dict | None) -> dict:
+    """`layout` (a dict, changed) with the look of `base_layout` and then `then` merged in."""
     title_font = None
     if title and width:
         title, title_font = fit_title(title, width)
-    # One line at the very top: Plotly's default centres a title in the top margin, where top tick labels and
-    # axis titles also go once that margin grows. Plotly misplaces a title of several lines anchored at the
-    # top (by a few px above the figure): those keep the default.
-    top = {} if title and "<br>" in title else dict(yref="container", y=1.0, yanchor="top", pad_t=14)
-    fig.update_layout(
+    merge_into(layout, dict(
         template="none", font=dict(**FONT, color=TEXT_COLOUR), paper_bgcolor="white", plot_bgcolor="white",
-        colorway=LINE_COLOURS, hovermode="closest",
-        title=dict(text=title, x=0.0, xanchor="left", **top,
-                   font=dict(size=title_font) if title_font and title_font < TITLE_FONT_PX else {})
-        if title else None,
-        margin=dict(l=10, r=10, t=(50 + 26 * title.count("<br>")) if title else 20, b=10), height=height,
-        hoverlabel=dict(font_size=14),
-    )
-    axes = dict(gridcolor=GRID_COLOUR, linecolor=GRID_COLOUR, zerolinecolor=GRID_COLOUR, ticks="", automargin=True,
-                title_standoff=15)
-    fig.update_xaxes(**axes)
-    fig.update_yaxes(**axes)
-    return fig
+        colorway=list(LINE_COLOURS), hovermode="closest",
+        margin=dict(l=10, r=10, t=(50 + 26 * title.count("<br>")) if title else 20, b=10),
+        hoverlabel=dict(font=dict(size=14)),
+    ))
+    if title:
+        # One line at the very top: Plotly's default centres a title in the top margin, where top tick labels and
+        # axis titles also go once that margin grows. Plotly misplaces a title of several lines anchored at the
+        # top (by a few px above the figure): those keep the default.
+        top = {} if "<br>" in title else dict(yref="container", y=1.0, yanchor="top", pad=dict(t=14))
+        merge_into(titled(layout).setdefault("title", {}), dict(
+            text=title, x=0.0, xanchor="left", **top,
+            font=dict(size=title_font) if title_font and title_font < TITLE_FONT_PX else {}))
+    else:
+        layout["title"] = {}  # update_layout(title=None) empties it
+    if height is None:
+        layout.pop("height", None)
+    else:
+        layout["height"] = height
+    # update_xaxes / update_yaxes: the first axes always, and every other one the layout has.
+    for key in dict.fromkeys(["xaxis", "yaxis", *(k for k in layout if re.fullmatch(r"[xy]axis\d*", k))]):
+        merge_into(titled(layout.setdefault(key, {})), copy.deepcopy(AXIS_LOOK))
+    return merge_into(layout, then or {})
+
+
+def subplot_row(cols: int, spacing: float, shared_yaxes: bool = False, titles: Sequence[str] | None = None,
+                column_widths: Sequence[float] | None = None) -> dict:
+    """The layout `make_subplots(rows=1, cols=cols, ...)` starts a figure with, as a new dict: its axes (trace
+    `c` of column c draws on xaxis="x<c>", yaxis="y<c>", "x" and "y" for the first) and its titles.
+
+    make_subplots costs ~13 ms a figure; its layout depends only on these arguments, so it is made once.
+    """
+    titled = None if titles is None else tuple(bool(title) for title in titles)  # make_subplots skips ""
+    layout = copy.deepcopy(_subplot_row(cols, spacing, shared_yaxes, titled,
+                                        None if column_widths is None else tuple(column_widths)))
+    for annotation, title in zip(layout.get("annotations", ()), [t for t in titles or () if t], strict=True):
+        annotation["text"] = title
+    return layout
+
+
+@functools.lru_cache(maxsize=64)
+def _subplot_row(cols: int, spacing: float, shared_yaxes: bool, titled: tuple[bool, ...] | None,
+                 column_widths) -> dict:
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=cols, shared_yaxes=shared_yaxes, horizontal_spacing=spacing,
+                        subplot_titles=None if titled is None else [str(i) if t else "" for i, t in enumerate(titled)],
+                        column_widths=None if column_widths is None else list(column_widths))
+    layout = fig.layout.to_plotly_json()
+    layout.pop("template", None)  # the look replaces it
+    return layout
+
+
+def subplot_axes(col: int) -> dict:
+    """The axes a trace in column `col` (from 1) of a `subplot_row` draws on."""
+    suffix = "" if col == 1 else str(col)
+    return dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}")
+
+
+def titled(settings: dict) -> dict:
+    """`settings` whose "title", if a text, is written {"text": ...} (as Plotly reads it), for merging."""
+    if isinstance(settings.get("title"), str):
+        settings["title"] = {"text": settings["title"]}
+    return settings
+
+
+def merge_into(target: dict, update: dict) -> dict:
+    """`update` merged into `target` as Plotly's update does: dicts merge key by key, anything else replaces."""
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            merge_into(target[key], value)
+        else:
+            target[key] = value
+    return target
 
 
 def escape_text(text: str) -> str:

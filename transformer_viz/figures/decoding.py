@@ -15,7 +15,7 @@ from .common import (
     SEQUENTIAL,
     as_numpy,
     attention_arrays,
-    base_layout,
+    styled_figure,
     token_axis,
     token_labels,
     token_texts,
@@ -40,27 +40,25 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
     names = [vocab_tokens[i] if i < len(vocab_tokens) else label("token_id", lang, id=i) for i in order]
     labels = token_texts(names, len(names))
     values = probabilities[order]  # (bars,)
-    fig = go.Figure(go.Bar(
+    bars = go.Bar(
         x=values, y=np.arange(len(order)), orientation="h", customdata=np.array([labels, order], dtype=object).T,
         marker=dict(color=[HIGHLIGHT if i == chosen else MUTED for i in order]),
         text=[f"<b>{label('topk.chosen', lang, p=p)}</b>" if i == chosen else f"{p:.1%}"
               for i, p in zip(order, values, strict=True)],
-        textposition="outside", cliponaxis=False,
+        # The chosen bar's text inside it when the bar is long enough to hold it, else beside it: a 100 % bar's
+        # text is never past the edge. The others are at most 50 %: beside them ("auto" would hide a 0.0 %).
+        textposition=["auto" if i == chosen else "outside" for i in order], insidetextanchor="end",
+        insidetextfont=dict(color="white"), cliponaxis=False,
         textfont=dict(size=15, color=[HIGHLIGHT if i == chosen else "#333333" for i in order]),
         hovertemplate=label("topk.hover", lang, token="%{customdata[0]}", id="%{customdata[1]}",
                             p="%{x:.2%}") + "<extra></extra>",
-    ))
-    base_layout(fig, label("topk.title", lang, k=min(k, len(probabilities)), n=len(probabilities)),
-                height=110 + 44 * len(order))
-    fig.update_layout(margin=dict(r=60), bargap=0.25)
-    fig.update_xaxes(range=[0, 1], tickformat=".0%", title_text=label("probability", lang))
-    fig.update_yaxes(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))
-    # The chosen bar's text inside it when the bar is long enough to hold it, else beside it: a 100 % bar's text
-    # is never past the edge. The others are at most 50 %: beside them ("auto" would hide a 0.0 %).
-    fig.update_traces(textposition=["auto" if i == chosen else "outside" for i in order], insidetextanchor="end",
-                      insidetextfont_color="white")
-    fig.update_layout(uniformtext=dict(minsize=12, mode="show"))
-    return fig
+    )
+    return styled_figure(
+        [bars], {}, label("topk.title", lang, k=min(k, len(probabilities)), n=len(probabilities)),
+        height=110 + 44 * len(order), then=dict(
+            margin=dict(r=60), bargap=0.25, uniformtext=dict(minsize=12, mode="show"),
+            xaxis=dict(range=[0, 1], tickformat=".0%", title=dict(text=label("probability", lang))),
+            yaxis=dict(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))))
 
 
 def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None = None,
@@ -86,14 +84,14 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     cells = np.array([[label("by_step.cell", lang, step=k + 1, produced=produced[k], source=sources[j], position=j)
                        for j in range(src_len)] for k in range(n_steps)], dtype=object)
     weight = label("value.weights", lang)
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=matrix, x=np.arange(src_len), y=np.arange(n_steps), customdata=cells, colorscale=SEQUENTIAL,
-        zmin=0.0, zmax=1.0, colorbar=dict(thickness=14, title=weight),
+        # The title beside the bar: above it, it meets the top tick label.
+        zmin=0.0, zmax=1.0, colorbar=dict(thickness=14, title=dict(text=weight, side="right")),
         hovertemplate=f"%{{customdata}}<br>{weight} %{{z:.3f}}<extra></extra>",
-    ))
-    fig.update_traces(colorbar_title_side="right")  # beside the bar: above it, it meets the top tick label
+    )
     which = label("by_step.mean", lang, n=n_heads) if head is None else label("by_step.head", lang, head=head + 1)
-    base_layout(fig, label("by_step.title", lang, layer=layer + 1, which=which), height=max(300, 120 + 36 * n_steps))
-    fig.update_xaxes(token_axis(step_traces[0].src_tokens, src_len), title_text=label("by_step.x", lang))
-    fig.update_yaxes(token_axis(row_labels, n_steps, reverse=True), title_text=label("by_step.y", lang))
-    return fig
+    return styled_figure(
+        [heatmap], {}, label("by_step.title", lang, layer=layer + 1, which=which), height=max(300, 120 + 36 * n_steps),
+        then=dict(xaxis=dict(token_axis(step_traces[0].src_tokens, src_len), title=dict(text=label("by_step.x", lang))),
+                  yaxis=dict(token_axis(row_labels, n_steps, reverse=True), title=dict(text=label("by_step.y", lang)))))

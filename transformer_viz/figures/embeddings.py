@@ -15,7 +15,19 @@ from plotly.subplots import make_subplots
 
 from ..config import POSITIONAL_ENCODINGS
 from ..recording import check_index
-from .common import DIVERGING, LINE_COLOURS, as_numpy, base_layout, symmetric_limit, token_axis, token_texts
+from .common import (
+    DIVERGING,
+    LINE_COLOURS,
+    as_numpy,
+    base_layout,
+    merge_into,
+    styled_figure,
+    subplot_axes,
+    subplot_row,
+    symmetric_limit,
+    token_axis,
+    token_texts,
+)
 from .labels import label
 
 BUG_RED = "#b00020"
@@ -78,8 +90,13 @@ def encoding_kind(encoding: np.ndarray, positional: str | None) -> str:
 
 def no_encoding_note(fig: go.Figure, lang: str) -> None:
     """Say in the figure itself that the model adds no positional encoding (the curves are flat zeros)."""
-    fig.add_annotation(text=label("positional.none_note", lang), xref="paper", yref="paper", x=0.5, y=0.5,
-                       showarrow=False, font=dict(size=15, color=BUG_RED), bgcolor="rgba(255, 255, 255, 0.85)")
+    fig.add_annotation(no_encoding_annotation(lang))
+
+
+def no_encoding_annotation(lang: str) -> dict:
+    """The annotation of `no_encoding_note`."""
+    return dict(text=label("positional.none_note", lang), xref="paper", yref="paper", x=0.5, y=0.5,
+                showarrow=False, font=dict(size=15, color=BUG_RED), bgcolor="rgba(255, 255, 255, 0.85)")
 
 
 def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | None = None, *,
@@ -95,7 +112,7 @@ def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | Non
     positional = encoding_kind(encoding, positional)
     positions = np.arange(encoding.shape[0])
     labels = token_texts(tokens, len(positions))
-    fig = go.Figure()
+    traces = []
     for index, dim in enumerate(dims):
         dim = check_index(dim, encoding.shape[1], "dimension")
         column = encoding[:, dim]  # (positions,)
@@ -103,22 +120,20 @@ def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | Non
             wave_kind(column) if positional.startswith("sinusoidal") else ""
         name = label("curves.dim_kind" if kind else "curves.dim", lang, dim=dim, kind=kind)
         colour = LINE_COLOURS[index % len(LINE_COLOURS)]
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=positions, y=column, name=name, mode="lines+markers", line=dict(color=colour, width=2.5, shape="spline"),
             marker=dict(color=colour, size=8), customdata=labels,
             hovertemplate=name + "<br>" + label("curves.hover", lang, token="%{customdata}", position="%{x}",
                                                 value="%{y:.3f}") + "<extra></extra>",
         ))
-    base_layout(fig, label(f"curves.title.{positional}", lang), height=440)
-    if positional == "none":
-        no_encoding_note(fig, lang)
+    layout = dict(annotations=[no_encoding_annotation(lang)]) if positional == "none" else {}
     axis = token_axis(tokens, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
-    fig.update_xaxes(axis, title_text=label("position", lang))
-    fig.update_yaxes(title_text=label("value", lang), range=[-1.15, 1.15] if np.abs(encoding).max() <= 1 else None,
-                     zeroline=True, zerolinecolor="#888")
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0),
-                      hovermode="closest", margin=dict(b=20))
-    return fig
+    return styled_figure(traces, layout, label(f"curves.title.{positional}", lang), height=440, then=dict(
+        xaxis=dict(axis, title=dict(text=label("position", lang))),
+        yaxis=dict(title=dict(text=label("value", lang)), range=[-1.15, 1.15] if np.abs(encoding).max() <= 1 else None,
+                   zeroline=True, zerolinecolor="#888"),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0), hovermode="closest",
+        margin=dict(b=20)))
 
 
 def position_similarity(encoding, tokens: Sequence[str] | None = None, *, positional: str | None = None,
@@ -137,19 +152,18 @@ def position_similarity(encoding, tokens: Sequence[str] | None = None, *, positi
     labels = token_texts(tokens, length)
     pairs = np.array([[label("similarity.pair", lang, a=labels[i], i=i, b=labels[j], j=j) for j in range(length)]
                       for i in range(length)], dtype=object)
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=similarity, x=np.arange(length), y=np.arange(length), customdata=pairs,
         colorscale=DIVERGING, zmin=-1.0, zmax=1.0, zmid=0.0,
-        colorbar=dict(thickness=14, title=label("similarity.colorbar", lang)),
+        # The title beside the bar: above it, it meets the top tick label.
+        colorbar=dict(thickness=14, title=dict(text=label("similarity.colorbar", lang), side="right")),
         hovertemplate="%{customdata}<br>" + label("similarity.hover", lang, value="%{z:.3f}") + "<extra></extra>",
-    ))
-    base_layout(fig, label("similarity.title", lang), height=520)
-    fig.update_traces(colorbar_title_side="right")  # beside the bar: above it, it meets the top tick label
-    if positional == "none":
-        no_encoding_note(fig, lang)
-    fig.update_xaxes(token_axis(tokens, length), title_text=label("position", lang))
-    fig.update_yaxes(token_axis(tokens, length, reverse=True), title_text=label("position", lang))
-    return fig
+    )
+    position = dict(title=dict(text=label("position", lang)))
+    return styled_figure([heatmap], dict(annotations=[no_encoding_annotation(lang)]) if positional == "none" else {},
+                         label("similarity.title", lang), height=520, then=dict(
+                             xaxis=dict(token_axis(tokens, length), **position),
+                             yaxis=dict(token_axis(tokens, length, reverse=True), **position)))
 
 
 def positional_variants(tables: Mapping[str, np.ndarray], *, lang: str = "en") -> go.Figure:
@@ -197,15 +211,15 @@ def embedding_pipeline(trace, side: str, *, lang: str = "en") -> go.Figure:
     if config is not None and config.embed_norm:
         panels.append(("→ LayerNorm", as_numpy(trace[f"{side}_embed.out"])[0]))
     limit = symmetric_limit(*(matrix for _, matrix in panels))
-    fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.03,
-                        subplot_titles=[title for title, _ in panels])
+    layout = subplot_row(len(panels), 0.03, shared_yaxes=True, titles=[title for title, _ in panels])
+    traces, then = [], dict(margin=dict(t=80))
     for col, (title, matrix) in enumerate(panels, start=1):
         trace = embedding_heatmap_trace(matrix, tokens, limit, showscale=col == len(panels), name=title, lang=lang)
-        fig.add_trace(trace, row=1, col=col)
-        fig.update_xaxes(title_text=label("dimension", lang), showgrid=False, zeroline=False, row=1, col=col)
-    base_layout(fig, label(f"pipeline.title.{side}", lang, limit=f"{limit:.2f}"),
-                height=max(300, 110 + 30 * len(token)))
-    fig.update_layout(margin=dict(t=80))
-    fig.update_yaxes(token_axis(tokens, len(token), reverse=True))
-    fig.update_yaxes(title_text=label("position", lang), row=1, col=1)
-    return fig
+        trace.xaxis, trace.yaxis = subplot_axes(col).values()
+        traces.append(trace)
+        x, y = ("xaxis", "yaxis") if col == 1 else (f"xaxis{col}", f"yaxis{col}")
+        merge_into(layout[x], dict(title=dict(text=label("dimension", lang)), showgrid=False, zeroline=False))
+        then[y] = token_axis(tokens, len(token), reverse=True)
+    then["yaxis"]["title"] = dict(text=label("position", lang))
+    return styled_figure(traces, layout, label(f"pipeline.title.{side}", lang, limit=f"{limit:.2f}"),
+                         height=max(300, 110 + 30 * len(token)), then=then)

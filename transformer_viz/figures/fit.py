@@ -9,6 +9,7 @@ wide, a CJK character 1 em, a line 1.15 em high.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -54,6 +55,11 @@ def char_em(character: str) -> float:
 
 def text_em(text: str) -> float:
     """Width of the widest line of `text` in ems."""
+    return _text_em(str(text))
+
+
+@functools.lru_cache(maxsize=2**16)  # cell numbers and tokens repeat: a figure measures thousands of texts
+def _text_em(text: str) -> float:
     return max(sum(map(char_em, line)) for line in shown_text(text))
 
 

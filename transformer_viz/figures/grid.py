@@ -19,10 +19,10 @@ from .common import (
     HIGHLIGHT,
     AttentionArrays,
     all_layers,
-    base_layout,
     check_cell,
     check_choice,
     selected_pair,
+    styled_figure,
     token_labels,
     token_texts,
     value_plane,
@@ -115,17 +115,17 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     y_names = _names("grid.row", layers, q_text, gap, lang)
     x_names = _names("grid.column", heads, k_text, gap, lang)
 
-    fig = go.Figure(go.Heatmap(
+    traces = [go.Heatmap(
         # numpy arrays, not lists: Plotly validates a list element by element (tens of ms here).
         z=_tile(z, gap), x=np.array(x_names), y=np.array(y_names), customdata=_tile(other, gap), zmin=zmin, zmax=zmax,
         colorscale=colorscale, hoverongaps=False, name="attention",
         colorbar=dict(title=dict(text=label(f"value.{value}", lang), side="right"), thickness=14,
                       len=min(1.0, 420 / layout.height)),
         hovertemplate=f"%{{y}}<br>%{{x}}<br>{number}<extra></extra>",
-    ))
+    )]
     centre_x = [x_names[h * (k_len + gap) + k_len // 2] for h in range(heads)]
     centre_y = [y_names[layer * (q_len + gap) + q_len // 2] for layer in range(layers)]
-    fig.add_trace(go.Scatter(
+    traces.append(go.Scatter(
         x=centre_x * layers, y=np.repeat(centre_y, heads).tolist(), mode="markers", name="tiles",
         marker=dict(symbol="square", size=layout.target_size, opacity=CLICK_OPACITY,
                     color=CLICK_COLOUR),
@@ -134,44 +134,46 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
                    + label("grid.open", lang) for layer in range(layers) for head in range(heads)],
         hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
     ))
+    shapes = []
     if value != "scores" and not mask.all():
-        fig.add_shape(type="path", path=blocked_path(mask, heads, gap), fillcolor=BLOCKED_GREY,
-                      line=dict(color=BLOCKED_GREY, width=1),  # also hides the anti-aliased seams at the edges
-                      layer="above")
+        shapes.append(dict(type="path", path=blocked_path(mask, heads, gap), fillcolor=BLOCKED_GREY,
+                           line=dict(color=BLOCKED_GREY, width=1),  # also hides the anti-aliased seams at the edges
+                           layer="above"))
     if highlight is not None:
         top_row, left_col = highlight[0] * (q_len + gap), highlight[1] * (k_len + gap)
-        fig.add_shape(type="rect", x0=left_col - 0.5, x1=left_col + k_len - 0.5, y0=top_row - 0.5,
-                      y1=top_row + q_len - 0.5, line=dict(color=HIGHLIGHT, width=3), layer="above")
+        shapes.append(dict(type="rect", x0=left_col - 0.5, x1=left_col + k_len - 0.5, y0=top_row - 0.5,
+                           y1=top_row + q_len - 0.5, line=dict(color=HIGHLIGHT, width=3), layer="above"))
     # Head names as large as fit over a tile (Head 1Head 2 in narrow tiles otherwise).
     head_font = int(np.clip((layout.cell_width * k_len - 2 * GAP_PX) // widest_em(
         [label("head", lang, head=heads)]), MIN_FONT_PX, 15))
-    # All titles in one update: add_annotation one at a time costs ~3 ms each.
-    fig.update_layout(annotations=[
+    # All titles at once: add_annotation one at a time costs ~3 ms each.
+    annotations = [
         *(dict(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
-               text=label("head", lang, head=head + 1), showarrow=False, font_size=head_font) for head in range(heads)),
+               text=label("head", lang, head=head + 1), showarrow=False, font=dict(size=head_font))
+          for head in range(heads)),
         *(dict(x=0, xref="paper", xanchor="right", xshift=-layout.layer_title_shift,
                y=layer * (q_len + gap) + (q_len - 1) / 2, text=label("layer", lang, layer=layer + 1),
-               textangle=-90, showarrow=False, font_size=15) for layer in range(layers)),
-    ])
+               textangle=-90, showarrow=False, font=dict(size=15)) for layer in range(layers)),
+    ]
 
     size = (label("grid.layers" if layers > 1 else "grid.one_layer", lang, n=layers) + " × "
             + label("grid.heads" if heads > 1 else "grid.one_head", lang, n=heads))
     title = " · ".join((label(f"kind.{kind}", lang), label(f"values.{value}", lang), size))
     # A title too long for the width takes two lines (fit_title): the head names move down by one.
     extra = fit_title(title, width or GRID_PX)[0].count("<br>") * TITLE_LINE_PX
-    base_layout(fig, title, layout.height + extra, width=width or GRID_PX)
     margin = dict(l=layout.left, r=layout.right, t=layout.top + extra, b=layout.bottom)
-    fig.update_layout(margin=margin, plot_bgcolor="#ffffff")
-    names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont_size=12, tickmode="array")
+    names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont=dict(size=12), tickmode="array")
     keys = dict(tickvals=_tile_names(x_names, heads, k_len, gap), ticktext=k_text * heads)
     queries = dict(tickvals=_tile_names(y_names, layers, q_len, gap), ticktext=q_text * layers)
     no_ticks = dict(tickvals=[], ticktext=[])
     # Explicit ranges: autorange would pad the axes to fit the large click targets.
-    fig.update_xaxes(**names, **(keys if layout.show_key_ticks else no_ticks), automargin=True,
-                     range=[-0.5, len(x_names) - 0.5])
-    fig.update_yaxes(**names, **(queries if layout.show_query_ticks else no_ticks), automargin=False,
-                     range=[len(y_names) - 0.5, -0.5])
-    return fig
+    xaxis = dict(**names, **(keys if layout.show_key_ticks else no_ticks), automargin=True,
+                 range=[-0.5, len(x_names) - 0.5])
+    yaxis = dict(**names, **(queries if layout.show_query_ticks else no_ticks), automargin=False,
+                 range=[len(y_names) - 0.5, -0.5])
+    return styled_figure(traces, dict(shapes=shapes, annotations=annotations) if shapes else
+                         dict(annotations=annotations), title, layout.height + extra, width=width or GRID_PX,
+                         then=dict(margin=margin, plot_bgcolor="#ffffff", xaxis=xaxis, yaxis=yaxis))
 
 
 def grid_selection(event) -> tuple[int, int] | None:

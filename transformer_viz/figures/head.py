@@ -25,6 +25,7 @@ from .common import (
     check_cell,
     escape_text,
     format_number,
+    styled_figure,
     token_axis,
     token_texts,
 )
@@ -261,10 +262,9 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
                                     xref="paper", yref="paper",
                                     xanchor="left", yanchor="bottom", yshift=label_px[r], showarrow=False,
                                     font=dict(size=14)))
-    fig = base_layout(go.Figure(traces, layout), title, height=grid.height, width=PAGE_PX)
-    fig.update_layout(annotations=annotations, shapes=shapes, margin_t=grid.top_px,
-                      title=dict(yref="container", y=1.0, yanchor="top", pad_t=12, subtitle_text=subtitle))
-    return fig
+    return styled_figure(traces, layout, title, height=grid.height, width=PAGE_PX, then=dict(
+        annotations=annotations, shapes=shapes, margin=dict(t=grid.top_px),
+        title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=12), subtitle=dict(text=subtitle))))
 
 
 def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: dict,

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .common import (
     BLOCKED_GREY,
@@ -20,11 +19,14 @@ from .common import (
     SEQUENTIAL,
     as_numpy,
     attention_arrays,
-    base_layout,
     cell_label,
     check_choice,
     format_number,
     mask_value,
+    merge_into,
+    styled_figure,
+    subplot_axes,
+    subplot_row,
     symmetric_limit,
     token_axis,
     token_texts,
@@ -66,6 +68,12 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
 
     `width` is the narrowest it is drawn at (four side by side on a page); labels and title fit it.
     """
+    return _mask_heatmap(mask, query_tokens, key_tokens, title, width, lang=lang)
+
+
+def _mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[str] | None,
+                  title: str, width: int = MASK_PX, subtitle: str | None = None, *, lang: str = "en") -> go.Figure:
+    """`mask_heatmap` with a subtitle under the title."""
     mask = np.asarray(as_numpy(mask), bool)
     q_len, k_len = mask.shape
     q_text, k_text = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
@@ -74,13 +82,13 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
     hover = [[f"{cell_label(i, q_text[i], j, k_text[j], lang)}<br><b>{allowed if mask[i, j] else blocked}</b>"
               for j in range(k_len)] for i in range(q_len)]
     gap = 1 if max(q_len, k_len) <= 24 else 0
-    fig = go.Figure(go.Heatmap(
+    traces = [go.Heatmap(
         z=mask.astype(np.int8), x=np.arange(k_len), y=np.arange(q_len), zmin=0, zmax=1, showscale=False,
         colorscale=[[0.0, blocked_colour], [0.5, blocked_colour], [0.5, allowed_colour], [1.0, allowed_colour]],
         xgap=gap, ygap=gap, hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", name=title,
-    ))
+    )]
     for name, colour in ((allowed, allowed_colour), (blocked, blocked_colour)):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+        traces.append(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
                                  marker=dict(symbol="square", size=14, color=colour)))
     cell = float(np.clip(300 / max(q_len, k_len), 10, 36))  # px per row
     left = widest_em(q_text) * FLAT_FONT_PX + GAP_PX + 10
@@ -89,14 +97,15 @@ def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[
     title_font = int(np.clip((width - 10) // text_em(title), 13, 17))
     # The title, a subtitle of up to two lines (mask_figures), then the key labels.
     top = round(14 + LINE_EM * (title_font + 2 * SUBTITLE_PX) + 12 + keys.depth)
-    base_layout(fig, title, height=round(cell * q_len) + top + 70)
-    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=top, b=40), title_font_size=title_font,
-                      legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font_size=14))
-    fig.update_xaxes(**token_axis(key_tokens, k_len), side="top", fixedrange=True)
-    fig.update_xaxes(tick_labels(range(k_len), k_text, keys))
-    fig.update_yaxes(**token_axis(query_tokens, q_len, reverse=True), fixedrange=True)
-    fig.update_yaxes(tick_labels(range(q_len), q_text, queries))
-    return fig
+    then = dict(plot_bgcolor="#ffffff", margin=dict(t=top, b=40), title=dict(font=dict(size=title_font)),
+                legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font=dict(size=14)),
+                xaxis=merge_into(dict(**token_axis(key_tokens, k_len), side="top", fixedrange=True),
+                                 tick_labels(range(k_len), k_text, keys)),
+                yaxis=merge_into(dict(**token_axis(query_tokens, q_len, reverse=True), fixedrange=True),
+                                 tick_labels(range(q_len), q_text, queries)))
+    if subtitle is not None:
+        then["title"]["subtitle"] = dict(text=subtitle, font=dict(size=SUBTITLE_PX))
+    return styled_figure(traces, {}, title, height=round(cell * q_len) + top + 70, then=then)
 
 
 def mask_figures(trace, width: int = MASK_PX, *, lang: str = "en") -> dict[str, go.Figure]:
@@ -114,12 +123,10 @@ def mask_figures(trace, width: int = MASK_PX, *, lang: str = "en") -> dict[str, 
     look_ahead = np.tril(np.ones_like(combined))  # (tgt_len, tgt_len)
     masks = {"source_padding": (source, src, src), "target_padding": (target, tgt, tgt),
              "look_ahead": (look_ahead, tgt, tgt), "decoder_self": (combined, tgt, tgt)}
-    figures = {key: mask_heatmap(*arrays, label(f"masks.{key}", lang), width, lang=lang)
-               for key, arrays in masks.items()}
     # Short lines under the titles: the app shows the four side by side in narrow columns.
-    for key, fig in figures.items():
-        fig.update_layout(title_subtitle=dict(text=label(f"masks.{key}.subtitle", lang), font_size=SUBTITLE_PX))
-    return figures
+    return {key: _mask_heatmap(*arrays, label(f"masks.{key}", lang), width, label(f"masks.{key}.subtitle", lang),
+                               lang=lang)
+            for key, arrays in masks.items()}
 
 
 def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX, max_width: int | None = None,
@@ -158,8 +165,9 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
         return [[f"<b>{labels[i][j]}</b><br>{describe(i, j)}" for j in range(k_len)] for i in range(q_len)]
 
     fill_text = format_number(fill)
-    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=spacing, subplot_titles=[
+    layout = subplot_row(3, spacing, shared_yaxes=True, titles=[
         label("steps.scores", lang), label("steps.masked", lang, fill=fill_text), label("steps.weights", lang)])
+    traces = []
 
     def text(key: str, **values) -> str:
         return label(f"steps.{key}", lang, fill=fill_text, **values)
@@ -175,33 +183,36 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
     for col, (z, zmin, zmax, colorscale, text) in enumerate(panels, start=1):
         colorbar = dict(thickness=12, len=0.9, x=col * panel + (col - 1) * spacing + 0.005, xanchor="left",
                         title=dict(text=label("score" if col == 2 else "value.weights", lang), side="right"))
-        fig.add_trace(go.Heatmap(
+        traces.append(go.Heatmap(
             z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
             colorscale=colorscale, showscale=col > 1, colorbar=colorbar, hoverongaps=True,
             text=texts[col - 1] if show else None,
             texttemplate="%{text}" if show else None, textfont_size=font,
-            hovertext=text, hovertemplate="%{hovertext}<extra></extra>",
-        ), row=1, col=col)
+            hovertext=text, hovertemplate="%{hovertext}<extra></extra>", **subplot_axes(col),
+        ))
         if col > 1 and not mask.all():
-            fig.add_trace(blocked_layer(mask, blocked_texts[col], show, font), row=1, col=col)
+            traces.append(blocked_layer(mask, blocked_texts[col], show, font, **subplot_axes(col)))
 
     title = label("steps.title", lang, kind=label(f"kind.{kind}", lang),
                   where=label("layer_head", lang, layer=layer + 1, head=head + 1))
     keys, queries = tick_plan(k_text, cell_width, "x", FLAT_FONT_PX), tick_plan(q_text, cell, "y", FLAT_FONT_PX)
-    base_layout(fig, title, height=round(cell * q_len) + 110 + round(keys.depth))
-    fig.update_layout(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
+    then = dict(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
     if show and numbers.min_width:
-        fig.update_layout(meta={TEXT_MIN_WIDTH: numbers.min_width})
+        then["meta"] = {TEXT_MIN_WIDTH: numbers.min_width}
     # Panel titles as large as fit over a panel and the gap beside it.
     panel_px = (width - STEPS_RIGHT_PX) * (panel + spacing)
-    fig.update_annotations(font_size=int(min(15, max(MIN_FONT_PX, panel_px // max(
-        text_em(a.text) for a in fig.layout.annotations)))))
-    fig.add_annotation(x=panel + spacing / 2, y=0.5, xref="paper", yref="paper", text="→", showarrow=False,
-                       font=dict(size=34, color="#777777"))
-    fig.update_xaxes(**token_axis(k_tokens, k_len), fixedrange=True)
-    fig.update_xaxes(tick_labels(range(k_len), k_text, keys))
-    fig.update_yaxes(**token_axis(q_tokens, q_len, reverse=True), fixedrange=True)
-    fig.update_yaxes(tick_labels(range(q_len), q_text, queries))
-    fig.update_yaxes(showticklabels=False, col=2)
-    fig.update_yaxes(showticklabels=False, col=3)
-    return fig
+    titles = layout["annotations"]
+    size = int(min(15, max(MIN_FONT_PX, panel_px // max(text_em(a["text"]) for a in titles))))
+    for annotation in titles:
+        annotation["font"]["size"] = size
+    titles.append(dict(x=panel + spacing / 2, y=0.5, xref="paper", yref="paper", text="→", showarrow=False,
+                       font=dict(size=34, color="#777777")))
+    for col in (1, 2, 3):
+        suffix = "" if col == 1 else str(col)
+        then[f"xaxis{suffix}"] = merge_into(dict(**token_axis(k_tokens, k_len), fixedrange=True),
+                                            tick_labels(range(k_len), k_text, keys))
+        then[f"yaxis{suffix}"] = merge_into(dict(**token_axis(q_tokens, q_len, reverse=True), fixedrange=True),
+                                            tick_labels(range(q_len), q_text, queries))
+        if col > 1:
+            then[f"yaxis{suffix}"]["showticklabels"] = False
+    return styled_figure(traces, layout, title, height=round(cell * q_len) + 110 + round(keys.depth), then=then)

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from ..analysis import HEAD_SCORES, alignment_scores, attention_rollout, head_scores
 from ..recording import ATTENTION_KINDS, check_trace
-from .common import SEQUENTIAL, base_layout, cell_label, format_number, token_axis, token_texts
+from .common import SEQUENTIAL, cell_label, format_number, styled_figure, token_axis, token_texts
 from .labels import label
 
 MAX_TEXT_TOKENS = 14  # write the values in the cells up to this many tokens
@@ -37,23 +37,23 @@ def rollout_figure(trace, kind: str, layer: int | None = None, *, lang: str = "e
                              value=format_number(rollout[i, j], 3)) for j in range(q_len)] for i in range(q_len)],
                      dtype=object)
     show = q_len <= MAX_TEXT_TOKENS
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=rollout.astype(np.float32), x=np.arange(q_len), y=np.arange(q_len), zmin=0.0, zmax=1.0,
         colorscale=SEQUENTIAL, customdata=cells, hovertemplate="%{customdata}<extra></extra>",
         text=np.array([[format_number(v) for v in row] for row in rollout]) if show else None,
         texttemplate="%{text}" if show else None,
         colorbar=dict(title=dict(text=label("rollout.value", lang), side="right"), thickness=14),
-    ))
+    )
     layers = label("rollout.one_layer", lang) if last == 0 else label("rollout.layers", lang, last=last + 1)
-    base_layout(fig, label("rollout.title", lang, kind=label(f"kind.{kind}", lang), layers=layers),
-                height=round(float(np.clip(560 / q_len, 14, 64)) * q_len) + 150)
     side = label(f"side.{ATTENTION_KINDS[kind].query_side}", lang)
-    fig.update_layout(margin=dict(t=120))
-    fig.update_xaxes(**token_axis(tokens, q_len), side="top", range=[-0.5, q_len - 0.5],
-                     title=dict(text=label("rollout.x", lang, side=side), standoff=6))
-    fig.update_yaxes(**token_axis(tokens, q_len), range=[q_len - 0.5, -0.5],
-                     title=label("rollout.y", lang, last=last + 1, side=side))
-    return fig
+    return styled_figure(
+        [heatmap], {}, label("rollout.title", lang, kind=label(f"kind.{kind}", lang), layers=layers),
+        height=round(float(np.clip(560 / q_len, 14, 64)) * q_len) + 150, then=dict(
+            margin=dict(t=120),
+            xaxis=dict(**token_axis(tokens, q_len), side="top", range=[-0.5, q_len - 0.5],
+                       title=dict(text=label("rollout.x", lang, side=side), standoff=6)),
+            yaxis=dict(**token_axis(tokens, q_len), range=[q_len - 0.5, -0.5],
+                       title=label("rollout.y", lang, last=last + 1, side=side))))
 
 
 def head_score_table(trace, kind: str, pairs=None, *, lang: str = "en"):
