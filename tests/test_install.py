@@ -1,6 +1,7 @@
 """The wheel, installed outside the repository: `transformer-viz` serves the app with its packaged settings."""
 
 import os
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -16,9 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+    """The wheel, built from a copy of what it is made of (setuptools writes build/ beside its sources)."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "transformer_viz", source / "transformer_viz",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w",
-                    str(out), str(ROOT)], check=True, capture_output=True)
+                    str(out), str(source)], check=True, capture_output=True)
     return next(out.glob("transformer_viz-*.whl"))
 
 

@@ -54,9 +54,11 @@ def test_a_room_started_on_one_replica_is_followed_from_the_other(topology, brow
     replica = topology.routes(0)[teacher_route]
     sidebar = teacher.get_by_test_id("stSidebar")
     sidebar.get_by_text("Class room").click()
-    sidebar.get_by_role("button", name="Start a room (teacher)").click()
+    start = sidebar.get_by_role("button", name="Start a room (teacher)")
+    start.wait_for(timeout=30_000)
+    start.click()
     link = teacher.get_by_test_id("stCode").first
-    link.wait_for(timeout=30_000)
+    link.wait_for(timeout=60_000)
     code = link.inner_text().strip().rsplit("=", 1)[1]
     while True:  # a student whom nginx sends to the other replica
         student, route = open_student(browser, f"{topology.url}/?room={code}", figures=False)
