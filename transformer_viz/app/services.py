@@ -28,7 +28,7 @@ RUN_CACHE_BYTES = 512 * 2**20  # the traces one server keeps for all its session
 # The figures one server keeps for all its sessions, bounded in (estimated) bytes: at the default shape an entry
 # holds 50 KiB to 2 MiB, so a class's views stay; at the largest shape the server allows Inside one head's nine
 # figures hold ~36 MiB (bench/bench_memory.py).
-FIGURE_CACHE_BYTES = 256 * 2**20
+FIGURE_CACHE_BYTES = 128 * 2**20
 TRAINING_BUDGET = 4e10  # training_cost of one run: about two minutes on one core
 TRAININGS_AT_ONCE = 2
 
