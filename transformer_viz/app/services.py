@@ -9,6 +9,7 @@ import threading
 from dataclasses import dataclass, replace
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 import torch
 from cachetools import LRUCache
@@ -217,6 +218,32 @@ def figure_bytes(figures, sample: int = 16) -> int:
     return int(total)
 
 
+class SharedFigure(go.Figure):
+    """A figure of the figure cache: shared by every session and never changed, so its dict is made once.
+
+    st.plotly_chart asks a figure for `to_dict()` on every rerun, a deep copy of all its data (a few ms for a
+    page); it only reads the dict (plotly.io.to_json drops trace uids, which these figures have none of)."""
+
+    def to_dict(self):
+        shared = self.__dict__.get("_shared_dict")
+        if shared is None:
+            shared = self.__dict__["_shared_dict"] = super().to_dict()
+        return shared
+
+
+def shared(figures):
+    """`figures` (a figure, or a list, tuple or dict holding figures) with every go.Figure made a SharedFigure."""
+    if type(figures) is go.Figure:
+        figures.__class__ = SharedFigure  # the same object: no copy, no new validation
+    elif isinstance(figures, list | tuple):
+        for item in figures:
+            shared(item)
+    elif isinstance(figures, dict):
+        for item in figures.values():
+            shared(item)
+    return figures
+
+
 @st.cache_resource(show_spinner=False)
 def _figure_cache() -> tuple[LRUCache, threading.Lock, dict]:
     """The figures of every session on this server, least recently used first out, bounded in bytes; and a
@@ -245,7 +272,7 @@ def figure(run_key: tuple, trace, builder, *args, **kwargs):
             found = cache.get(key)
         if found is None:
             try:
-                built = builder(trace, *args, **kwargs)
+                built = shared(builder(trace, *args, **kwargs))
                 with lock, contextlib.suppress(ValueError):  # a figure larger than the whole budget is not kept
                     cache[key] = (built, figure_bytes(built))
                 found = (built,)
