@@ -155,8 +155,7 @@ class StackSampler:
         if thread_id is not None:
             self._clock = time.pthread_getcpuclockid(thread_id)
             self._last = time.clock_gettime(self._clock)
-        else:
-            self._sample()  # the end of a run
+        else:  # the end of a run: the time since the last sample is left out (its stack would be this call's)
             self._clock = None
         self._thread_id = thread_id
 
@@ -375,10 +374,11 @@ def apptest_bench(rounds: int, profile: bool, dump: Path | None = None) -> dict[
     if profile:  # more rounds, new texts: first sampled (little overhead), then under cProfile (much)
         with StackSampler() as sampler:
             meter.sampler = sampler
+            before = len(meter.runs)
             for round_ in range(rounds):
                 run_sequence(at, meter, fresh_texts(1000 + round_))
         meter.sampler = None
-        print_groups(sampler)
+        print_groups(sampler, sum(meter.runs[before:]))
         meter.profiler = cProfile.Profile()
         for round_ in range(rounds):
             run_sequence(at, meter, fresh_texts(2000 + round_))
@@ -535,9 +535,10 @@ def print_table(by_kind: dict[str, list[Measured]], every: list[Measured]) -> No
           f"{max(m.script_ms for m in every):.0f} | {statistics.mean(m.total_ms for m in every):.0f} |")
 
 
-def print_groups(sampler: StackSampler) -> None:
+def print_groups(sampler: StackSampler, measured: float) -> None:
     total = sum(sampler.cpu.values())
-    print(f"\nWhere the script thread's CPU goes (sampled, {1000 * total:.0f} ms in all):")
+    print(f"\nWhere the script thread's CPU goes (sampled: {1000 * total:.0f} ms of the {1000 * measured:.0f} ms "
+          "measured; the rest is each run's end after its last sample):")
     for group, seconds in sorted(sampler.cpu.items(), key=lambda item: -item[1]):
         print(f"  {100 * seconds / total:5.1f} %  {1000 * seconds:8.0f} ms  {group}")
 
