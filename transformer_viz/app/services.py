@@ -26,9 +26,9 @@ from . import state
 from .state import TrainedModel, View
 
 RUN_CACHE_BYTES = 512 * 2**20  # the traces one server keeps for all its sessions
-# The figures one server keeps for all its sessions, bounded in (estimated) bytes: at the default shape an entry
-# holds 50 KiB to 2 MiB, so a class's views stay; at the largest shape the server allows Inside one head's nine
-# figures hold ~36 MiB (bench/bench_memory.py).
+# The figures one server keeps for all its sessions, bounded in bytes as figure_bytes estimates them (Plotly's
+# objects around them add up to as much again): at the default shape an entry holds 50 KiB to 2 MiB, so a class's
+# views stay; at the largest shape the server allows, Inside one head's nine figures hold ~36 MiB.
 FIGURE_CACHE_BYTES = 128 * 2**20
 TRAINING_BUDGET = 4e10  # training_cost of one run: about two minutes on one core
 TRAININGS_AT_ONCE = 2
@@ -273,8 +273,9 @@ def figure(run_key: tuple, trace, builder, *args, **kwargs):
         if found is None:
             try:
                 built = shared(builder(trace, *args, **kwargs))
+                size = figure_bytes(built)  # outside the lock: other sessions read the cache meanwhile
                 with lock, contextlib.suppress(ValueError):  # a figure larger than the whole budget is not kept
-                    cache[key] = (built, figure_bytes(built))
+                    cache[key] = (built, size)
                 found = (built,)
             finally:
                 with lock:
