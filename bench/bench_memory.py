@@ -5,7 +5,7 @@ server-wide caches fill as they would on a real server) for N distinct inputs at
 shape the sidebar allows: d_model 256, 16 heads, 6 + 6 layers, d_ff 512, max_len 64, random
 weights, 63 letters each (greedy decoding up to 63 steps). Prints the resident memory (RSS)
 and the seconds per input every 10 inputs. The caches are bounded (services.RUN_CACHE_BYTES,
-services.FIGURES_KEPT); with glibc's default of one malloc arena per thread, fragmentation adds
+services.FIGURE_CACHE_BYTES); with glibc's default of one malloc arena per thread, fragmentation adds
 a few hundred MB on top (MALLOC_ARENA_MAX=2 keeps it level).
 """
 

@@ -155,8 +155,7 @@ class StackSampler:
         if thread_id is not None:
             self._clock = time.pthread_getcpuclockid(thread_id)
             self._last = time.clock_gettime(self._clock)
-        else:
-            self._sample()  # the end of a run
+        else:  # the end of a run: the time since the last sample is left out (its stack would be this call's)
             self._clock = None
         self._thread_id = thread_id
 
@@ -315,6 +314,42 @@ def quiet_streamlit() -> None:
             logging.getLogger(name).setLevel(logging.ERROR)
 
 
+def class_bench(students: int, rounds: int) -> None:
+    """`students` AppTest sessions in this process taking turns, step by step (each with its own texts): how
+    the server-wide caches serve a class, where others' views come between a student's two reruns."""
+    from streamlit.testing.v1 import AppTest
+
+    quiet_streamlit()
+    meter = ScriptMeter()
+    meter.install()
+    sessions = []
+    for student in range(students):
+        at = AppTest.from_function(app_script, default_timeout=300)
+        at.run()
+        apptest_do(at, LESSON_STEP_2, None)
+        at.run()
+        sessions.append((at, fresh_texts(100 * student)))
+    quiet_streamlit()
+    every: list[Measured] = []
+    for round_ in range(rounds + 1):  # the first round warms up
+        for step in SEQUENCE:
+            for at, texts in sessions:
+                apptest_do(at, step, texts)
+                before = len(meter.runs)
+                at.run()
+                if at.exception:
+                    raise RuntimeError(f"{step.page}: {step.label}: {at.exception[0].value}")
+                if round_:
+                    every.append(Measured(step, 1000 * sum(meter.runs[before:]), 0.0))
+    print(f"\n{students} students taking turns, {rounds} rounds, ms of CPU of the script thread:")
+    print("\n| interaction | reruns | script ms (mean) |")
+    print("|---|---:|---:|")
+    for kind in KINDS:
+        ms = [m.script_ms for m in every if m.step.kind == kind]
+        print(f"| {kind} | {len(ms)} | {statistics.mean(ms):.0f} |")
+    print(f"| **every interaction** | {len(every)} | **{statistics.mean(m.script_ms for m in every):.0f}** |")
+
+
 def apptest_bench(rounds: int, profile: bool, dump: Path | None = None) -> dict[str, list[Measured]]:
     from streamlit.testing.v1 import AppTest
 
@@ -339,10 +374,11 @@ def apptest_bench(rounds: int, profile: bool, dump: Path | None = None) -> dict[
     if profile:  # more rounds, new texts: first sampled (little overhead), then under cProfile (much)
         with StackSampler() as sampler:
             meter.sampler = sampler
+            before = len(meter.runs)
             for round_ in range(rounds):
                 run_sequence(at, meter, fresh_texts(1000 + round_))
         meter.sampler = None
-        print_groups(sampler)
+        print_groups(sampler, sum(meter.runs[before:]))
         meter.profiler = cProfile.Profile()
         for round_ in range(rounds):
             run_sequence(at, meter, fresh_texts(2000 + round_))
@@ -499,9 +535,10 @@ def print_table(by_kind: dict[str, list[Measured]], every: list[Measured]) -> No
           f"{max(m.script_ms for m in every):.0f} | {statistics.mean(m.total_ms for m in every):.0f} |")
 
 
-def print_groups(sampler: StackSampler) -> None:
+def print_groups(sampler: StackSampler, measured: float) -> None:
     total = sum(sampler.cpu.values())
-    print(f"\nWhere the script thread's CPU goes (sampled, {1000 * total:.0f} ms in all):")
+    print(f"\nWhere the script thread's CPU goes (sampled: {1000 * total:.0f} ms of the {1000 * measured:.0f} ms "
+          "measured; the rest is each run's end after its last sample):")
     for group, seconds in sorted(sampler.cpu.items(), key=lambda item: -item[1]):
         print(f"  {100 * seconds / total:5.1f} %  {1000 * seconds:8.0f} ms  {group}")
 
@@ -516,11 +553,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="where the time goes (sampled) and cProfile")
     parser.add_argument("--server", action="store_true", help="against `streamlit run` in Chromium, not AppTest")
+    parser.add_argument("--students", type=int, default=0, help="this many AppTest sessions taking turns")
     parser.add_argument("--dump", type=Path, help="write every chart's specification of every step to this file "
                         "(to check that a change draws the same figures)")
     args = parser.parse_args()
     if args.server:
         server_bench(args.rounds)
+    elif args.students:
+        class_bench(args.students, args.rounds)
     else:
         apptest_bench(args.rounds, args.profile, args.dump)
 

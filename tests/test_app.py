@@ -409,3 +409,22 @@ def test_decoding_opens_after_the_lesson():
     at.sidebar.text_input(key="src_text").set_value("abcdef").run()  # 7 steps: a new slider, which took the 0
     assert not at.exception, at.exception
     assert at.slider(key="step").value == 6
+
+
+def test_a_cached_figure_is_drawn_as_the_figure_it_was():
+    """The figure cache keeps SharedFigures, whose dict st.plotly_chart reads on every rerun is made once."""
+    import plotly.io as pio
+    from helpers import real_trace
+
+    from transformer_viz.app.services import SharedFigure, shared
+    from transformer_viz.figures.attention import attention_heatmap
+    from transformer_viz.figures.masks import mask_figures
+
+    trace = real_trace()
+    fig, figures = attention_heatmap(trace, "encoder_self", 1, 2), mask_figures(trace)
+    expected = [pio.to_json(f, validate=False) for f in (fig, *figures.values())]
+    kept = shared((fig, figures))
+    assert kept[0] is fig and type(fig) is SharedFigure and all(type(f) is SharedFigure for f in figures.values())
+    for _ in range(2):  # as two reruns serialize it
+        assert [pio.to_json(f, validate=False) for f in (fig, *figures.values())] == expected
+    assert fig.to_dict() is fig.to_dict()

@@ -13,7 +13,7 @@ from transformer_viz.figures.embeddings import (
 )
 from transformer_viz.model import encoding_tables
 
-from . import state
+from . import services, state
 from .context import page_context
 from .ui import chart, lang, tr, view_widget
 
@@ -70,4 +70,4 @@ def similarity_figure(trace, side: str, *, lang: str):
 @st.cache_resource(max_entries=16, show_spinner=False)
 def variants_figure(max_len: int, d_model: int, lang: str):
     """The encodings of every variant for a shape: the same for every run (shared, never mutated)."""
-    return positional_variants(encoding_tables(max_len, d_model), lang=lang)
+    return services.shared(positional_variants(encoding_tables(max_len, d_model), lang=lang))

@@ -206,7 +206,7 @@ def tokens() -> tuple[str, str]:
 def bpe_chart(corpus: str, merges: int, lang: str):
     """The BPE figure of a corpus with merges (one that has some), shared by the class (never mutated)."""
     learned = learned_bpe(corpus)
-    return bpe_figure(learned, min(merges, len(learned.merges)), lang=lang, width=MAIN_WIDTH)
+    return services.shared(bpe_figure(learned, min(merges, len(learned.merges)), lang=lang, width=MAIN_WIDTH))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -262,7 +262,7 @@ def entropies() -> tuple[np.ndarray, np.ndarray]:
 @st.cache_resource(show_spinner=False)
 def entropy_chart(lang: str):
     """The entropies of the scaled and unscaled softmax by d_k (the same for every view; never mutated)."""
-    return softmax_entropy_figure(D_KS, *entropies(), N_KEYS, lang=lang)
+    return services.shared(softmax_entropy_figure(D_KS, *entropies(), N_KEYS, lang=lang))
 
 
 def scaling() -> tuple[str, str]:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 import threading
 import uuid
 from concurrent.futures import CancelledError, TimeoutError
 from dataclasses import dataclass, replace
 
+import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 import torch
 from cachetools import LRUCache
+from plotly.basedatatypes import BaseFigure
 
 from transformer_viz import Intervention, ModelConfig, Transformer
 from transformer_viz.errors import TranslatableError
@@ -26,9 +30,10 @@ from .limits import LIMITS
 from .state import TrainedModel, View
 
 RUN_CACHE_BYTES = LIMITS.run_cache_mib * 2**20  # the traces one server keeps for all its sessions
-# Figures are bounded by count: the largest one the server limits allow (an attention grid at 6 layers x
-# 16 heads x 64 tokens) holds ~18 MiB, so the cache stays under ~570 MiB (bench/bench_memory.py).
-FIGURES_KEPT = 32
+# The figures one server keeps for all its sessions, bounded in bytes as figure_bytes estimates them (Plotly's
+# objects around them add up to as much again): at the default shape an entry holds 50 KiB to 2 MiB, so a class's
+# views stay; at the largest shape the server allows, Inside one head's nine figures hold ~36 MiB.
+FIGURE_CACHE_BYTES = 128 * 2**20
 STOP_WAIT_SECONDS = 30  # for a stopped worker to end its step (seconds at the largest allowed shape)
 TRAINING_BUDGET = LIMITS.training_budget  # training_cost of one run (4e10: about two minutes on one core)
 
@@ -213,20 +218,96 @@ def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervent
     return found
 
 
-@st.cache_resource(max_entries=FIGURES_KEPT, show_spinner=False)
-def _cached_figure(run_key: tuple, builder_name: str, args: tuple, kwargs: tuple, _builder, _trace):
-    return _builder(_trace, *args, **dict(kwargs))
+def figure_bytes(figures, sample: int = 16) -> int:
+    """About the memory a figure (or a list, tuple or dict of them) holds: its strings, numbers, arrays and
+    containers as Plotly keeps them (its JSON is no measure: numbers stay compact arrays, text does not).
+    A long list is estimated from `sample` of its items (a figure's lists hold items alike)."""
+    total, stack = 0.0, [(figures, 1.0)]
+    while stack:
+        item, weight = stack.pop()
+        if isinstance(item, BaseFigure):  # its properties as Plotly keeps them (to_plotly_json would copy them)
+            props = getattr(item, "_data", None), getattr(item, "_layout", None)
+            stack.append((item.to_plotly_json() if None in props else props, weight))
+            continue
+        if isinstance(item, np.ndarray) and item.dtype != object:
+            total += weight * item.nbytes
+            continue
+        total += weight * sys.getsizeof(item)
+        if isinstance(item, dict):
+            stack.extend((value, weight) for value in item.values())
+        elif isinstance(item, list | tuple | np.ndarray):
+            items = item.ravel() if isinstance(item, np.ndarray) else item
+            if len(items) > sample:
+                share = len(items) / sample
+                stack.extend((items[int(i * share)], weight * share) for i in range(sample))
+            else:
+                stack.extend((value, weight) for value in items)
+    return int(total)
+
+
+class SharedFigure(go.Figure):
+    """A figure of the figure cache: shared by every session and never changed, so its dict is made once.
+
+    st.plotly_chart asks a figure for `to_dict()` on every rerun, a deep copy of all its data (a few ms for a
+    page); it only reads the dict (plotly.io.to_json drops trace uids, which these figures have none of)."""
+
+    def to_dict(self):
+        shared = self.__dict__.get("_shared_dict")
+        if shared is None:
+            shared = self.__dict__["_shared_dict"] = super().to_dict()
+        return shared
+
+
+def shared(figures):
+    """`figures` (a figure, or a list, tuple or dict holding figures) with every go.Figure made a SharedFigure."""
+    if type(figures) is go.Figure:
+        figures.__class__ = SharedFigure  # the same object: no copy, no new validation
+    elif isinstance(figures, list | tuple):
+        for item in figures:
+            shared(item)
+    elif isinstance(figures, dict):
+        for item in figures.values():
+            shared(item)
+    return figures
+
+
+@st.cache_resource(show_spinner=False)
+def _figure_cache() -> tuple[LRUCache, threading.Lock, dict]:
+    """The figures of every session on this server, least recently used first out, bounded in bytes; and a
+    lock per figure being built, so that a class asking for the same new figure builds it once."""
+    return LRUCache(maxsize=FIGURE_CACHE_BYTES, getsizeof=lambda entry: entry[1]), threading.Lock(), {}
 
 
 def figure(run_key: tuple, trace, builder, *args, **kwargs):
     """builder(trace, *args, **kwargs), built once per run and arguments and shared by all sessions.
 
-    Building a Plotly figure costs tens of ms of validation; a class toggling between views
-    (weights / scores, one head / another) gets them back at once. Figures are never mutated.
+    Building a Plotly figure costs milliseconds to tens of ms of validation; a class toggling between views
+    (weights / scores, one head / another, back to a page) gets them back at once. Figures are never mutated.
     Every argument is part of the key, `lang` too: a figure drawn in English is never served in Chinese.
+    Arguments are hashable (tuples, not lists); `trace` is whatever run_key names (not part of the key).
     """
-    name = f"{builder.__module__}.{builder.__qualname__}"
-    return _cached_figure(run_key, name, args, tuple(sorted(kwargs.items())), builder, trace)
+    key = (run_key, f"{builder.__module__}.{builder.__qualname__}", args, tuple(sorted(kwargs.items())))
+    cache, lock, building = _figure_cache()
+    with lock:
+        found = cache.get(key)
+        if found is None:
+            key_lock = building.setdefault(key, threading.Lock())
+    if found is not None:
+        return found[0]
+    with key_lock:  # another session building it: wait for that one
+        with lock:
+            found = cache.get(key)
+        if found is None:
+            try:
+                built = shared(builder(trace, *args, **kwargs))
+                size = figure_bytes(built)  # outside the lock: other sessions read the cache meanwhile
+                with lock, contextlib.suppress(ValueError):  # a figure larger than the whole budget is not kept
+                    cache[key] = (built, size)
+                found = (built,)
+            finally:
+                with lock:
+                    building.pop(key, None)
+    return found[0]
 
 
 EVALUATION_INPUTS = 200  # fresh inputs behind every exact match the Break-it and Compare pages show

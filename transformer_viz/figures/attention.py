@@ -31,6 +31,7 @@ from .common import (
     check_cell,
     check_choice,
     format_number,
+    format_numbers,
     mask_value,
     merge_into,
     selected_pair,
@@ -95,7 +96,7 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     grey = value != "scores" and not mask.all()  # blocked cells drawn grey, with their own text
     blocked_text = "0" if value == "weights" else format_number(fill)
-    values = np.array([[format_number(v) for v in row] for row in z])  # (q_len, k_len)
+    values = format_numbers(z)  # (q_len, k_len)
     if grey:
         values[~mask] = ""  # the grey layer writes these
     geometry = head_layout(width, q_text, k_text)

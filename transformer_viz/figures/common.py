@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
@@ -190,13 +191,21 @@ def format_number(value: float, digits: int = 2) -> str:
     Mask fills and other huge values in short scientific form: -1e9 -> "−1e9", -1e4 -> "−1e4",
     -2.5e9 -> "−2.5e9"; -inf -> "−∞".
     """
-    if np.isinf(value):
+    if math.isinf(value):
         return f"{MINUS}∞" if value < 0 else "∞"
     if abs(value) >= 1e4:
         mantissa, exponent = f"{value:.3g}".split("e")
         return f"{mantissa}e{int(exponent)}".replace("-", MINUS)
     text = f"{value:.{digits}f}"
     return text.lstrip("-") if float(text) == 0 else text.replace("-", MINUS)
+
+
+def format_numbers(values, digits: int = 2) -> np.ndarray:
+    """`format_number` of every value of an array: an array of str of the same shape (a few times faster than
+    formatting numpy scalars one by one)."""
+    array = np.asarray(values)
+    texts = [format_number(value, digits) for value in array.astype(float).ravel().tolist()]  # Python floats
+    return np.array(texts, dtype=str).reshape(array.shape)
 
 
 def symmetric_limit(*arrays) -> float:

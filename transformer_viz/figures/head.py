@@ -25,6 +25,7 @@ from .common import (
     check_cell,
     escape_text,
     format_number,
+    format_numbers,
     styled_figure,
     token_axis,
     token_texts,
@@ -244,10 +245,11 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
         suffix = "" if n == 1 else str(n)
         x, y = f"x{suffix}", f"y{suffix}"
         rows, cols = panel.matrix.shape
-        font = cell_font(cell_px[r] / aspect, cell_px[r], _texts(panel).ravel())
+        texts = _texts(panel)
+        font = cell_font(cell_px[r] / aspect, cell_px[r], texts.ravel())
         show = show and (font is not None or show_values is not None)
         bar_x = grid.x_domains[0][1] + 0.01 if colorbar and not show else None
-        traces += _panel_traces(panel, bar_x, font or MIN_FONT_PX, dict(xaxis=x, yaxis=y), show, lang)
+        traces += _panel_traces(panel, bar_x, font or MIN_FONT_PX, dict(xaxis=x, yaxis=y), show, lang, texts)
         layout[f"xaxis{suffix}"] = dict(_axis(panel.col_labels, cols, cell_px[r] / aspect, axis="x"), anchor=y,
                                         side="top",
                                         domain=list(grid.x_domains[c]), constrain="domain",
@@ -268,16 +270,17 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
 
 
 def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: dict,
-                  show_values: bool, lang: str = "en") -> list[go.Heatmap]:
+                  show_values: bool, lang: str = "en", texts: np.ndarray | None = None) -> list[go.Heatmap]:
     """The heatmap of a panel (with a colour bar at colorbar_x, if given), plus a grey layer for blocked
-    cells so they never set the colour range."""
+    cells so they never set the colour range. `texts`: the panel's `_texts`, when already made."""
     matrix = panel.matrix.astype(float)  # (rows, cols)
     rows, cols = matrix.shape
     blocked = ~np.isfinite(matrix) if panel.blocked is None else panel.blocked | ~np.isfinite(matrix)
     shown = np.where(blocked, np.nan, matrix)  # (rows, cols)
-    text = _texts(panel)
+    text = _texts(panel) if texts is None else texts
     row_texts, col_texts = token_texts(panel.row_labels, rows), token_texts(panel.col_labels, cols)
-    hover = [[f"{row_texts[i]} · {col_texts[j]}: {text[i][j]}" for j in range(cols)] for i in range(rows)]
+    cells = text.tolist()  # Python strings: indexing a numpy array cell by cell is slow
+    hover = [[f"{row_texts[i]} · {col_texts[j]}: {cells[i][j]}" for j in range(cols)] for i in range(rows)]
     if panel.style == "weights":
         colours = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0)
     elif panel.style == "mask":
@@ -305,7 +308,7 @@ def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: 
 
 def _texts(panel: Panel) -> np.ndarray:
     """What the cells of a panel write: its own text, or its values as a student writes them."""
-    return panel.text if panel.text is not None else np.vectorize(format_number, otypes=[str])(panel.matrix)
+    return panel.text if panel.text is not None else format_numbers(panel.matrix)
 
 
 def _axis(labels: Sequence[str], length: int, cell_px: float, reverse: bool = False, axis: str = "y") -> dict:

@@ -22,6 +22,7 @@ from .common import (
     cell_label,
     check_choice,
     format_number,
+    format_numbers,
     mask_value,
     merge_into,
     styled_figure,
@@ -151,7 +152,7 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
     cell = float(np.clip(300 / max(q_len, k_len), 10, 44))  # px per row
     fixed_px = widest_em(q_text) * FLAT_FONT_PX + GAP_PX + STEPS_RIGHT_PX  # beside the panels
     cell_width = (width - fixed_px) * panel / k_len
-    texts = [np.array([[format_number(v, 2 if col == 3 else 1) for v in row] for row in z])
+    texts = [format_numbers(z, 2 if col == 3 else 1)
              for col, z in enumerate((score, masked, weight), start=1)]  # (q_len, k_len) each
     blocked_texts = {2: format_number(fill), 3: "0"}
     for col in blocked_texts:

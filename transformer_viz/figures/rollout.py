@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from ..analysis import HEAD_SCORES, alignment_scores, attention_rollout, head_scores
 from ..recording import ATTENTION_KINDS, check_trace
-from .common import SEQUENTIAL, cell_label, format_number, styled_figure, token_axis, token_texts
+from .common import SEQUENTIAL, cell_label, format_number, format_numbers, styled_figure, token_axis, token_texts
 from .labels import label
 
 MAX_TEXT_TOKENS = 14  # write the values in the cells up to this many tokens
@@ -40,7 +40,7 @@ def rollout_figure(trace, kind: str, layer: int | None = None, *, lang: str = "e
     heatmap = go.Heatmap(
         z=rollout.astype(np.float32), x=np.arange(q_len), y=np.arange(q_len), zmin=0.0, zmax=1.0,
         colorscale=SEQUENTIAL, customdata=cells, hovertemplate="%{customdata}<extra></extra>",
-        text=np.array([[format_number(v) for v in row] for row in rollout]) if show else None,
+        text=format_numbers(rollout) if show else None,
         texttemplate="%{text}" if show else None,
         colorbar=dict(title=dict(text=label("rollout.value", lang), side="right"), thickness=14),
     )
