@@ -428,3 +428,20 @@ def test_a_cached_figure_is_drawn_as_the_figure_it_was():
     for _ in range(2):  # as two reruns serialize it
         assert [pio.to_json(f, validate=False) for f in (fig, *figures.values())] == expected
     assert fig.to_dict() is fig.to_dict()
+
+
+def language_before_the_sidebar() -> None:
+    import streamlit as st
+
+    from transformer_viz.app.ui import lang
+
+    st.write(lang())
+
+
+def test_a_chinese_link_opens_with_the_page_menu_in_chinese():
+    """Bug (seen in a screenshot): the page menu is made before the sidebar's language radio, so a session opened
+    with a 中文 link showed the menu in English on its first page."""
+    at = AppTest.from_function(language_before_the_sidebar)
+    at.query_params["lang"] = "中文"
+    assert at.run().markdown[0].value == "zh"
+    assert AppTest.from_function(language_before_the_sidebar).run().markdown[0].value == "en"

@@ -18,8 +18,12 @@ from .text import ENGLISH, LANGUAGE_NAMES, t
 
 
 def lang() -> str:
-    """The language chosen in the sidebar: of the catalog's text and of every figure (`lang=lang()`)."""
-    return st.session_state.get(state.LANG, View.lang)
+    """The language chosen in the sidebar: of the catalog's text and of every figure (`lang=lang()`). Before its
+    widget is drawn in a session's first run (the page menu comes first), the one the link names."""
+    if state.LANG in st.session_state:
+        return st.session_state[state.LANG]
+    named = st.query_params.get(state.LANG)
+    return next((code for code, name in LANGUAGE_NAMES.items() if name == named), View.lang)
 
 
 def tr(key: str, /, **values) -> str:
