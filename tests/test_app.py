@@ -445,3 +445,24 @@ def test_a_chinese_link_opens_with_the_page_menu_in_chinese():
     at.query_params["lang"] = "中文"
     assert at.run().markdown[0].value == "zh"
     assert AppTest.from_function(language_before_the_sidebar).run().markdown[0].value == "en"
+
+
+@pytest.mark.parametrize("page", ["attention", "break_it", "compare"])
+def test_choices_sent_in_the_old_language_after_a_switch_keep_their_values(page):
+    """Bug (a class room in Chromium, under load): a request the browser sent before it redrew a language switch
+    names every choice by its English label. Streamlit took the unknown label "English → French" as the task, so the
+    task's callback raised a KeyError in front of the student's page (and would have reset the source text)."""
+    at = run_page(page, task="en-fr", src_text="the dog sees a cat")
+    english = {widget.key: list(widget.options) for widget in [*at.selectbox, *at.radio, *at.multiselect]}
+    view_before = {key: at.session_state[key] for key in english if key in at.session_state}
+    at.radio(key="lang").set_value("zh").run()
+    assert at.selectbox(key="task").options != english["task"]  # drawn in Chinese
+    for widget in [*at.selectbox, *at.radio, *at.multiselect]:
+        if widget.key != "lang":
+            widget.options = english[widget.key]  # what the browser still shows: values sent as English labels
+    at.run()
+    assert not at.exception
+    assert at.session_state["task"] == "en-fr" and at.text_input(key="src_text").value == "the dog sees a cat"
+    assert {key: at.session_state[key] for key in view_before if key != "lang"} == {
+        key: value for key, value in view_before.items() if key != "lang"}
+    assert "英语 → 法语" in at.selectbox(key="task").options and at.selectbox(key="task").value == "en-fr"

@@ -20,7 +20,17 @@ from .state import (
     SHAPE_FIELDS,
     View,
 )
-from .ui import current_view, error_text, literal, relabel_translated, tr, view_widget, weights_label
+from .ui import (
+    callback,
+    current_view,
+    error_text,
+    literal,
+    relabel_translated,
+    restore_choices,
+    tr,
+    view_widget,
+    weights_label,
+)
 
 
 def on_task_change() -> None:
@@ -40,6 +50,7 @@ def on_shape_change() -> None:
         st.session_state[state.WEIGHTS_LOST] = weights
 
 
+@callback
 def back_to_pretrained() -> None:
     config = services.pretrained_config(st.session_state[state.TASK])
     if config is not None:
@@ -67,6 +78,7 @@ def fit_heads_to_d_model() -> None:
 
 def render_sidebar() -> None:
     st.session_state.setdefault(state.LINK_ASKED, st.query_params.to_dict())  # the link this session opened
+    restore_choices()  # before any widget
     services.collect_training()
     pending = st.session_state.pop(state.PENDING_WEIGHTS, None)
     if pending is not None:

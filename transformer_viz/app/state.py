@@ -49,6 +49,8 @@ LESSON_SET_UP = "_lesson_set_up"  # the lesson step whose setup this session has
 LINK_ASKED = "_link_asked"  # the query parameters the session was opened with
 LINK_REJECTED = "_link_rejected"  # the ones the app could not use
 EXAMPLE = "_example"  # the example pills: a one-shot choice copied into the source text
+CHOICE_LABELS = "_choice_labels"  # {field: {language: {label: option}}} of the translated choices as last drawn
+CHOICES_SHOWN = "_choices_shown"  # {field: option} each translated choice showed when last drawn
 # Charts whose selections the pages read, and the Training page's controls.
 GRID_CHART, HEAD_CHART, DIAGRAM_CHART = "attention_grid", "attention_head", "overview_diagram"
 VIEW_FIGURES = "_view_figures"  # the figures drawn by this run, by chart key: the view to download

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -108,7 +109,57 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
         # The widget's own default is the view's: a link leaves out a widget's default value, so a choice equal
         # to the first option would otherwise vanish from the link and come back as the view's default.
         kwargs["index"] = list(args[0]).index(default)
-    return widget(label, *args, key=field, bind="query-params", **kwargs)
+    translated = field in state.TRANSLATED_FIELDS
+    if translated:
+        by_language = st.session_state.setdefault(state.CHOICE_LABELS, {}).setdefault(field, {})
+        by_language[lang()] = {kwargs["format_func"](option): option for option in args[0]}
+    if "on_change" in kwargs:
+        kwargs["on_change"] = on_real_change(field, kwargs["on_change"])
+    value = widget(label, *args, key=field, bind="query-params", **kwargs)
+    if translated:
+        st.session_state.setdefault(state.CHOICES_SHOWN, {})[field] = value
+    return value
+
+
+def restore_choices() -> None:
+    """Turn translated choices that arrive as labels of another language back into their options.
+
+    Streamlit identifies a choice by its label. A request the browser sent before it redrew a language switch (a
+    room's poll, a click under load) names the choices in the old language: their options are not found, and the
+    label itself would become the value. Callbacks run before the script, so each one calls this first
+    (`callback`), and so does the sidebar before any widget.
+    """
+    for field, by_language in st.session_state.get(state.CHOICE_LABELS, {}).items():
+        labels = {text: option for language_labels in by_language.values() for text, option in language_labels.items()}
+        options = set(labels.values())
+        value = st.session_state.get(field)
+        if isinstance(value, list):
+            restored = [choice if choice in options else labels.get(choice, choice) for choice in value]
+            if restored != value:
+                st.session_state[field] = restored
+        elif value is not None and value not in options and value in labels:
+            st.session_state[field] = labels[value]
+
+
+def callback(function: Callable) -> Callable:
+    """A widget's callback, run with the translated choices restored (see restore_choices)."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        restore_choices()
+        return function(*args, **kwargs)
+    return call
+
+
+def on_real_change(field: str, function: Callable) -> Callable:
+    """A view widget's callback, run only when its choice changed: not for its own label in another language."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        restore_choices()
+        shown = st.session_state.get(state.CHOICES_SHOWN, {})
+        if field in shown and st.session_state.get(field) == shown[field]:
+            return
+        return function(*args, **kwargs)
+    return call
 
 
 def head_label(head_id: str) -> str:

@@ -15,7 +15,7 @@ from transformer_viz.tasks import TASKS, model_config_for
 
 from . import checkpoints, services, state
 from .state import SHAPE_FIELDS, TrainedModel, View
-from .ui import error_text, literal, tr
+from .ui import callback, error_text, literal, tr
 
 HALF_PRECISION_MAX = 65504.0  # the files hold float16 weights
 MAX_HISTORY = 10_000  # (step, loss, accuracy) rows read back from an uploaded file
@@ -73,6 +73,7 @@ def zipped(trained: TrainedModel) -> bytes:
                           training=training)
 
 
+@callback
 def accept_upload() -> None:
     """The uploader's callback (before this run's widgets): check the files, then show their model."""
     files = st.session_state.get(state.WEIGHTS_UPLOAD) or []
