@@ -54,6 +54,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,7 +170,7 @@ class StackSampler:
         except OSError:  # the thread ended
             return
         frames = []
-        while frame is not None:
+        while isinstance(frame, types.FrameType):
             frames.append(frame)
             frame = frame.f_back
         self.cpu[classify(frames)] += now - self._last
@@ -213,33 +214,34 @@ class Step:
     value: object = None
 
 
-# Every step changes what it names (a round starts from the lesson's step 2: the view's defaults, "hello").
+# Every step changes what it names. A round starts from the lesson's step 2 (the view's defaults, "hello"); on each
+# page a student types a new source text first, so that the layer, head and kind changes after it draw new figures.
 SEQUENCE = (
     Step("attention", "page switch", "open Attention", "page", "attention"),
-    Step("attention", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
+    Step("attention", "input", "new source text", "input"),
     Step("attention", "layer/head", "layer 1", "selectbox", "layer", 0),
     Step("attention", "layer/head", "head 2", "selectbox", "head", 1),
     Step("attention", "kind", "kind: encoder self-attention", "selectbox", "kind", "encoder_self"),
     Step("attention", "kind", "draw: raw scores", "selectbox", "value", "scores"),
     Step("attention", "cache hit", "draw: weights again (cached)", "selectbox", "value", "weights"),
-    Step("attention", "input", "new source text", "input"),
+    Step("attention", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
     Step("masks", "page switch", "open Masks", "page", "masks"),
+    Step("masks", "input", "new source text", "input"),
     Step("masks", "layer/head", "head 1", "selectbox", "head", 0),
     Step("masks", "kind", "mask kind: encoder self", "selectbox", "mask_kind", "encoder_self"),
-    Step("masks", "input", "new source text", "input"),
     Step("masks", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
     Step("head", "page switch", "open Inside one head", "page", "head"),
+    Step("head", "input", "new source text", "input"),
     Step("head", "layer/head", "layer 2", "selectbox", "layer", 1),
     Step("head", "kind", "kind: cross", "selectbox", "kind", "cross"),
-    Step("head", "input", "new source text", "input"),
     Step("head", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
     Step("decoding", "page switch", "open Decoding", "page", "decoding"),
-    Step("decoding", "layer/head", "head 2", "selectbox", "head", 1),
     Step("decoding", "input", "new source text", "input"),
+    Step("decoding", "layer/head", "head 2", "selectbox", "head", 1),
     Step("decoding", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
     Step("embeddings", "page switch", "open Embeddings", "page", "embeddings"),
-    Step("embeddings", "kind", "side: target", "radio", "side", "tgt"),
     Step("embeddings", "input", "new source text", "input"),
+    Step("embeddings", "kind", "side: target", "radio", "side", "tgt"),
     Step("embeddings", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
     Step("lesson", "page switch", "open the Lesson", "page", ""),
     Step("lesson", "page switch", "lesson: step 1 (en-fr)", "segmented", "lesson_step", 1),  # its callback sets
