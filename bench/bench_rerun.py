@@ -1,28 +1,39 @@
 """CPU per rerun of the real app, by kind of interaction: `python bench/bench_rerun.py [--rounds 3] [--profile]`.
 
-Measured on the 2-core development machine (ms of CPU per interaction, mean of 3 rounds of 30 interactions;
-"server" is the `streamlit run` process with `--server`, "script" its script threads; AppTest: script thread):
+Measured on the 2-core development machine, ms of CPU per interaction, mean of 3 rounds of 30 interactions
+(--students 40: 1,200). Before: the code of commit f71d4fd (this bench's first); after: this one.
 
-| interaction | AppTest script | server script | server process |
-|---|---:|---:|---:|
-| cache hit (same view, or a drawing whose figures are cached) | 101 | 107 | 121 |
-| changed layer / head | 142 | 154 | 177 |
-| changed kind (Attention's "Draw", Embeddings' side too) | 139 | 147 | 173 |
-| changed input (misses every cache) | 213 | 216 | 253 |
-| page switch (Lesson steps too) | 133 | 146 | 174 |
-| **every interaction** | **141** | **150** | **175** |
+| interaction | server process | server script threads | AppTest script | 40 students (AppTest) |
+|---|---:|---:|---:|---:|
+| cache hit (same view, or a drawing whose figures are cached) | 118 → **26** | 105 → 17 | 102 → 17 | 161 → 22 |
+| changed layer / head | 172 → **65** | 153 → 52 | 146 → 53 | 180 → 59 |
+| changed kind (Attention's "Draw", Embeddings' side too) | 190 → **68** | 172 → 51 | 149 → 52 | 195 → 60 |
+| changed input (misses every cache) | 226 → **86** | 204 → 69 | 196 → 67 | 202 → 75 |
+| page switch (Lesson steps too) | 139 → **54** | 125 → 40 | 117 → 39 | 127 → 39 |
+| **every interaction** | **163 → 57** | 146 → 43 | 137 → 43 | 168 → 48 |
+
+Where the ~140 ms of a rerun went (before, sampled in AppTest): building Plotly figures 82 % (validation and,
+above all, update_layout / update_xaxes after building: ~4 ms per axis; Inside one head, Decoding, Embeddings
+and parts of the Lesson rebuilt every figure on every rerun), Streamlit widgets and elements 6 %, the figures'
+to_dict 3 %, st.plotly_chart's element ids and protobuf 2 %, to_json 2 % (orjson), model runs 3 %, sidebar,
+catalogs, caches, runner < 1 % each. A real server also ran Streamlit's gc.collect(2) after every rerun (AppTest
+never does): a few ms then, 15-30 ms once the shared cache holds many figures (now off). After: building 47 %
+(misses only: Inside one head's nine figures are ~90 ms of them), widgets 19 %, app code 12 %, model runs 9 %,
+st.plotly_chart 7 %, to_json 4 %. The server process spends ~14 ms per interaction beyond its script threads
+(Tornado, the websocket).
 
 Method. Streamlit's AppTest runs `transformer_viz.app.main.main()` (what app.py runs) in this process over
 a student's sequence of interactions, ROUNDS times, each round with new source texts so that a changed input
 misses every cache (a warm-up round first: imports, the shipped models). Pages Attention, Masks, Inside one
-head, Decoding, Embeddings, Lesson; per page: switch to it, change layer / head, change the kind (Attention's
-"Draw" too), type a new source text, press the sidebar's "Back to the pretrained model" (a full rerun that
-changes nothing here: the cache-hit case).
+head, Decoding, Embeddings, Lesson; per page: switch to it, type a new source text, change layer / head, change
+the kind (Attention's "Draw" too), press the sidebar's "Back to the pretrained model" (a full rerun that
+changes nothing here: the cache-hit case). In AppTest "draw: raw scores" changes nothing after the first round:
+AppTest keeps the query parameter of a widget set back to its default, which a browser drops.
 
 Two clocks per interaction:
   script  the CPU time of Streamlit's script thread (ScriptRunner._run_script, read with the thread's own
           CPU clock): the script, its widgets and figures, st.plotly_chart's serialization, the post-script GC
-          — what a server spends in its script threads.
+          (a real server's; AppTest's runner has none) — what a server spends in its script threads.
   total   this process's CPU (time.process_time) around AppTest.run(): script + AppTest's own overhead
           (parsing the messages into its element tree, a mocked runtime per run).
 AppTest reruns the whole script for every widget; in a browser a widget inside an `st.fragment` (the
@@ -30,8 +41,9 @@ Attention page's explorer) reruns only that fragment, and the server also serial
 the websocket. `--server` measures the same sequence against a real `streamlit run bench/rerun_app.py` (the
 app and a timer of its script threads) driven by Chromium's clicks: the server process's CPU from /proc (all
 its threads: the script, Tornado, serializing for the websocket) and its script threads' CPU.
+`--students N` runs N AppTest sessions taking turns step by step (the shared caches as a class fills them).
 `--dump FILE` writes every chart's specification after every step: two runs' files are equal when a change
-draws the same figures.
+draws the same figures (before and after above: all 90 steps equal).
 
 `--profile` also prints where the script thread's time goes, grouped (a sampler reads the script thread's
 stack every ~1 ms and weighs each sample by the thread's CPU time since the last; the innermost frame that
@@ -54,6 +66,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,7 +182,7 @@ class StackSampler:
         except OSError:  # the thread ended
             return
         frames = []
-        while frame is not None:
+        while isinstance(frame, types.FrameType):
             frames.append(frame)
             frame = frame.f_back
         self.cpu[classify(frames)] += now - self._last
@@ -213,33 +226,34 @@ class Step:
     value: object = None
 
 
-# Every step changes what it names (a round starts from the lesson's step 2: the view's defaults, "hello").
+# Every step changes what it names. A round starts from the lesson's step 2 (the view's defaults, "hello"); on each
+# page a student types a new source text first, so that the layer, head and kind changes after it draw new figures.
 SEQUENCE = (
     Step("attention", "page switch", "open Attention", "page", "attention"),
-    Step("attention", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
+    Step("attention", "input", "new source text", "input"),
     Step("attention", "layer/head", "layer 1", "selectbox", "layer", 0),
     Step("attention", "layer/head", "head 2", "selectbox", "head", 1),
     Step("attention", "kind", "kind: encoder self-attention", "selectbox", "kind", "encoder_self"),
     Step("attention", "kind", "draw: raw scores", "selectbox", "value", "scores"),
     Step("attention", "cache hit", "draw: weights again (cached)", "selectbox", "value", "weights"),
-    Step("attention", "input", "new source text", "input"),
+    Step("attention", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
     Step("masks", "page switch", "open Masks", "page", "masks"),
+    Step("masks", "input", "new source text", "input"),
     Step("masks", "layer/head", "head 1", "selectbox", "head", 0),
     Step("masks", "kind", "mask kind: encoder self", "selectbox", "mask_kind", "encoder_self"),
-    Step("masks", "input", "new source text", "input"),
     Step("masks", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
     Step("head", "page switch", "open Inside one head", "page", "head"),
+    Step("head", "input", "new source text", "input"),
     Step("head", "layer/head", "layer 2", "selectbox", "layer", 1),
     Step("head", "kind", "kind: cross", "selectbox", "kind", "cross"),
-    Step("head", "input", "new source text", "input"),
     Step("head", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
     Step("decoding", "page switch", "open Decoding", "page", "decoding"),
-    Step("decoding", "layer/head", "head 2", "selectbox", "head", 1),
     Step("decoding", "input", "new source text", "input"),
+    Step("decoding", "layer/head", "head 2", "selectbox", "head", 1),
     Step("decoding", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
     Step("embeddings", "page switch", "open Embeddings", "page", "embeddings"),
-    Step("embeddings", "kind", "side: target", "radio", "side", "tgt"),
     Step("embeddings", "input", "new source text", "input"),
+    Step("embeddings", "kind", "side: target", "radio", "side", "tgt"),
     Step("embeddings", "cache hit", "same view (sidebar: back to pretrained)", "reset"),
     Step("lesson", "page switch", "open the Lesson", "page", ""),
     Step("lesson", "page switch", "lesson: step 1 (en-fr)", "segmented", "lesson_step", 1),  # its callback sets

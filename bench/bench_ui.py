@@ -10,8 +10,8 @@ Whatever the app uses for it (a radio or a selectbox), the minimal app draws the
            a fresh `reverse` model with max_len 32 reading 31 letters + <eos> (the view comes
            from the URL's query parameters, which the app's widgets are bound to)
   c        bench/minimal_app.py: one 32×32 heatmap and one "Draw" control (the yardstick)
-  a-nogc,  a and b against a second server started with `--runner.postScriptGC false`
-  b-nogc
+  a-gc,    a and b against a second server started with `--runner.postScriptGC true` (Streamlit's default; the
+  b-gc     app's .streamlit/config.toml turns the full collection after every rerun off)
 
 Method. Every page gets an init script (tests/browser.py and WS_HOOK below) that records,
 in the page's own clock (performance.now / Event.timeStamp):
@@ -342,14 +342,14 @@ def report(cases: list[Case], baseline: str, budgets: dict[str, float]) -> None:
     print()
     for name in ("a", "b"):
         on = next((c for c in cases if c.name == name), None)
-        off = next((c for c in cases if c.name == f"{name}-nogc"), None)
+        off = next((c for c in cases if c.name == f"{name}-gc"), None)  # on: as configured (false)
         if on is None or off is None:
             continue
         d50 = pct(off.latency, 50) - pct(on.latency, 50)
         d95 = pct(off.latency, 95) - pct(on.latency, 95)
-        better = "postScriptGC false" if d50 < 0 else "postScriptGC true (as configured)"
-        print(f"postScriptGC, case {name}: true p50/p95 {pct(on.latency, 50):.0f}/{pct(on.latency, 95):.0f} ms, "
-              f"false {pct(off.latency, 50):.0f}/{pct(off.latency, 95):.0f} ms (Δ p50 {d50:+.0f} ms, "
+        better = "postScriptGC true" if d50 < 0 else "postScriptGC false (as configured)"
+        print(f"postScriptGC, case {name}: false p50/p95 {pct(on.latency, 50):.0f}/{pct(on.latency, 95):.0f} ms, "
+              f"true {pct(off.latency, 50):.0f}/{pct(off.latency, 95):.0f} ms (Δ p50 {d50:+.0f} ms, "
               f"Δ p95 {d95:+.0f} ms; server p50 Δ {pct(off.server_ms, 50) - pct(on.server_ms, 50):+.0f} ms) "
               f"→ faster: {better}")
 
@@ -358,7 +358,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--changes", type=int, default=24, help="measured control changes per case (≥ 20)")
     parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds the changes are split into")
-    parser.add_argument("--no-gc-compare", action="store_true", help="skip the postScriptGC false server")
+    parser.add_argument("--no-gc-compare", action="store_true", help="skip the postScriptGC true server")
     parser.add_argument("--app", default="app.py", help="the app script to measure (e.g. a variant of app.py)")
     parser.add_argument("--no-figures", action="store_true", help="skip the Python figure-build table")
     args = parser.parse_args()
@@ -372,14 +372,14 @@ def main() -> None:
     print(f"input for b: task 'reverse', max_len 32, {len(LONG_TEXT) + 1} source tokens with <eos>")
     checkpoints = sorted(path.stem for path in (ROOT / "transformer_viz" / "checkpoints").glob("*.safetensors"))
     print(f"pretrained checkpoints: {', '.join(checkpoints) or 'none (the app falls back to random weights)'}"
-          " (loading one calls gc.freeze() in transformer_viz/app/services.py, which hides most of the post-script GC)")
+          " (loading one calls gc.freeze() in transformer_viz/app/services.py: start-up objects in no collection)")
     cases = [Case("a", "app", "/attention", draw, options), Case("b", "app", big, draw, options),
              Case("c", "minimal", "/", "Draw", ("weights", "scores"))]
     servers = {"app": (args.app, ()), "minimal": ("bench/minimal_app.py", ())}
     if not args.no_gc_compare:
-        servers["app-nogc"] = (args.app, ("--runner.postScriptGC", "false"))
-        cases += [Case("a-nogc", "app-nogc", "/attention", draw, options),
-                  Case("b-nogc", "app-nogc", big, draw, options)]
+        servers["app-gc"] = (args.app, ("--runner.postScriptGC", "true"))
+        cases += [Case("a-gc", "app-gc", "/attention", draw, options),
+                  Case("b-gc", "app-gc", big, draw, options)]
 
     started, widget = time.monotonic(), "?"
     with contextlib.ExitStack() as stack:

@@ -54,8 +54,9 @@ def set_up_server() -> None:
     """Once per server: one torch thread per rerun or training, and long-lived objects out of the GC's way.
 
     Many sessions share the cores: with torch's default of a thread per core every op waits for a busy core.
-    Streamlit runs a full gc.collect(2) after each rerun; with what is loaded by now (torch, plotly,
-    streamlit: ~200k objects) frozen it costs a few ms, not ~90.
+    A full collection scans every object not frozen: with what is loaded by now (torch, plotly, streamlit:
+    ~200k objects) frozen it costs a few ms, not ~90. (Streamlit's own full collection after every rerun is off,
+    .streamlit/config.toml: the shared figures would make it cost 15-30 ms a rerun.)
     """
     torch.set_num_threads(1)
     gc.collect()
