@@ -1,0 +1,140 @@
+"""Hugging Face encoder-decoders traced into the views' names: tiny Marian, BART and T5 models built offline."""
+
+import sys
+
+import pytest
+import torch
+
+from transformer_viz import hf
+from transformer_viz.recording import ATTENTION_KINDS, attention_name
+
+missing = hf.missing_reason()
+needs_transformers = pytest.mark.skipif(missing is not None, reason=f"{missing}")
+FAMILIES = ["marian", "bart", "t5"]
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def tiny(request, tmp_path_factory):
+    if missing is not None:
+        pytest.skip(missing)
+    from devtools.hf_tiny import save_tiny
+
+    return hf.load(str(save_tiny(request.param, tmp_path_factory.mktemp(request.param))))
+
+
+def test_without_the_extra_loading_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)  # import transformers raises ImportError
+    assert "pip install" in hf.missing_reason()
+    with pytest.raises(ValueError, match=r"transformer_viz\[hf\]"):
+        hf.load("Helsinki-NLP/opus-mt-en-zh")
+
+
+@needs_transformers
+def test_a_model_that_is_not_here_is_named_and_nothing_is_downloaded(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ValueError, match="downloads are off"):
+        hf.load("Helsinki-NLP/opus-mt-xx-yy")
+    with pytest.raises(ValueError, match="could not be loaded"):
+        hf.load(str(tmp_path))  # an empty folder
+    with pytest.raises(ValueError, match="Name a Hugging Face model"):
+        hf.load("  ")
+    with pytest.raises(ValueError, match="Marian, BART or T5"):
+        hf.family_of("gpt2")
+
+
+@needs_transformers
+def test_every_name_of_the_contract_is_recorded_with_its_shape(tiny):
+    run = hf.run_text(tiny, "the cat sat on the mat", "le chat est sur le tapis", pad_to=16)
+    trace, config = run.trace, tiny.config
+    batch, source, target = 1, len(trace.src_tokens), len(trace.tgt_tokens)
+    heads, d_head = config.n_heads, config.d_head
+    assert source == 16 and trace.src_tokens[-1] == tiny.tokenizer.pad_token
+    for kind, attention in ATTENTION_KINDS.items():
+        rows = source if attention.query_side == "src" else target
+        columns = source if attention.key_side == "src" else target
+        for layer in range(trace.n_layers(kind)):
+            def recorded(leaf, kind=kind, layer=layer):
+                return trace[attention_name(kind, layer, leaf)]
+            assert recorded("q").shape == (batch, heads, rows, d_head)
+            assert recorded("k").shape == recorded("v").shape == (batch, heads, columns, d_head)
+            for leaf in ("scores", "masked_scores", "weights"):
+                assert recorded(leaf).shape == (batch, heads, rows, columns)
+            assert recorded("mask").shape == (batch, 1, rows, columns) and recorded("mask").dtype == torch.bool
+            assert recorded("out").shape == (batch, rows, config.d_model)
+    for stack, length in (("encoder", source), ("decoder", target)):
+        for layer in range(config.n_encoder_layers if stack == "encoder" else config.n_decoder_layers):
+            assert trace[f"{stack}.layers.{layer}.ffn.hidden"].shape == (batch, length, config.d_ff)
+            assert trace[f"{stack}.layers.{layer}.resid_post"].shape == (batch, length, config.d_model)
+    assert trace["logits"].shape == (batch, target, config.tgt_vocab_size)
+    assert all(not tensor.is_floating_point() or torch.isfinite(tensor).all() for tensor in trace.values())
+    if config.family == "t5":  # relative position biases, no encoding: nothing faked
+        assert "src_embed.position" not in trace and config.positional == "relative"
+    else:
+        assert trace["src_embed.position"].shape == (source, config.d_model)
+
+
+@needs_transformers
+def test_the_weights_are_the_models_own_attentions_and_follow_the_masks(tiny):
+    source = tiny.tokenizer("the dog sees a cat", return_tensors="pt")
+    src_ids = torch.nn.functional.pad(source.input_ids, (0, 3), value=tiny.config.pad_id)
+    src_mask = torch.nn.functional.pad(source.attention_mask, (0, 3), value=0)
+    tgt_ids = torch.tensor([[tiny.model.config.decoder_start_token_id, 5, 6, 7]])
+    _, trace = hf.run_with_trace(tiny, src_ids, tgt_ids, src_mask)
+    with torch.no_grad():
+        own = tiny.model(input_ids=src_ids, attention_mask=src_mask, decoder_input_ids=tgt_ids,
+                         output_attentions=True, use_cache=False)
+    for kind, attentions in (("encoder_self", own.encoder_attentions), ("decoder_self", own.decoder_attentions),
+                             ("cross", own.cross_attentions)):
+        for layer, expected in enumerate(attentions):
+            weights = trace[attention_name(kind, layer, "weights")]
+            torch.testing.assert_close(weights, expected, atol=1e-5, rtol=1e-4)
+            mask = trace[attention_name(kind, layer, "mask")]
+            assert (weights.masked_select(~mask.expand_as(weights)) == 0).all()
+            torch.testing.assert_close(weights.sum(-1), torch.ones(weights.shape[:-1]))
+    assert not trace[attention_name("cross", 0, "mask")][0, 0, :, -3:].any()  # the padding is never read
+    decoder_mask = trace[attention_name("decoder_self", 0, "mask")][0, 0]
+    assert torch.equal(decoder_mask, torch.ones(4, 4, dtype=torch.bool).tril())  # look-ahead
+
+
+@needs_transformers
+def test_the_scores_are_q_dot_k_scaled_as_the_family_does(tiny):
+    _, trace = hf.run_with_trace(tiny, tiny.tokenizer("a cat", return_tensors="pt").input_ids, torch.tensor([[0, 4]]))
+    q, k = trace["decoder.layers.1.cross_attn.q"], trace["decoder.layers.1.cross_attn.k"]
+    scale = 1.0 if tiny.family == "t5" else tiny.config.d_head ** -0.5  # T5 has the scale in its weights
+    torch.testing.assert_close(trace["decoder.layers.1.cross_attn.scores"], q @ k.transpose(-2, -1) * scale)
+
+
+@needs_transformers
+def test_greedy_steps_are_what_a_pass_over_each_prefix_computes(tiny):
+    run = hf.run_text(tiny, "the teacher reads a book", max_new_tokens=6)
+    assert 1 <= run.n_steps <= 6 and len(run.output_tokens) == run.n_steps
+    src_ids = tiny.tokenizer("the teacher reads a book", return_tensors="pt").input_ids
+    decoder_ids = torch.tensor([tiny.tokenizer.convert_tokens_to_ids(list(run.trace.tgt_tokens))])
+    for step in range(run.n_steps):
+        logits, fresh = hf.run_with_trace(tiny, src_ids, decoder_ids[:, :step + 1])
+        torch.testing.assert_close(run.step(step)["decoder.layers.0.self_attn.weights"],
+                                   fresh["decoder.layers.0.self_attn.weights"])
+        chosen = tiny.tokenizer.convert_ids_to_tokens(int(logits[0, -1].argmax()))
+        assert chosen == run.output_tokens[step]  # greedy: each step's most likely token is the next one
+
+
+@needs_transformers
+def test_embeddings_sum_to_what_enters_the_first_layer(tiny):
+    trace = hf.run_text(tiny, "a small dog", "un petit chien").trace
+    for side in ("src_embed", "tgt_embed"):
+        token, out = trace[f"{side}.token"], trace[f"{side}.out"]
+        if tiny.family == "bart":  # a LayerNorm on the sum (embed_norm)
+            summed = token + trace[f"{side}.position"]
+            torch.testing.assert_close(out, torch.nn.functional.layer_norm(summed, summed.shape[-1:]), atol=1e-4,
+                                       rtol=1e-4)  # freshly initialised: weight 1, bias 0
+        elif tiny.family == "t5":
+            torch.testing.assert_close(out, token)
+        else:
+            torch.testing.assert_close(out, token + trace[f"{side}.position"])
+
+
+@needs_transformers
+@pytest.mark.parametrize("text, message", [("", "empty"), ("the cat " * 80, "at most")])
+def test_bad_text_is_a_sentence(tiny, text, message):
+    with pytest.raises(ValueError, match=message):
+        hf.run_text(tiny, text)
