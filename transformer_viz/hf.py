@@ -18,6 +18,7 @@ added to each self-attention score instead, and is part of its recorded scores),
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -26,7 +27,7 @@ import torch
 from torch import nn
 
 from .inference import TextRun
-from .recording import Trace, name
+from .recording import ATTENTION_KINDS, Trace, name
 
 FAMILIES = ("marian", "bart", "t5")  # model_type values traced here (mt5 and umt5 trace as t5)
 T5_LIKE = ("t5", "mt5")
@@ -340,7 +341,8 @@ def run_text(hf: HFModel, src_text: str, tgt_text: str | None = None, max_new_to
              max_len: int = 64) -> TextRun:
     """`src_text` (and `tgt_text`, teacher-forced, if given) through the model with a trace, as
     inference.run_text does for the toy models: without a target, greedy decoding of up to `max_new_tokens`,
-    `run.step(k)` being what step k computed. `pad_to` right-pads the source with the pad token."""
+    `run.step(k)` being what step k computed. `pad_to` right-pads the source (and a teacher-forced target) with the
+    pad token, as a batch would."""
     src_ids = encode(hf, src_text, max_len)
     src_mask = torch.ones_like(src_ids)
     extra = max(0, min(pad_to, max_len) - src_ids.shape[1])
@@ -351,7 +353,11 @@ def run_text(hf: HFModel, src_text: str, tgt_text: str | None = None, max_new_to
     if tgt_text:
         answer = encode(hf, tgt_text, max_len - 1, target=True)[:, :-1]  # the decoder reads start + answer
         tgt_ids = torch.cat([torch.tensor([[start]]), answer], dim=1)
-        _, trace = run_with_trace(hf, src_ids, tgt_ids, src_mask)
+        tgt_mask = torch.ones_like(tgt_ids)
+        extra = max(0, min(pad_to, max_len) - tgt_ids.shape[1])
+        tgt_ids = torch.nn.functional.pad(tgt_ids, (0, extra), value=hf.config.pad_id)
+        tgt_mask = torch.nn.functional.pad(tgt_mask, (0, extra), value=0)
+        _, trace = run_with_trace(hf, src_ids, tgt_ids, src_mask, tgt_mask)
         return TextRun(trace.with_tokens(_tokens(hf, src_ids[0]), _tokens(hf, tgt_ids[0])), None, (), 0, ())
     generated = greedy(hf, src_ids, src_mask, max_new_tokens)  # (1, 1 + answer)
     tokens = _tokens(hf, generated[0])
@@ -362,3 +368,114 @@ def run_text(hf: HFModel, src_text: str, tgt_text: str | None = None, max_new_to
     _, trace = run_with_trace(hf, src_ids, generated[:, :n_steps], src_mask)  # the last step read all but the last
     output = hf.tokenizer.decode(answer_ids, skip_special_tokens=True)
     return TextRun(trace.with_tokens(_tokens(hf, src_ids[0]), tokens[:n_steps]), output, tokens[1:], n_steps, ())
+
+
+def readout(hf: HFModel, stream: torch.Tensor) -> torch.Tensor:
+    """The model's own readout of a decoder residual stream (..., d_model) -> logits (..., vocab): T5's final norm
+    (and its d_model^-0.5 when the head is tied), BART's and Marian's final logits bias."""
+    model = hf.model
+    if hf.family == "t5":
+        stream = model.decoder.final_layer_norm(stream)
+        if model.config.tie_word_embeddings:
+            stream = stream * model.config.d_model ** -0.5
+        return model.lm_head(stream)
+    return model.lm_head(stream) + model.final_logits_bias
+
+
+def logit_lens(hf: HFModel, trace: Trace):
+    """analysis.logit_lens for a Hugging Face model: each decoder layer's stream through the model's readout.
+    T5's embeddings row reads the token embedding itself (it has no positions)."""
+    from .analysis import LogitLens
+
+    names = ["tgt_embed.out", *(name("decoder", layer, "resid_post") for layer in range(hf.config.n_decoder_layers))]
+    with torch.no_grad():
+        streams = torch.stack([trace[n][0] for n in names])  # (layers + 1, tgt_len, d_model)
+        probabilities = readout(hf, streams).softmax(-1)  # (layers + 1, tgt_len, vocab)
+        top, ids = probabilities.max(-1)  # (layers + 1, tgt_len)
+    tokens = tuple(_tokens(hf, row) for row in ids)
+    return LogitLens(ids.numpy(), top.double().numpy(), tokens, trace.tgt_tokens)
+
+
+# HF parameter paths as the toy model's blocks (model/summary.py), first match wins: BART and Marian keep theirs
+# under "model.", T5 calls a layer a block and numbers its sublayers.
+TOY_PATHS = [
+    (r"^model\.", ""),
+    (r"^(encoder|decoder)\.block\.", r"\1.layers."),
+    (r"^shared\.", "src_embed.token_table."),
+    (r"^encoder\.embed_tokens\.", "src_embed.token_table."),
+    (r"^decoder\.embed_tokens\.", "tgt_embed.token_table."),
+    (r"^encoder\.embed_positions\.", "src_embed.position_table."),
+    (r"^decoder\.embed_positions\.", "tgt_embed.position_table."),
+    (r"^encoder\.layernorm_embedding\.", "src_embed.norm."),
+    (r"^decoder\.layernorm_embedding\.", "tgt_embed.norm."),
+    (r"^(encoder|decoder)\.(layer_norm|final_layer_norm)\.", r"\1.norm."),
+    (r"^lm_head\.", "output_proj."),
+    (r"\.layers\.(\d+)\.(self_attn|layer\.0\.SelfAttention)\.", r".layers.\1.self_attn."),
+    (r"\.layers\.(\d+)\.(encoder_attn|layer\.1\.EncDecAttention)\.", r".layers.\1.cross_attn."),
+    (r"\.layers\.(\d+)\.(fc1|fc2|layer\.\d\.DenseReluDense)\.", r".layers.\1.ffn."),
+    (r"\.layers\.(\d+)\.(self_attn_layer_norm|layer\.0\.layer_norm)\.", r".layers.\1.norm1."),
+    (r"^decoder\.layers\.(\d+)\.(encoder_attn_layer_norm|layer\.1\.layer_norm)\.", r"decoder.layers.\1.norm2."),
+    (r"^encoder\.layers\.(\d+)\.(final_layer_norm|layer\.1\.layer_norm)\.", r"encoder.layers.\1.norm2."),
+    (r"^decoder\.layers\.(\d+)\.(final_layer_norm|layer\.2\.layer_norm)\.", r"decoder.layers.\1.norm3."),
+]
+
+
+def toy_path(path: str) -> str:
+    """A Hugging Face parameter path under the toy model's block names, e.g. BART's
+    "model.encoder.layers.0.fc1.weight" -> "encoder.layers.0.ffn.weight"."""
+    path = re.sub(TOY_PATHS[0][0], TOY_PATHS[0][1], path)
+    path = re.sub(TOY_PATHS[1][0], TOY_PATHS[1][1], path)
+    for pattern, replacement in TOY_PATHS[2:]:
+        renamed = re.sub(pattern, replacement, path, count=1)
+        if renamed != path:
+            return renamed
+    return path
+
+
+def parameter_counts(hf: HFModel) -> dict[str, int]:
+    """summary.parameter_counts's blocks for a Hugging Face model (a table shared by encoder, decoder and readout
+    is counted once, under the source embedding)."""
+    from .model.summary import block_keys
+
+    counts: dict[str, int] = {}
+    for path, parameter in hf.model.named_parameters():
+        counts["total"] = counts.get("total", 0) + parameter.numel()
+        for key in block_keys(toy_path(path)):
+            counts[key] = counts.get(key, 0) + parameter.numel()
+    return counts
+
+
+def head_walkthrough(hf: HFModel, trace: Trace, kind: str, layer: int, head: int):
+    """walkthrough.head_walkthrough for a Hugging Face model: one head recomputed from what entered the attention
+    and the model's own projections, checked against the trace. T5's self-attention adds a learned relative bias to
+    every score, which the step-by-step does not draw: ValueError naming it (its cross-attention has none)."""
+    from .recording import check_index, check_kind
+    from .walkthrough import AttentionProjections, walk_head
+
+    check_kind(kind)
+    if hf.family == "t5" and kind != "cross":
+        raise ValueError("T5 adds a learned relative position bias to every self-attention score, so its "
+                         "self-attention is not plain scaled dot-product attention: choose cross-attention.")
+    config = hf.config
+    stack = ATTENTION_KINDS[kind].stack
+    layer = check_index(layer, config.n_encoder_layers if stack == "encoder" else config.n_decoder_layers,
+                        f"{stack} layer")
+    head = check_index(head, config.n_heads, "head")
+    prefix = name(stack, layer, ATTENTION_KINDS[kind].sublayer)
+    attention, projection_names = next((module, names) for trace_name, module, names in _attention_modules(hf)
+                                       if trace_name == prefix)
+    q, k, v, out = (getattr(attention, projection) for projection in projection_names)
+    block = _layers(_stacks(hf)[stack])[layer]
+    if kind == "cross":
+        source = name(stack, layer, "resid_mid")
+    else:
+        source = name(stack, layer - 1, "resid_post") if layer else ("src_embed.out" if stack == "encoder"
+                                                                     else "tgt_embed.out")
+    x = trace[source][0].float()  # (q_len, d_model)
+    if hf.family == "t5":  # pre-LN: the sublayer's own norm first
+        with torch.no_grad():
+            x = block.layer[1 if kind == "cross" else 0].layer_norm(x)
+        source = f"norm{2 if kind == 'cross' else 1}({source})"  # the sublayer's first and second norms
+    scale = 1.0 if hf.family == "t5" else math.sqrt(config.d_head)
+    projections = AttentionProjections(q, k, v, out, config.n_heads, config.d_head, scale, config.mask_value)
+    return walk_head(projections, trace, kind, layer, head, (x, source), config.norm_first)

@@ -86,17 +86,43 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
     attention = ATTENTION_KINDS[kind]
     block = getattr(model, attention.stack).layers[layer]
     attn = getattr(block, attention.sublayer)
-
     with torch.no_grad():
         x_query, x_query_source = _attention_input(trace, block, layer, kind, config.norm_first)
+    projections = AttentionProjections(attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj, attn.n_heads,
+                                       attn.d_head, math.sqrt(attn.d_head), float(attn.mask_value))
+    return walk_head(projections, trace, kind, layer, head, (x_query, x_query_source), config.norm_first)
+
+
+@dataclass(frozen=True)
+class AttentionProjections:
+    """What one multi-head attention computes with: its four nn.Linear (a missing bias counts as zeros), its heads,
+    the divisor of its scores (√d_head; 1 where the scale is folded into the weights, as in T5) and its mask value."""
+
+    q: torch.nn.Linear
+    k: torch.nn.Linear
+    v: torch.nn.Linear
+    out: torch.nn.Linear
+    n_heads: int
+    d_head: int
+    scale: float
+    mask_value: float
+
+
+def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, head: int,
+              query_input: tuple[torch.Tensor, str], norm_first: bool) -> HeadWalkthrough:
+    """head_walkthrough from the attention's projections and what entered its query projection (q_len, d_model),
+    checked step by step against `trace` (also for Hugging Face models, transformer_viz.hf)."""
+    attention = ATTENTION_KINDS[kind]
+    x_query, x_query_source = query_input
+    with torch.no_grad():
         if kind == "cross":
             x_key, x_key_source = trace["encoder.out"][0].float(), "encoder.out"  # (k_len, d_model)
         else:
             x_key, x_key_source = x_query, x_query_source  # (k_len, d_model)
         mask = trace[attention_name(kind, layer, "mask")][0, 0]  # (q_len, k_len)
-        heads = [_head_steps(attn, h, x_query, x_key, mask) for h in range(attn.n_heads)]
-        all_heads = torch.cat([steps["head_output"] for steps in heads], dim=-1)  # (q_len, d_model)
-        w_o, b_o = _cpu(attn.out_proj.weight).T, _cpu(attn.out_proj.bias)  # (d_model, d_model), (d_model,)
+        heads = [_head_steps(projections, h, x_query, x_key, mask) for h in range(projections.n_heads)]
+        all_heads = torch.cat([steps["head_output"] for steps in heads], dim=-1)  # (q_len, H·d_head)
+        w_o, b_o = _cpu(projections.out.weight).T, _bias(projections.out, slice(None))  # (H·d_head, d_model)
         output = all_heads @ w_o + b_o  # (q_len, d_model)
 
     where = f"{attention.stack} layer {layer + 1} {attention.sublayer}"
@@ -108,13 +134,13 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
     query_tokens, key_tokens = trace.attention_tokens(kind)
     chosen = heads[head]
     return HeadWalkthrough(
-        kind=kind, layer=layer, head=head, n_heads=attn.n_heads, norm_first=config.norm_first,
+        kind=kind, layer=layer, head=head, n_heads=projections.n_heads, norm_first=norm_first,
         query_tokens=_labels(query_tokens, x_query.shape[0]),
         key_tokens=_labels(key_tokens, x_key.shape[0]),
         x_query_source=x_query_source, x_key_source=x_key_source,
         x_query=_np(x_query), x_key=_np(x_key),
         **{key: _np(value) for key, value in chosen.items() if key != "scale"},
-        scale=chosen["scale"], mask=_np(mask), mask_value=float(attn.mask_value),
+        scale=chosen["scale"], mask=_np(mask), mask_value=projections.mask_value,
         all_heads=_np(all_heads), w_o=_np(w_o), b_o=_np(b_o), output=_np(output),
     )
 
@@ -191,20 +217,28 @@ def _attention_input(trace, block, layer: int, kind: str, norm_first: bool) -> t
     return norm(residual.to(device)).cpu(), f"{norm_name}({source})"
 
 
-def _head_steps(attn, head: int, x_query: torch.Tensor, x_key: torch.Tensor,
+def _bias(linear: torch.nn.Linear, cols: slice) -> torch.Tensor:
+    """The bias of `linear` on `cols` (zeros where it has none)."""
+    if linear.bias is not None:
+        return _cpu(linear.bias[cols])
+    return torch.zeros(linear.weight.shape[0])[cols]
+
+
+def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Tensor, x_key: torch.Tensor,
                 mask: torch.Tensor) -> dict[str, torch.Tensor | float]:
     """Scaled dot-product attention of one head, every intermediate kept. mask (q_len, k_len) True = may attend."""
-    cols = slice(head * attn.d_head, (head + 1) * attn.d_head)
+    cols = slice(head * projections.d_head, (head + 1) * projections.d_head)
+    linears = (projections.q, projections.k, projections.v)
     # nn.Linear stores (out, in) and computes x·Wᵀ; transpose so rows are input dimensions.
-    w_q, w_k, w_v = (_cpu(p.weight[cols]).T for p in (attn.q_proj, attn.k_proj, attn.v_proj))  # (d_model, d_head)
-    b_q, b_k, b_v = (_cpu(p.bias[cols]) for p in (attn.q_proj, attn.k_proj, attn.v_proj))  # (d_head,)
+    w_q, w_k, w_v = (_cpu(p.weight[cols]).T for p in linears)  # (d_model, d_head)
+    b_q, b_k, b_v = (_bias(p, cols) for p in linears)  # (d_head,)
     q = x_query @ w_q + b_q  # (q_len, d_head)
     k = x_key @ w_k + b_k  # (k_len, d_head)
     v = x_key @ w_v + b_v  # (k_len, d_head)
     qk = q @ k.T  # (q_len, k_len)
-    scale = math.sqrt(attn.d_head)
+    scale = projections.scale
     scores = qk / scale  # (q_len, k_len)
-    masked_scores = scores.masked_fill(~mask, attn.mask_value)  # (q_len, k_len)
+    masked_scores = scores.masked_fill(~mask, projections.mask_value)  # (q_len, k_len)
     # Blocked keys get exactly 0, and a row with no allowed key is all zeros, as in the model.
     weights = masked_scores.softmax(dim=-1).masked_fill(~mask, 0.0)  # (q_len, k_len)
     return dict(w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, q=q, k=k, v=v, qk=qk, scale=scale,

@@ -17,7 +17,7 @@ from transformer_viz.tasks import TASKS
 from transformer_viz.training import evaluate
 
 from . import services, state
-from .context import page_context
+from .context import page_context, toy_only
 from .interventions import SWITCHES, head_ids, intervention_of
 from .state import KINDS, View
 from .ui import MAIN_WIDTH, chart, head_label, lang, literal, tr, view_widget
@@ -26,6 +26,8 @@ from .ui import MAIN_WIDTH, chart, head_label, lang, literal, tr, view_widget
 def render() -> None:
     st.title(tr("break.title"))
     st.markdown(tr("break.intro"))
+    if toy_only():
+        return
     ctx = page_context(show_tokens=False)
     if ctx is None:
         return

@@ -10,7 +10,7 @@ from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
 
 from . import services, state
-from .context import token_chips
+from .context import token_chips, toy_only
 from .interventions import SWITCHES, head_ids, intervention_of
 from .state import KINDS, WEIGHT_CHOICES, View
 from .ui import chart, current_view, error_text, lang, literal, tr, view_widget
@@ -25,6 +25,8 @@ SIDES = {"a": (state.A_WEIGHTS, state.A_VARIANT, state.A_BREAKS, state.A_ABLATE)
 def render() -> None:
     st.title(tr("compare.title"))
     st.markdown(tr("compare.intro"))
+    if toy_only():
+        return
     view = current_view()
     kind = view_widget(st.selectbox, state.KIND, tr("attention.kind"), KINDS, index=KINDS.index(View.kind))
     sides = {}

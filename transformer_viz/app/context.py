@@ -69,7 +69,11 @@ def token_chips(label: str, tokens) -> None:
 
 
 def weights_banner(view: View, resolved: services.Resolved) -> None:
-    if resolved.weights == "random":
+    if resolved.weights == "hf":
+        config = resolved.model.config
+        st.caption(tr("banner.hf", name=literal(config.name), family=config.family, layers=config.n_encoder_layers,
+                      decoder_layers=config.n_decoder_layers, heads=config.n_heads, d_model=config.d_model))
+    elif resolved.weights == "random":
         st.warning(tr("banner.random"), icon=":material/casino:")
         if resolved.note:
             st.caption(tr("error.checkpoint", message=error_text(resolved.note)))
@@ -88,6 +92,15 @@ def weights_banner(view: View, resolved: services.Resolved) -> None:
         metric = tr("banner.metric", exact=exact) if isinstance(exact, float) else tr("banner.unmeasured")
         key = "banner.pretrained" if name is None else "banner.checkpoint"
         st.caption(tr(key, task=tr(f"task.{view.task}"), metric=metric, name=name))
+
+
+def toy_only() -> bool:
+    """A page that trains, changes or compares a toy model's weights: with a Hugging Face model chosen it says so.
+    True when the page must stop there."""
+    if current_view().source != "hf":
+        return False
+    st.info(tr("hf.toy_only"), icon=":material/info:")
+    return True
 
 
 def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool = False) -> PageContext | None:

@@ -28,6 +28,9 @@ def render() -> None:
         return
     st.markdown(tr("embeddings.intro"))
     side = view_widget(st.radio, state.SIDE, tr("embeddings.side"), ("src", "tgt"), horizontal=True)
+    if f"{side}_embed.position" not in ctx.trace:  # T5: a relative bias in the scores, no encoding to draw
+        st.info(tr("embeddings.no_positions"), icon=":material/info:")
+        return
     st.subheader(tr("embeddings.pipeline"))
     chart(ctx.figure(embedding_pipeline, side), key="embeddings_pipeline")
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from transformer_viz import hf
 from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
 from transformer_viz.walkthrough import head_walkthrough
 
 from . import state
 from .context import PageContext, attention_selectors, cell_selectors, page_context
-from .ui import chart, tr
+from .ui import chart, error_text, tr
 
 SMALL_MODEL = {state.D_MODEL: 8, state.N_HEADS: 2, state.N_ENCODER_LAYERS: 1, state.N_DECODER_LAYERS: 1,
                state.D_FF: 16, state.WEIGHTS: "random"}
@@ -28,9 +29,14 @@ def render() -> None:
     if ctx is None:
         return
     st.markdown(tr("head.intro"))
-    st.button(tr("head.small"), on_click=use_small_model)
+    if not isinstance(ctx.model, hf.HFModel):
+        st.button(tr("head.small"), on_click=use_small_model)
     kind, layer, head = attention_selectors(ctx.trace, *st.columns(3))
-    walk = head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
+    try:
+        walk = walkthrough(ctx, kind, layer, head)
+    except ValueError as error:  # T5's self-attention (a relative bias in every score)
+        st.info(error_text(error), icon=":material/info:")
+        return
 
     query, key = cell_selectors(walk.query_tokens, walk.key_tokens, *st.columns(2))
     steps, dot = ctx.figures(head_figures, kind, layer, head, (query, key))
@@ -47,7 +53,14 @@ def render() -> None:
             chart(dot, key="head_dot")
 
 
+def walkthrough(ctx: PageContext, kind: str, layer: int, head: int):
+    """One head step by step, for a toy model or a Hugging Face one."""
+    if isinstance(ctx.model, hf.HFModel):
+        return hf.head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
+    return head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
+
+
 def head_figures(ctx: PageContext, kind: str, layer: int, head: int, cell: tuple[int, int], *, lang: str):
     """The walkthrough's steps as (step, figure) and the dot product of `cell` (built once per run and view)."""
-    walk = head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
+    walk = walkthrough(ctx, kind, layer, head)
     return walkthrough_figures(walk, cell=cell, lang=lang), dot_product_figure(walk, *cell, lang=lang)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from transformer_viz import hf
 from transformer_viz.analysis import logit_lens
 from transformer_viz.figures.layers import ffn_figure, logit_lens_figure, residual_figure
 from transformer_viz.tasks import TASKS
@@ -34,5 +35,8 @@ def render() -> None:
 
     st.subheader(tr("layers.lens"))
     st.caption(tr("layers.lens_help"))
-    lens = logit_lens(ctx.model, ctx.trace, TASKS[ctx.view.task].tgt_vocab)
+    if isinstance(ctx.model, hf.HFModel):
+        lens = hf.logit_lens(ctx.model, ctx.trace)
+    else:
+        lens = logit_lens(ctx.model, ctx.trace, TASKS[ctx.view.task].tgt_vocab)
     chart(logit_lens_figure(lens, lang=lang()), key="layers_lens")

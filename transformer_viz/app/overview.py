@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from transformer_viz import hf
 from transformer_viz.figures.overview import architecture_diagram, diagram_selection
 from transformer_viz.model.summary import block_shapes, parameter_counts
 
@@ -29,7 +30,7 @@ def render() -> None:
         return
     st.markdown(tr("overview.intro"))
     config = ctx.trace.config
-    counts = parameter_counts(ctx.model)
+    counts = hf.parameter_counts(ctx.model) if isinstance(ctx.model, hf.HFModel) else parameter_counts(ctx.model)
     shapes = block_shapes(config, len(ctx.trace.src_tokens), len(ctx.trace.tgt_tokens))
     chart(architecture_diagram(config, counts, shapes, lang=lang()), key=state.DIAGRAM_CHART,
           on_select=open_clicked_block)

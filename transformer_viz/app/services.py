@@ -17,7 +17,7 @@ import torch
 from cachetools import LRUCache
 from plotly.basedatatypes import BaseFigure
 
-from transformer_viz import Intervention, ModelConfig, Transformer
+from transformer_viz import Intervention, ModelConfig, Transformer, hf
 from transformer_viz.errors import TranslatableError
 from transformer_viz.inference import TextRun, run_text
 from transformer_viz.pretrained import load_pretrained
@@ -154,6 +154,28 @@ def trained_fits(trained: TrainedModel, view: View) -> bool:
 
 
 def resolve(view: View) -> Resolved:
+    """The model of a view: a Hugging Face model it names, or a task's model (resolve_toy)."""
+    if view.source == "hf":
+        return resolve_hugging_face(view.hf_model, bool(st.session_state.get(state.HF_DOWNLOAD)))
+    return resolve_toy(view)
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def hugging_face_model(name_or_path: str, allow_download: bool) -> hf.HFModel:
+    """A Hugging Face model loaded once per server (two at most: a real one holds hundreds of MB)."""
+    return hf.load(name_or_path, allow_download=allow_download)
+
+
+def resolve_hugging_face(name_or_path: str, allow_download: bool) -> Resolved:
+    """The Hugging Face model named, or why there is none (not installed, not here, not an encoder-decoder)."""
+    try:
+        model = hugging_face_model(name_or_path.strip(), allow_download)
+    except ValueError as error:
+        return Resolved(None, "", "hf", error=error)
+    return Resolved(model, f"hf:{model.config.name}", "hf")
+
+
+def resolve_toy(view: View) -> Resolved:
     """Pick the model for a view: pretrained when its shape fits, the one this session trained on the
     view's task (and shape), or random. `Resolved.weights` says which one is really shown."""
     if view.task not in TASKS:
@@ -212,11 +234,20 @@ def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervent
     with lock:
         found = cache.get(key)
     if found is None:
-        found = run_text(resolved.model, TASKS[view.task], view.src_text, view.tgt_text or None, pad_to=pad_to,
-                         intervention=intervention)
+        found = run_now(view, resolved, pad_to, intervention)
         with lock, contextlib.suppress(ValueError):  # a run larger than the whole budget is not kept
             cache[key] = found
     return found
+
+
+def run_now(view: View, resolved: Resolved, pad_to: int, intervention: Intervention | None) -> TextRun:
+    if not isinstance(resolved.model, hf.HFModel):
+        return run_text(resolved.model, TASKS[view.task], view.src_text, view.tgt_text or None, pad_to=pad_to,
+                        intervention=intervention)
+    if intervention is not None:
+        raise ValueError("Interventions run on the toy models only.")
+    return hf.run_text(resolved.model, view.src_text, view.tgt_text or None, pad_to=pad_to,
+                       max_len=LIMITS.input_tokens, max_new_tokens=LIMITS.input_tokens // 2)
 
 
 def figure_bytes(figures, sample: int = 16) -> int:

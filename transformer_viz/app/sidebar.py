@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz import POSITIONAL_ENCODINGS
+from transformer_viz import POSITIONAL_ENCODINGS, hf
 from transformer_viz.config import divisors
 from transformer_viz.tasks import TASKS
 
@@ -18,6 +18,7 @@ from .state import (
     MAX_HEADS,
     MAX_LEN_CHOICES,
     SHAPE_FIELDS,
+    SOURCES,
     View,
 )
 from .ui import (
@@ -31,6 +32,9 @@ from .ui import (
     view_widget,
     weights_label,
 )
+
+# Inputs offered for a Hugging Face model: translation models read a sentence.
+HF_EXAMPLES = ("The cat sat on the mat.", "Attention lets every word look at every other word.")
 
 
 def on_task_change() -> None:
@@ -89,13 +93,34 @@ def render_sidebar() -> None:
     view_widget(side.toggle, state.PRESENT, tr("side.present"))
 
     side.subheader(tr("side.model"))
+    view_widget(side.radio, state.SOURCE, tr("side.source"), SOURCES, horizontal=True)
+    if st.session_state[state.SOURCE] == "hf":
+        hugging_face_controls(side)
+    else:
+        toy_model_controls(side)
+
+    side.subheader(tr("side.input"))
+    view_widget(side.text_input, state.SRC_TEXT, tr("side.src_text"))
+    view = current_view()
+    examples = HF_EXAMPLES if view.source == "hf" else TASKS[view.task].examples
+    side.pills(tr("side.examples"), examples, key=state.EXAMPLE, on_change=use_example, label_visibility="collapsed")
+    view_widget(side.text_input, state.TGT_TEXT, tr("side.tgt_text"))
+    side.caption(tr("side.link_help"))
+
+
+def start_with(example: str) -> None:
+    """A session opened without an input starts with an example (of its task, or for a Hugging Face model)."""
+    if state.SRC_TEXT not in st.session_state and state.SRC_TEXT not in st.query_params:
+        st.session_state[state.SRC_TEXT] = example
+
+
+def toy_model_controls(side) -> None:
+    """A task's model: the task, its weights, and the shape and variants of a fresh one."""
     view_widget(side.selectbox, state.TASK, tr("side.task"), list(TASKS), index=list(TASKS).index(View.task),
                 on_change=on_task_change)
     weights = ["pretrained", "random"] + (["trained"] if services.trained_for(st.session_state[state.TASK]) else [])
     weights += [extra.weights for extra in checkpoints.usable(st.session_state[state.TASK])]  # extra folders
-    if state.SRC_TEXT not in st.session_state and state.SRC_TEXT not in st.query_params:
-        # A session opened without an input starts with its task's first example.
-        st.session_state[state.SRC_TEXT] = TASKS[st.session_state[state.TASK]].examples[0]
+    start_with(TASKS[st.session_state[state.TASK]].examples[0])
     view_widget(side.radio, state.WEIGHTS, tr("side.weights"), weights, on_change=checkpoints.on_weights_change)
     for extra in checkpoints.broken():
         side.caption(tr("side.checkpoint_broken", name=literal(extra.name), message=literal(error_text(extra.error))))
@@ -128,9 +153,11 @@ def render_sidebar() -> None:
         view_widget(st.slider, state.SEED, tr("side.seed"), 0, 9999, value=View.seed)
         st.button(tr("side.reset"), on_click=back_to_pretrained, width="stretch")
 
-    side.subheader(tr("side.input"))
-    view_widget(side.text_input, state.SRC_TEXT, tr("side.src_text"))
-    examples = TASKS[st.session_state[state.TASK]].examples
-    side.pills(tr("side.examples"), examples, key=state.EXAMPLE, on_change=use_example, label_visibility="collapsed")
-    view_widget(side.text_input, state.TGT_TEXT, tr("side.tgt_text"))
-    side.caption(tr("side.link_help"))
+
+def hugging_face_controls(side) -> None:
+    """A Hugging Face encoder-decoder: a local folder or a name in the local cache; downloads only when allowed."""
+    view_widget(side.text_input, state.HF_MODEL, tr("side.hf_model"), placeholder="Helsinki-NLP/opus-mt-en-zh")
+    side.checkbox(tr("side.hf_download"), key=state.HF_DOWNLOAD, help=tr("side.hf_download_help"))
+    start_with(HF_EXAMPLES[0])
+    missing = hf.missing_reason()
+    side.caption(tr("side.hf_missing") if missing else tr("side.hf_help"))

@@ -18,6 +18,7 @@ from .limits import LIMITS
 
 # The view's fields, one key each (widget key = session-state key = query parameter).
 LANG, TASK, WEIGHTS = "lang", "task", "weights"  # weights: "pretrained", "random", "trained", "checkpoint:<name>"
+SOURCE, HF_MODEL = "source", "hf_model"  # "toy" (a task's model) or "hf" (a Hugging Face model: folder or name)
 D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN = (
     "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len")
 POSITIONAL, NORM_FIRST, SCALE_EMBEDDINGS, EMBED_NORM, MASK_VALUE, SEED = (
@@ -48,6 +49,7 @@ PENDING_VIEW = "_pending_view"  # view values to set at the start of the next ru
 LESSON_SET_UP = "_lesson_set_up"  # the lesson step whose setup this session has applied
 LINK_ASKED = "_link_asked"  # the query parameters the session was opened with
 LINK_REJECTED = "_link_rejected"  # the ones the app could not use
+HF_DOWNLOAD = "_hf_download"  # this session allows a Hugging Face model to be downloaded (never in a link)
 EXAMPLE = "_example"  # the example pills: a one-shot choice copied into the source text
 CHOICE_LABELS = "_choice_labels"  # {field: {language: {label: option}}} of the translated choices as last drawn
 CHOICES_SHOWN = "_choices_shown"  # {field: option} each translated choice showed when last drawn
@@ -74,6 +76,7 @@ ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN = (
     "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin")
 
 LANGUAGES = ("en", "zh")
+SOURCES = ("toy", "hf")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
 KINDS = tuple(ATTENTION_KINDS)
 MASK_VALUES = (-1e9, -1e4, -math.inf)
@@ -93,6 +96,8 @@ class View:
     """What is on screen. Defaults are the shipped pretrained models' shape; layers and heads count from 0."""
 
     lang: str = "en"
+    source: str = "toy"
+    hf_model: str = ""
     task: str = "reverse"
     weights: str = "pretrained"
     d_model: int = 64
@@ -159,7 +164,7 @@ class View:
 VIEW_FIELDS = tuple(f.name for f in fields(View))
 # Widgets whose labels depend on the language: a language switch writes their values again so that
 # the widget and the link show them in the new language.
-TRANSLATED_FIELDS = (TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, MASK_KIND, VALUE, QUERY,
+TRANSLATED_FIELDS = (SOURCE, TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, MASK_KIND, VALUE, QUERY,
                      CELL_QUERY, CELL_KEY, SIDE, STACK, BREAKS, ABLATE, ABLATION, A_WEIGHTS, A_VARIANT, A_BREAKS,
                      A_ABLATE, B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE)
 VIEW_TYPES = typing.get_type_hints(View)  # field -> its type (str, int | None, tuple[int, ...], ...)

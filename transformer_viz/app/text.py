@@ -37,6 +37,24 @@ ENGLISH = {
     "nav.training": "Training",
     "side.language": "Language",
     "side.model": "Model",
+    "side.source": "Model source",
+    "source.toy": "toy model",
+    "source.hf": "Hugging Face model",
+    "side.hf_model": "Hugging Face model: a local folder or a name",
+    "side.hf_download": "Allow downloading it from the Hub",
+    "side.hf_download_help": "Off: only a folder on this server or a model already in its Hugging Face cache is "
+                             "loaded. On: a name not found here is downloaded (hundreds of MB for a translation "
+                             "model).",
+    "side.hf_help": "A Marian, BART or T5 encoder-decoder, e.g. Helsinki-NLP/opus-mt-en-zh. Its own tokenizer "
+                    "splits the input into subword pieces; the shape is the model's own.",
+    "side.hf_missing": "Hugging Face models need the extra: pip install 'transformer_viz[hf]'.",
+    "banner.hf": "Hugging Face model {name} ({family}): {layers} + {decoder_layers} layers × {heads} heads, "
+                 "d_model {d_model}, its own weights and tokenizer.",
+    "embeddings.no_positions": "This model adds no positional encoding to its embeddings: like T5, it learns a "
+                               "bias for each relative distance (in buckets) and adds it to every self-attention "
+                               "score. Its scores on the Attention page include that bias.",
+    "hf.toy_only": "This page works on the toy models: it trains, changes or compares their weights. Choose "
+                   "\"toy model\" as the model source in the sidebar to use it.",
     "side.task": "Task",
     "side.weights": "Weights",
     "weights.pretrained": "pretrained (ships with the app)",

@@ -24,6 +24,21 @@ CHINESE = {
     "nav.training": "训练",
     "side.language": "语言",
     "side.model": "模型",
+    "side.source": "模型来源",
+    "source.toy": "玩具模型",
+    "source.hf": "Hugging Face 模型",
+    "side.hf_model": "Hugging Face 模型：本地文件夹或模型名",
+    "side.hf_download": "允许从 Hub 下载",
+    "side.hf_download_help": "关闭：只加载本服务器上的文件夹，或已在其 Hugging Face 缓存中的模型。打开：此处找不到的名字"
+                             "会被下载（一个翻译模型有几百 MB）。",
+    "side.hf_help": "Marian、BART 或 T5 编码器-解码器，例如 Helsinki-NLP/opus-mt-en-zh。输入由模型自己的分词器切成子词；"
+                    "形状是模型自己的。",
+    "side.hf_missing": "使用 Hugging Face 模型需要安装扩展：pip install 'transformer_viz[hf]'。",
+    "banner.hf": "Hugging Face 模型 {name}（{family}）：{layers} + {decoder_layers} 层 × {heads} 个头，"
+                 "d_model {d_model}，使用它自己的权重和分词器。",
+    "embeddings.no_positions": "这个模型不给嵌入加位置编码：像 T5 一样，它为每个相对距离（分桶）学一个偏置，加到每个"
+                               "自注意力分数上。注意力页上的分数已包含这个偏置。",
+    "hf.toy_only": "这一页作用于玩具模型：训练、修改或比较它们的权重。请在侧边栏把模型来源选为「玩具模型」后使用。",
     "side.task": "任务",
     "side.weights": "权重",
     "weights.pretrained": "预训练（随应用提供）",

@@ -11,7 +11,7 @@ from transformer_viz.figures.training import attention_animation, loss_curve
 from transformer_viz.tasks import TASKS
 
 from . import services, state, weights_io
-from .context import weights_banner
+from .context import toy_only, weights_banner
 from .limits import LIMITS
 from .state import TrainedModel, View
 from .ui import chart, current_view, error_text, lang, literal, tr, view_widget
@@ -26,6 +26,8 @@ BATCH_CHOICES = (16, 32, 64, 128)
 def render() -> None:
     st.title(tr("training.title"))
     st.markdown(tr("training.intro"))
+    if toy_only():
+        return
     view = current_view()
     resolved = services.resolve(view)
     if resolved.error:

@@ -74,6 +74,7 @@ def weights_label(weights: str) -> str:
 # only these functions translate them.
 LABELS: dict[str, Callable[[object], str]] = {
     state.LANG: LANGUAGE_NAMES.get,
+    state.SOURCE: lambda source: tr(f"source.{source}"),
     state.TASK: lambda name: tr(f"task.{name}"),
     state.WEIGHTS: weights_label,
     state.MAX_LEN: lambda n: tr("side.max_len_task") if n == 0 else str(n),
