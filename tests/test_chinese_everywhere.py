@@ -42,7 +42,10 @@ ALLOWED = ("d_model", "d_head", "d_k", "d_ff", "max_len", "n_heads", "W_Q", "W_K
            "English", "BPE", ".npz", ".csv", "HTML", "SVG", "PNG", "Abnar", "Zuidema",
            # Weights as files: their formats and sizes (commands and file names are “quoted”)
            ".safetensors", "safetensors", ".json", ".zip", ".pt", ".pth", ".bin", ".ckpt", "pickle", "PyTorch", "NaN",
-           "Python", "MB", "JSON", "float16", "float32", "bfloat16")
+           "Python", "MB", "JSON", "float16", "float32", "bfloat16",
+           # Hugging Face models: the hub, its families and model names are names
+           "Hugging Face", "Hub", "Marian", "BART", "T5", "Helsinki-NLP/opus-mt-en-zh", "pip install",
+           "'transformer_viz[hf]'")
 WORD = re.compile(r"[A-Za-z]{2,}")
 TAGS = re.compile(r"<style>.*?</style>|</?(?:b|br|i|span|sub|div|extra)\b[^>]*>", re.S)
 PLACEHOLDER = re.compile(r"%\{[^}]*\}")

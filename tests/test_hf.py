@@ -10,6 +10,7 @@ from transformer_viz.recording import ATTENTION_KINDS, attention_name
 
 missing = hf.missing_reason()
 needs_transformers = pytest.mark.skipif(missing is not None, reason=f"{missing}")
+pytestmark = pytest.mark.hf
 FAMILIES = ["marian", "bart", "t5"]
 
 
@@ -138,3 +139,40 @@ def test_embeddings_sum_to_what_enters_the_first_layer(tiny):
 def test_bad_text_is_a_sentence(tiny, text, message):
     with pytest.raises(ValueError, match=message):
         hf.run_text(tiny, text)
+
+
+@needs_transformers
+def test_one_head_step_by_step_is_checked_against_the_trace(tiny):
+    run = hf.run_text(tiny, "the dog sees a cat", "le chien voit un chat")
+    walk = hf.head_walkthrough(tiny, run.trace, "cross", 1, 2)
+    recorded = run.trace["decoder.layers.1.cross_attn.weights"][0, 2].numpy()
+    assert walk.weights.shape == recorded.shape and abs(walk.weights - recorded).max() < 1e-5
+    assert walk.scale == (1.0 if tiny.family == "t5" else tiny.config.d_head ** 0.5)
+    if tiny.family == "t5":
+        with pytest.raises(ValueError, match="relative position bias"):
+            hf.head_walkthrough(tiny, run.trace, "encoder_self", 0, 0)
+    else:
+        walk = hf.head_walkthrough(tiny, run.trace, "decoder_self", 0, 1)
+        assert not walk.weights[0, 1:].any()  # the first query sees only itself
+    with pytest.raises(ValueError, match="head"):
+        hf.head_walkthrough(tiny, run.trace, "cross", 0, tiny.config.n_heads)
+
+
+@needs_transformers
+def test_the_logit_lens_ends_with_the_models_own_prediction(tiny):
+    trace = hf.run_text(tiny, "a small dog runs home").trace
+    lens = hf.logit_lens(tiny, trace)
+    assert lens.token_ids.shape == (tiny.config.n_decoder_layers + 1, len(trace.tgt_tokens))
+    assert (lens.token_ids[-1] == trace["logits"][0].argmax(-1).numpy()).all()
+    assert lens.top_tokens[-1] == tuple(tiny.tokenizer.convert_ids_to_tokens(lens.token_ids[-1].tolist()))
+
+
+@needs_transformers
+def test_parameter_counts_use_the_toy_models_blocks(tiny):
+    counts = hf.parameter_counts(tiny)
+    assert counts["total"] == sum(p.numel() for p in tiny.model.parameters())
+    layers = [f"{stack}.layers.{i}" for stack in ("encoder", "decoder") for i in range(2)]
+    assert all(counts[layer] > 0 for layer in layers)
+    assert counts["decoder.layers.0"] == sum(counts[f"decoder.layers.0.{block}"] for block in (
+        "self_attn", "cross_attn", "ffn", "norm1", "norm2", "norm3"))
+    assert counts["src_embed"] > 0

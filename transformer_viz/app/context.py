@@ -71,8 +71,9 @@ def token_chips(label: str, tokens) -> None:
 def weights_banner(view: View, resolved: services.Resolved) -> None:
     if resolved.weights == "hf":
         config = resolved.model.config
-        st.caption(tr("banner.hf", name=literal(config.name), family=config.family, layers=config.n_encoder_layers,
-                      decoder_layers=config.n_decoder_layers, heads=config.n_heads, d_model=config.d_model))
+        text = tr("banner.hf", name=literal(config.name), family=config.family, layers=config.n_encoder_layers,
+                  decoder_layers=config.n_decoder_layers, heads=config.n_heads, d_model=config.d_model)
+        st.caption(text + (" " + tr("banner.hf_t5") if config.family == "t5" else ""))
     elif resolved.weights == "random":
         st.warning(tr("banner.random"), icon=":material/casino:")
         if resolved.note:

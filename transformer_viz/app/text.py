@@ -50,6 +50,8 @@ ENGLISH = {
     "side.hf_missing": "Hugging Face models need the extra: pip install 'transformer_viz[hf]'.",
     "banner.hf": "Hugging Face model {name} ({family}): {layers} + {decoder_layers} layers × {heads} heads, "
                  "d_model {d_model}, its own weights and tokenizer.",
+    "banner.hf_t5": "T5 scores are q·k without the division by √d_k (it is folded into the weights), plus a learned "
+                    "relative position bias in self-attention.",
     "embeddings.no_positions": "This model adds no positional encoding to its embeddings: like T5, it learns a "
                                "bias for each relative distance (in buckets) and adds it to every self-attention "
                                "score. Its scores on the Attention page include that bias.",

@@ -36,6 +36,7 @@ CHINESE = {
     "side.hf_missing": "使用 Hugging Face 模型需要安装扩展：pip install 'transformer_viz[hf]'。",
     "banner.hf": "Hugging Face 模型 {name}（{family}）：{layers} + {decoder_layers} 层 × {heads} 个头，"
                  "d_model {d_model}，使用它自己的权重和分词器。",
+    "banner.hf_t5": "T5 的分数是 q·k，不除以 √d_k（这一缩放已并入权重）；自注意力的分数还加上一个学到的相对位置偏置。",
     "embeddings.no_positions": "这个模型不给嵌入加位置编码：像 T5 一样，它为每个相对距离（分桶）学一个偏置，加到每个"
                                "自注意力分数上。注意力页上的分数已包含这个偏置。",
     "hf.toy_only": "这一页作用于玩具模型：训练、修改或比较它们的权重。请在侧边栏把模型来源选为「玩具模型」后使用。",

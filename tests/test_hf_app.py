@@ -1,0 +1,55 @@
+"""The app on a Hugging Face model: every page renders for each family (tiny offline models), links restore it."""
+
+import sys
+
+import pytest
+
+from tests.test_app import run_page
+from transformer_viz import hf
+from transformer_viz.app.navigation import PAGES
+
+missing = hf.missing_reason()
+TOY_ONLY = ("training", "break_it", "compare")
+pytestmark = pytest.mark.hf
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    if missing is not None:
+        pytest.skip(missing)
+    from devtools.hf_tiny import save_tiny
+
+    return {family: str(save_tiny(family, tmp_path_factory.mktemp(family))) for family in hf.FAMILIES}
+
+
+@pytest.mark.parametrize("family", hf.FAMILIES)
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_page_renders_for_a_hugging_face_model(folders, family, page):
+    at = run_page(page, source="hf", hf_model=folders[family], src_text="the cat sat on the mat")
+    assert not at.exception, at.exception[0].message if at.exception else ""
+    assert not at.error, at.error[0].value
+    shown = [*at.caption, *at.info, *at.markdown]
+    texts = " ".join(element.value for element in shown if isinstance(element.value, str))
+    if page in TOY_ONLY:
+        assert "toy model" in texts
+    elif page != "lesson":  # the lesson runs its own toy models
+        assert f"Hugging Face model ` {folders[family]} ` ({family})" in texts
+        if page in ("attention", "masks", "decoding"):
+            chips = "".join(html.proto.body for html in at.get("html"))
+            assert ">▁" in chips and "&lt;/s&gt;" in chips  # the tokenizer's own pieces and end token
+
+
+def test_a_link_restores_a_hugging_face_model_and_a_missing_one_is_named(folders):
+    at = run_page("attention", link={"source": "Hugging Face model", "hf_model": folders["bart"]})
+    assert at.session_state["source"] == "hf" and at.session_state["hf_model"] == folders["bart"]
+    assert not at.exception and not at.error
+    at = run_page("attention", source="hf", hf_model="not/a-model-here")
+    assert "could not be loaded" in at.error[0].value and "downloads are off" in at.error[0].value
+
+
+def test_without_the_extra_the_page_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)
+    at = run_page("attention", source="hf", hf_model="Helsinki-NLP/opus-mt-en-zh")
+    assert not at.exception
+    assert "transformer_viz[hf]" in at.error[0].value
+    assert "transformer_viz[hf]" in " ".join(caption.value for caption in at.sidebar.caption)
