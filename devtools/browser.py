@@ -75,7 +75,7 @@ def streamlit_server(script: str = "app.py", extra_args: tuple[str, ...] = (), s
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", script, "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--client.showErrorDetails", "full", *extra_args],
+         *extra_args],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **(env or {})},
     )
     url = f"http://127.0.0.1:{port}"

@@ -38,6 +38,7 @@ INPUT_AT = "() => performance.timeOrigin + window.__tvInputAt"
 MAIN_LAYER = "document.querySelector('[data-testid=stMain] input[aria-label=\"{label}\"]')?.value"
 SOURCE = "document.querySelector('[data-testid=stSidebar] input[aria-label=\"{label}\"]')?.value"
 HEADING = "document.querySelector('h1')?.innerText.trim()"
+FULL_ERRORS = ("--client.showErrorDetails", "full")  # a failure here shows its traceback (the app's config hides it)
 
 
 @pytest.fixture
@@ -51,13 +52,14 @@ def screenshots(tmp_path) -> Path:
 def app_with_rooms(store: str):
     """The app's URL, and the Redis URL its rooms live in (None: in the server's process)."""
     if store == "memory":
-        with streamlit_server() as url:
+        with streamlit_server(extra_args=FULL_ERRORS) as url:
             yield url, None
         return
     reason = redis_missing_reason()
     if reason:
         pytest.skip(reason)
-    with redis_server() as redis_url, streamlit_server(env={"TVIZ_REDIS_URL": redis_url}) as url:
+    with redis_server() as redis_url, streamlit_server(extra_args=FULL_ERRORS,
+                                                                 env={"TVIZ_REDIS_URL": redis_url}) as url:
         yield url, redis_url
 
 
