@@ -1,16 +1,18 @@
 # transformer_viz for a class: CPU torch, a non-root user, the packaged Streamlit settings.
 #   docker build -t transformer-viz .
 #   docker run -p 8501:8501 transformer-viz          # one machine; several: deploy/compose.yaml
+#   docker build --build-arg EXTRAS=redis,hf -t transformer-viz .   # with Hugging Face models (transformer_viz.hf)
 FROM python:3.11-slim
 
 ENV PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 # PyTorch's CPU build first: PyPI's Linux wheel would pull several GB of CUDA libraries.
 RUN pip install "torch>=2.2,<3" --index-url https://download.pytorch.org/whl/cpu
 
+ARG EXTRAS=redis
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY transformer_viz ./transformer_viz
-RUN pip install ".[redis]" && rm -rf /src
+RUN pip install ".[${EXTRAS}]" && rm -rf /src
 
 RUN useradd --create-home --uid 1000 tviz  # uid 1000: what Hugging Face Spaces runs as
 USER tviz

@@ -53,3 +53,23 @@ def test_without_the_extra_the_page_says_how_to_install_it(monkeypatch):
     assert not at.exception
     assert "transformer_viz[hf]" in at.error[0].value
     assert "transformer_viz[hf]" in " ".join(caption.value for caption in at.sidebar.caption)
+
+
+def test_a_server_can_forbid_downloads(monkeypatch):
+    from dataclasses import replace
+
+    from transformer_viz.app import services, sidebar
+
+    no_downloads = replace(sidebar.LIMITS, hf_downloads=0)
+    monkeypatch.setattr(sidebar, "LIMITS", no_downloads)
+    monkeypatch.setattr(services, "LIMITS", no_downloads)
+    asked = []
+
+    def load(name, allow_download):
+        asked.append(allow_download)
+        raise ValueError("not on this server")
+
+    monkeypatch.setattr(services, "hugging_face_model", load)
+    at = run_page("attention", source="hf", hf_model="Helsinki-NLP/opus-mt-en-zh", _hf_download=True)
+    assert not at.exception and asked and not any(asked)
+    assert not at.sidebar.checkbox and "TVIZ_HF_DOWNLOADS=0" in " ".join(c.value for c in at.sidebar.caption)

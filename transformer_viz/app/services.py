@@ -156,7 +156,8 @@ def trained_fits(trained: TrainedModel, view: View) -> bool:
 def resolve(view: View) -> Resolved:
     """The model of a view: a Hugging Face model it names, or a task's model (resolve_toy)."""
     if view.source == "hf":
-        return resolve_hugging_face(view.hf_model, bool(st.session_state.get(state.HF_DOWNLOAD)))
+        allowed = bool(LIMITS.hf_downloads and st.session_state.get(state.HF_DOWNLOAD))
+        return resolve_hugging_face(view.hf_model, allowed)
     return resolve_toy(view)
 
 

@@ -9,6 +9,7 @@ from transformer_viz.config import divisors
 from transformer_viz.tasks import TASKS
 
 from . import checkpoints, services, state
+from .limits import LIMITS
 from .state import (
     D_FF_CHOICES,
     D_MODEL_RANGE,
@@ -157,7 +158,10 @@ def toy_model_controls(side) -> None:
 def hugging_face_controls(side) -> None:
     """A Hugging Face encoder-decoder: a local folder or a name in the local cache; downloads only when allowed."""
     view_widget(side.text_input, state.HF_MODEL, tr("side.hf_model"), placeholder="Helsinki-NLP/opus-mt-en-zh")
-    side.checkbox(tr("side.hf_download"), key=state.HF_DOWNLOAD, help=tr("side.hf_download_help"))
+    if LIMITS.hf_downloads:
+        side.checkbox(tr("side.hf_download"), key=state.HF_DOWNLOAD, help=tr("side.hf_download_help"))
+    else:
+        side.caption(tr("side.hf_no_downloads"))
     start_with(HF_EXAMPLES[0])
     missing = hf.missing_reason()
     side.caption(tr("side.hf_missing") if missing else tr("side.hf_help"))

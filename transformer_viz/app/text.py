@@ -45,6 +45,7 @@ ENGLISH = {
     "side.hf_download_help": "Off: only a folder on this server or a model already in its Hugging Face cache is "
                              "loaded. On: a name not found here is downloaded (hundreds of MB for a translation "
                              "model).",
+    "side.hf_no_downloads": "This server loads only the models already on it (TVIZ_HF_DOWNLOADS=0).",
     "side.hf_help": "A Marian, BART or T5 encoder-decoder, e.g. Helsinki-NLP/opus-mt-en-zh. Its own tokenizer "
                     "splits the input into subword pieces; the shape is the model's own.",
     "side.hf_missing": "Hugging Face models need the extra: pip install 'transformer_viz[hf]'.",

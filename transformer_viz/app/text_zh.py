@@ -31,6 +31,7 @@ CHINESE = {
     "side.hf_download": "允许从 Hub 下载",
     "side.hf_download_help": "关闭：只加载本服务器上的文件夹，或已在其 Hugging Face 缓存中的模型。打开：此处找不到的名字"
                              "会被下载（一个翻译模型有几百 MB）。",
+    "side.hf_no_downloads": "本服务器只加载已经在它上面的模型（TVIZ_HF_DOWNLOADS=0）。",
     "side.hf_help": "Marian、BART 或 T5 编码器-解码器，例如 Helsinki-NLP/opus-mt-en-zh。输入由模型自己的分词器切成子词；"
                     "形状是模型自己的。",
     "side.hf_missing": "使用 Hugging Face 模型需要安装扩展：pip install 'transformer_viz[hf]'。",
