@@ -28,8 +28,10 @@ def render() -> None:
     ctx = page_context()
     if ctx is None:
         return
-    st.markdown(tr("head.intro"))
-    if not isinstance(ctx.model, hf.HFModel):
+    if isinstance(ctx.model, hf.HFModel):
+        st.markdown(tr("head.intro_hf"))
+    else:
+        st.markdown(tr("head.intro"))
         st.button(tr("head.small"), on_click=use_small_model)
     kind, layer, head = attention_selectors(ctx.trace, *st.columns(3))
     try:

@@ -239,6 +239,8 @@ ENGLISH = {
         "Scaled dot-product attention for one head, with the model's real numbers. Pick a small model "
         "(e.g. d_model 8, 2 heads) to read every value."
     ),
+    "head.intro_hf": "Scaled dot-product attention for one head, with the model's real numbers, recomputed from the "
+                     "layer's input and the model's own projection weights and checked against its run.",
     "head.wide": "{step} (matrices {d_model} dimensions wide: open to see them)",
     "head.small": "Use a small model (d_model 8, 2 heads, 1 layer)",
     "head.step.x": "The input X: one row per token (after LayerNorm in a pre-LN model).",

@@ -191,6 +191,8 @@ CHINESE = {
     "head.title": "单个注意力头内部",
     "head.intro": "用模型的真实数值，一步步演示一个头的缩放点积注意力。选一个小模型（如 d_model 8、2 个头）就能读出每个数。",
     "head.wide": "{step}（矩阵宽 {d_model} 维：点开查看）",
+    "head.intro_hf": "用模型的真实数值，一步步演示一个头的缩放点积注意力：从该层的输入和模型自己的投影权重重新计算，并与它的"
+                     "运行结果核对。",
     "head.small": "使用小模型（d_model 8、2 个头、1 层）",
     "head.step.x": "输入 X：每个词元一行（Pre-LN 模型中是 LayerNorm 之后）。",
     "head.step.projections": "三个可学习的矩阵把 X 变成这个头的查询、键和值。",
