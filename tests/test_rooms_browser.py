@@ -18,6 +18,7 @@ from devtools.browser import (
     browser_missing_reason,
     choose_option,
     chromium,
+    click_until_shown,
     exceptions,
     new_page,
     open_app,
@@ -85,9 +86,8 @@ def start_room(teacher, url: str) -> str:
     open_app(teacher, url)
     sidebar = teacher.get_by_test_id("stSidebar")
     sidebar.get_by_text("Class room").click()
-    sidebar.get_by_role("button", name="Start a room (teacher)").click()
     link = teacher.get_by_test_id("stCode").first
-    link.wait_for(timeout=30_000)
+    click_until_shown(teacher, sidebar.get_by_role("button", name="Start a room (teacher)"), link)
     wait_for_idle(teacher)
     return link.inner_text().strip()
 
