@@ -30,6 +30,7 @@ load" is the machine's busy CPU (/proc/stat) less the servers' and the bench's, 
   python bench/bench_class.py --students 1 10 20 40 --trainers 0 1 5 --replicas 1 --duration 60
   python bench/bench_class.py --students 40 --trainers 0 5 --replicas 1 2 --duration 60  # 2: behind nginx
   python bench/bench_class.py --students 40 --trainers 0 --think 0.5 2                  # a class clicking fast
+  python bench/bench_class.py --students 40 --trainers 5 --training-in processes threads # where trainings run
 """
 
 from __future__ import annotations
@@ -370,10 +371,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else float("nan")
 
 
-def measure(args, replicas: int, proxy: bool, students: int, trainers: int) -> dict:
+def measure(args, replicas: int, proxy: bool, students: int, trainers: int, training_in: str) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="tviz_class_", dir=args.log_dir))
     run = Run()
-    with Servers(replicas, proxy, args.app, workdir) as servers:
+    environment = {"TVIZ_TRAINING_PROCESSES": "1" if training_in == "processes" else "0"}
+    with Servers(replicas, proxy, args.app, workdir, env=environment) as servers:
         classroom = Classroom(servers.url, args, run, trainers)
         for port in servers.ports:
             asyncio.run(classroom.warm_up(f"http://127.0.0.1:{port}"))
@@ -412,7 +414,8 @@ def measure(args, replicas: int, proxy: bool, students: int, trainers: int) -> d
     interactions = run.attempts
     runs = run.training_runs
     return {
-        "topology": f"{replicas} × app" + (" + nginx" if proxy else ""), "N": students, "trainers": trainers,
+        "topology": f"{replicas} × app" + (" + nginx" if proxy else "")
+                    + (f", training in {training_in}" if trainers else ""), "N": students, "trainers": trainers,
         "interactions": interactions, "failures": sum(run.failures.values()),
         "p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95), "max": max(latencies, default=0),
         "violations": sum(len(c.violations) for c in run.checkers),
@@ -474,6 +477,8 @@ def main() -> None:
     parser.add_argument("--trainers", type=int, nargs="+", default=[0, 1, 5])
     parser.add_argument("--replicas", type=int, nargs="+", default=[1],
                         help="app processes; several values run each configuration on each, one after the other")
+    parser.add_argument("--training-in", nargs="+", choices=["processes", "threads"], default=["processes"],
+                        help="where the server runs trainings (TVIZ_TRAINING_PROCESSES); several: paired runs")
     parser.add_argument("--proxy", choices=["none", "nginx"], default=None,
                         help="default: nginx with more than one replica, none with one")
     parser.add_argument("--think", type=float, nargs=2, default=[2.0, 8.0], metavar=("MIN", "MAX"),
@@ -494,11 +499,12 @@ def main() -> None:
     print(f"# bench_class: think {args.think[0]:g}–{args.think[1]:g} s, {args.duration:g} s per configuration, "
           f"pages {' '.join(p or '/' for p in args.pages)}, {os.cpu_count()} cores", flush=True)
     results = []
-    for students, trainers, replicas in itertools.product(args.students, args.trainers, args.replicas):
-        if trainers > students:
+    for students, trainers, replicas, training_in in itertools.product(args.students, args.trainers, args.replicas,
+                                                                       args.training_in):
+        if trainers > students or (not trainers and training_in != args.training_in[0]):
             continue
         proxy = (args.proxy or ("nginx" if replicas > 1 else "none")) == "nginx"
-        result = measure(args, replicas, proxy, students, trainers)
+        result = measure(args, replicas, proxy, students, trainers, training_in)
         results.append(result)
         print(row(result), flush=True)
         print(details(result), flush=True)

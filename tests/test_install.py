@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import site
 import subprocess
 import sys
 import urllib.request
@@ -30,9 +31,13 @@ def wheel(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory) -> Path:
-    """A virtual environment holding the wheel (its dependencies come from this interpreter's site-packages)."""
+    """A virtual environment holding the wheel; its dependencies come from this interpreter's site-packages, listed
+    after its own (a .pth file: `--system-site-packages` would reach the base Python's, not this venv's)."""
     venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    purelib = subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "tviz_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)], check=True,
                    capture_output=True)
     return venv

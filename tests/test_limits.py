@@ -14,7 +14,7 @@ from transformer_viz.app.limits import LIMITS, ServerLimits, usable_cores
 def test_the_defaults_are_a_class_server_and_the_sidebar_offers_exactly_them():
     limits = ServerLimits.from_environment({})
     assert (limits.d_model, limits.heads, limits.layers, limits.d_ff, limits.input_tokens) == (256, 16, 6, 512, 64)
-    assert limits.trainings_at_once == usable_cores() >= 1
+    assert limits.trainings_at_once == usable_cores() >= 1 and limits.training_processes == 1
     assert state.D_MODEL_RANGE[1] == LIMITS.d_model and LIMITS.heads == state.MAX_HEADS
     assert state.LAYER_RANGE[1] == LIMITS.layers and max(state.D_FF_CHOICES) == LIMITS.d_ff
     assert max(state.MAX_LEN_CHOICES) == LIMITS.input_tokens
@@ -29,7 +29,7 @@ def test_each_limit_comes_from_its_variable():
 @pytest.mark.parametrize(("variable", "text"), [("TVIZ_D_MODEL", "lots"), ("TVIZ_D_MODEL", "100000"),
                                                 ("TVIZ_HEADS", "2"), ("TVIZ_LAYERS", "1.5"),
                                                 ("TVIZ_TRAININGS_AT_ONCE", "-1"), ("TVIZ_TRAINING_BUDGET", "nan"),
-                                                ("TVIZ_RUN_CACHE_MIB", "1e9")])
+                                                ("TVIZ_RUN_CACHE_MIB", "1e9"), ("TVIZ_TRAINING_PROCESSES", "2")])
 def test_a_value_out_of_range_names_its_variable_and_the_range(variable, text):
     with pytest.raises(ValueError, match=f"{variable}=.*expected .* from"):
         ServerLimits.from_environment({variable: text})

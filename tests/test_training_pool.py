@@ -1,4 +1,5 @@
-"""TrainingPool: trainings in worker processes, in line when the workers are busy, stopped within a step."""
+"""TrainingPool: trainings in worker processes (or threads, to compare), in line when the workers are busy,
+stopped within a step."""
 
 import contextlib
 import time
@@ -12,9 +13,9 @@ from transformer_viz.training import train
 from transformer_viz.training_pool import TrainingPool
 
 
-@pytest.fixture(scope="module")
-def pool():
-    pool = TrainingPool(workers=1)
+@pytest.fixture(scope="module", params=[True, False], ids=["processes", "threads"])
+def pool(request):
+    pool = TrainingPool(workers=1, processes=request.param)
     yield pool
     pool.shutdown()
 

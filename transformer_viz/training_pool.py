@@ -23,7 +23,7 @@ import queue
 import sys
 import threading
 import types
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 import torch
@@ -123,36 +123,48 @@ class TrainingJob:
 
 
 class TrainingPool:
-    """At most `workers` trainings at once, each in its own process on one core; the others wait in line."""
+    """At most `workers` trainings at once, each in its own process on one core; the others wait in line.
 
-    def __init__(self, workers: int):
+    `processes=False` runs them in threads of this process instead (the same line and stop), to measure what the
+    processes spare the other users (bench/bench_class.py --training-in threads)."""
+
+    def __init__(self, workers: int, processes: bool = True):
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers!r}.")
-        self.workers = workers
-        self._context = worker_context()
-        self._executor = ProcessPoolExecutor(workers, mp_context=self._context, initializer=_start_worker)
-        with _no_main_script():
-            self._manager = self._context.Manager()  # its queues and events can be sent to a worker
+        self.workers, self.processes = workers, processes
+        if processes:
+            self._context = worker_context()
+            with _no_main_script():
+                self._manager = self._context.Manager()  # its queues and events can be sent to a worker
+        self._executor = self._new_executor()
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
         self._jobs: list[TrainingJob] = []  # submitted and not known to have ended
 
     def submit(self, model: Transformer, task_name: str, *, evaluate_on: int = 0, **settings) -> TrainingJob:
         """Train a copy of `model` on the task (train()'s settings: steps, lr, batch_size, snapshot_every...)."""
-        updates, started, stop_event = self._manager.Queue(), self._manager.Event(), self._manager.Event()
+        if self.processes:
+            updates, started, stop_event = self._manager.Queue(), self._manager.Event(), self._manager.Event()
+        else:
+            updates, started, stop_event = queue.Queue(), threading.Event(), threading.Event()
         weights = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
         arguments = (model.config.to_dict(), weights, task_name, settings, updates, started, stop_event, evaluate_on)
-        with self._lock, _no_main_script():  # submit() starts a worker when none is idle
+        # submit() starts a worker process when none is idle
+        with self._lock, _no_main_script() if self.processes else contextlib.nullcontext():
             try:
                 future = self._executor.submit(_train_job, *arguments)
             except BrokenProcessPool:  # a worker died (killed, out of memory): start afresh
-                self._executor = ProcessPoolExecutor(self.workers, mp_context=self._context,
-                                                     initializer=_start_worker)
+                self._executor = self._new_executor()
                 future = self._executor.submit(_train_job, *arguments)
         job = TrainingJob(self, next(self._numbers), model, future, updates, started, stop_event)
         with self._lock:
             self._jobs.append(job)
         return job
+
+    def _new_executor(self) -> ProcessPoolExecutor | ThreadPoolExecutor:
+        if self.processes:
+            return ProcessPoolExecutor(self.workers, mp_context=self._context, initializer=_start_worker)
+        return ThreadPoolExecutor(self.workers, thread_name_prefix="training")
 
     def place_in_line(self, job: TrainingJob) -> int:
         """1 + the jobs submitted before `job` that have not started and are still wanted."""
@@ -166,4 +178,5 @@ class TrainingPool:
             for job in self._jobs:
                 job.stop()
         self._executor.shutdown(wait=True, cancel_futures=True)
-        self._manager.shutdown()
+        if self.processes:
+            self._manager.shutdown()

@@ -36,6 +36,7 @@ class ServerLimits:
     train_steps: int = 3000  # steps of one training
     training_budget: float = 4e10  # parameters x steps x batch of one training: about two minutes of a core
     trainings_at_once: int = 0  # trainings running at once, each in its own process (0: one per core)
+    training_processes: int = 1  # 1: each training in a worker process; 0: in threads of the server (to compare)
     run_cache_mib: int = 512  # traces kept for all sessions
     hf_downloads: int = 1  # 1: a session may let a Hugging Face model be downloaded; 0: only models already here
 
@@ -73,6 +74,7 @@ def env_name(field: str) -> str:
 RANGES = {"d_model": (64, SIZE_LIMITS["d_model"]), "heads": (4, SIZE_LIMITS["n_heads"]),
           "layers": (2, SIZE_LIMITS["n_encoder_layers"]), "d_ff": (128, SIZE_LIMITS["d_ff"]),
           "input_tokens": (16, SIZE_LIMITS["max_len"]), "train_steps": (100, 100_000), "training_budget": (1e8, 1e13),
-          "trainings_at_once": (0, 256), "run_cache_mib": (64, 65_536), "hf_downloads": (0, 1)}
+          "trainings_at_once": (0, 256), "training_processes": (0, 1), "run_cache_mib": (64, 65_536),
+          "hf_downloads": (0, 1)}
 
 LIMITS = ServerLimits.from_environment()

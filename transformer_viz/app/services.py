@@ -66,7 +66,7 @@ def set_up_server() -> None:
 @st.cache_resource(show_spinner=False)
 def training_pool() -> TrainingPool:
     """The server's trainings: LIMITS.trainings_at_once at once, each in a worker process on one core."""
-    return TrainingPool(LIMITS.trainings_at_once)
+    return TrainingPool(LIMITS.trainings_at_once, processes=bool(LIMITS.training_processes))
 
 
 def collect_training() -> None:
