@@ -147,15 +147,36 @@ def test_one_head_step_by_step_is_checked_against_the_trace(tiny):
     walk = hf.head_walkthrough(tiny, run.trace, "cross", 1, 2)
     recorded = run.trace["decoder.layers.1.cross_attn.weights"][0, 2].numpy()
     assert walk.weights.shape == recorded.shape and abs(walk.weights - recorded).max() < 1e-5
-    assert walk.scale == (1.0 if tiny.family == "t5" else tiny.config.d_head ** 0.5)
-    if tiny.family == "t5":
-        with pytest.raises(ValueError, match="relative position bias"):
-            hf.head_walkthrough(tiny, run.trace, "encoder_self", 0, 0)
+    assert walk.scale == (1.0 if tiny.family == "t5" else tiny.config.d_head ** 0.5) and walk.position_bias is None
+    walk = hf.head_walkthrough(tiny, run.trace, "decoder_self", 0, 1)
+    assert not walk.weights[0, 1:].any()  # the first query sees only itself
+    encoder = hf.head_walkthrough(tiny, run.trace, "encoder_self", 1, 2)
+    if tiny.family == "t5":  # its learned relative bias, as the model's own attention module computes it
+        length = len(run.trace.src_tokens)
+        own = tiny.model.encoder.block[0].layer[0].SelfAttention.compute_bias(length, length)[0, 2].detach()
+        assert encoder.position_bias.shape == (length, length)
+        assert abs(encoder.position_bias - own.numpy()).max() < 1e-6 and own.std() > 0
+        assert abs(encoder.scores - (encoder.qk + encoder.position_bias)).max() < 1e-5
     else:
-        walk = hf.head_walkthrough(tiny, run.trace, "decoder_self", 0, 1)
-        assert not walk.weights[0, 1:].any()  # the first query sees only itself
+        assert encoder.position_bias is None and walk.position_bias is None
     with pytest.raises(ValueError, match="head"):
         hf.head_walkthrough(tiny, run.trace, "cross", 0, tiny.config.n_heads)
+
+
+@needs_transformers
+def test_a_cells_numbers_divide_as_the_model_does_and_add_t5s_bias(tiny):
+    from transformer_viz.walkthrough import cell_numbers
+
+    trace = hf.run_text(tiny, "the dog sees a cat").trace
+    numbers = cell_numbers(trace, "encoder_self", 0, 1, 2, 0)
+    assert numbers["score"] == pytest.approx(numbers["recorded_score"], abs=1e-5)
+    if tiny.family == "t5":
+        length = len(trace.src_tokens)
+        own = tiny.model.encoder.block[0].layer[0].SelfAttention.compute_bias(length, length)[0, 1, 2, 0].item()
+        assert numbers["scale"] == 1.0 and numbers["position_bias"] == pytest.approx(own, abs=1e-5)
+        assert cell_numbers(trace, "cross", 0, 1, 0, 0)["position_bias"] is None
+    else:
+        assert numbers["scale"] == tiny.config.d_head ** 0.5 and numbers["position_bias"] is None
 
 
 @needs_transformers

@@ -73,3 +73,19 @@ def test_a_server_can_forbid_downloads(monkeypatch):
     at = run_page("attention", source="hf", hf_model="Helsinki-NLP/opus-mt-en-zh", _hf_download=True)
     assert not at.exception and asked and not any(asked)
     assert not at.sidebar.checkbox and "TVIZ_HF_DOWNLOADS=0" in " ".join(c.value for c in at.sidebar.caption)
+
+
+def test_t5_self_attention_shows_the_bias_it_adds_and_no_division(folders):
+    from tests.test_app import chart_specs
+
+    view = dict(source="hf", hf_model=folders["t5"], src_text="the cat sat on the mat", kind="encoder_self",
+                cell_query=1, cell_key=2)
+    at = run_page("head", **view)
+    assert not at.exception and not at.error and not at.info
+    titles = [spec["layout"]["title"]["text"] for spec in chart_specs(at)]
+    assert any(" + B " in title and "folds 1/√d_head into W_Q" in title for title in titles), titles
+    at = run_page("attention", **view)
+    metrics = {metric.label: metric.value for metric in at.metric}
+    assert "+ relative position bias" in metrics and "÷ 1 (√d_k is folded into W_Q)" in metrics, metrics
+    at = run_page("attention", **{**view, "kind": "cross"})
+    assert "+ relative position bias" not in {metric.label for metric in at.metric}

@@ -221,7 +221,7 @@ def test_cell_numbers_recompute_the_recorded_score_and_weight():
     q = recorded("q")[2].numpy()
     assert numbers["q"] == pytest.approx(q.tolist()) and len(numbers["k"]) == numbers["d_head"] == D_HEAD
     assert numbers["dot"] == pytest.approx(float(np.dot(q, recorded("k")[1].numpy())), rel=1e-5)
-    assert numbers["sqrt_d_head"] == 2.0
+    assert numbers["scale"] == 2.0 and numbers["position_bias"] is None
     assert numbers["score"] == pytest.approx(numbers["recorded_score"], rel=1e-5, abs=1e-6)
     assert numbers["recorded_score"] == pytest.approx(float(recorded("scores")[2, 1]))
     assert numbers["allowed"] and numbers["masked_score"] == pytest.approx(numbers["recorded_score"])

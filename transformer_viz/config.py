@@ -54,6 +54,11 @@ class ModelConfig:
     def d_head(self) -> int:
         return self.d_model // self.n_heads
 
+    @property
+    def score_scale(self) -> float:
+        """What q·k is divided by: √d_head."""
+        return math.sqrt(self.d_head)
+
     def validate(self) -> None:
         """Raise ValueError with a sentence a student understands if this model cannot exist."""
         for field, limit in SIZE_LIMITS.items():

@@ -66,6 +66,11 @@ class HFConfig:
     embed_norm: bool
     mask_value: float = torch.finfo(torch.float32).min  # what the model adds to a blocked score
 
+    @property
+    def score_scale(self) -> float:
+        """What q·k is divided by: √d_head, or 1 for T5, which folds the scale into its initial weights."""
+        return 1.0 if self.family == "t5" else math.sqrt(self.d_head)
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -239,8 +244,7 @@ def _attention(hf: HFModel, tensors: dict[str, torch.Tensor], prefix: str, mask:
     weights against the model's own."""
     config = hf.config
     q, k, v = (_heads(tensors[f"{prefix}.{leaf}"], config.n_heads) for leaf in "qkv")  # (B, H, L, Dh)
-    scale = 1.0 if hf.family == "t5" else 1 / math.sqrt(config.d_head)  # T5 folds the scale into its weights
-    scores = q @ k.transpose(-2, -1) * scale  # (B, H, Lq, Lk)
+    scores = q @ k.transpose(-2, -1) / config.score_scale  # (B, H, Lq, Lk)
     if bias is not None:
         scores = scores + bias
     masked = scores.masked_fill(~mask, config.mask_value)
@@ -447,15 +451,12 @@ def parameter_counts(hf: HFModel) -> dict[str, int]:
 
 def head_walkthrough(hf: HFModel, trace: Trace, kind: str, layer: int, head: int):
     """walkthrough.head_walkthrough for a Hugging Face model: one head recomputed from what entered the attention
-    and the model's own projections, checked against the trace. T5's self-attention adds a learned relative bias to
-    every score, which the step-by-step does not draw: ValueError naming it (its cross-attention has none)."""
+    and the model's own projections, checked against the trace. T5's self-attention adds its learned relative
+    position bias to the scores (a step of its own); its cross-attention has none."""
     from .recording import check_index, check_kind
     from .walkthrough import AttentionProjections, walk_head
 
     check_kind(kind)
-    if hf.family == "t5" and kind != "cross":
-        raise ValueError("T5 adds a learned relative position bias to every self-attention score, so its "
-                         "self-attention is not plain scaled dot-product attention: choose cross-attention.")
     config = hf.config
     stack = ATTENTION_KINDS[kind].stack
     layer = check_index(layer, config.n_encoder_layers if stack == "encoder" else config.n_decoder_layers,
@@ -472,10 +473,13 @@ def head_walkthrough(hf: HFModel, trace: Trace, kind: str, layer: int, head: int
         source = name(stack, layer - 1, "resid_post") if layer else ("src_embed.out" if stack == "encoder"
                                                                      else "tgt_embed.out")
     x = trace[source][0].float()  # (q_len, d_model)
+    position_bias = None
     if hf.family == "t5":  # pre-LN: the sublayer's own norm first
         with torch.no_grad():
             x = block.layer[1 if kind == "cross" else 0].layer_norm(x)
         source = f"norm{2 if kind == 'cross' else 1}({source})"  # the sublayer's first and second norms
-    scale = 1.0 if hf.family == "t5" else math.sqrt(config.d_head)
-    projections = AttentionProjections(q, k, v, out, config.n_heads, config.d_head, scale, config.mask_value)
-    return walk_head(projections, trace, kind, layer, head, (x, source), config.norm_first)
+        if kind != "cross":
+            position_bias = _position_bias(hf, stack, len(x), len(x))[0]  # (H, q_len, k_len)
+    projections = AttentionProjections(q, k, v, out, config.n_heads, config.d_head, config.score_scale,
+                                       config.mask_value)
+    return walk_head(projections, trace, kind, layer, head, (x, source), config.norm_first, position_bias)

@@ -54,7 +54,8 @@ class HeadWalkthrough:
     k: np.ndarray  # (k_len, d_head)
     v: np.ndarray  # (k_len, d_head)
     qk: np.ndarray  # (q_len, k_len)
-    scale: float  # sqrt(d_head)
+    scale: float  # sqrt(d_head) (1 in T5, which folds it into W_Q)
+    position_bias: np.ndarray | None  # (q_len, k_len) added to the scores (T5's self-attention), else None
     scores: np.ndarray  # (q_len, k_len)
     mask: np.ndarray  # (q_len, k_len) bool
     mask_value: float
@@ -109,9 +110,11 @@ class AttentionProjections:
 
 
 def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, head: int,
-              query_input: tuple[torch.Tensor, str], norm_first: bool) -> HeadWalkthrough:
+              query_input: tuple[torch.Tensor, str], norm_first: bool,
+              position_bias: torch.Tensor | None = None) -> HeadWalkthrough:
     """head_walkthrough from the attention's projections and what entered its query projection (q_len, d_model),
-    checked step by step against `trace` (also for Hugging Face models, transformer_viz.hf)."""
+    checked step by step against `trace` (also for Hugging Face models, transformer_viz.hf). `position_bias`
+    (heads, q_len, k_len) is added to the scaled scores where the model does (T5's relative bias)."""
     attention = ATTENTION_KINDS[kind]
     x_query, x_query_source = query_input
     with torch.no_grad():
@@ -120,7 +123,8 @@ def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, h
         else:
             x_key, x_key_source = x_query, x_query_source  # (k_len, d_model)
         mask = trace[attention_name(kind, layer, "mask")][0, 0]  # (q_len, k_len)
-        heads = [_head_steps(projections, h, x_query, x_key, mask) for h in range(projections.n_heads)]
+        heads = [_head_steps(projections, h, x_query, x_key, mask, None if position_bias is None else position_bias[h])
+                 for h in range(projections.n_heads)]
         all_heads = torch.cat([steps["head_output"] for steps in heads], dim=-1)  # (q_len, H·d_head)
         w_o, b_o = _cpu(projections.out.weight).T, _bias(projections.out, slice(None))  # (H·d_head, d_model)
         output = all_heads @ w_o + b_o  # (q_len, d_model)
@@ -139,8 +143,9 @@ def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, h
         key_tokens=_labels(key_tokens, x_key.shape[0]),
         x_query_source=x_query_source, x_key_source=x_key_source,
         x_query=_np(x_query), x_key=_np(x_key),
-        **{key: _np(value) for key, value in chosen.items() if key != "scale"},
-        scale=chosen["scale"], mask=_np(mask), mask_value=projections.mask_value,
+        **{key: _np(value) for key, value in chosen.items() if key not in ("scale", "position_bias")},
+        scale=chosen["scale"], position_bias=None if position_bias is None else _np(chosen["position_bias"]),
+        mask=_np(mask), mask_value=projections.mask_value,
         all_heads=_np(all_heads), w_o=_np(w_o), b_o=_np(b_o), output=_np(output),
     )
 
@@ -148,7 +153,8 @@ def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, h
 def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) -> dict:
     """The numbers behind one attention cell of batch item 0, recomputed from the recorded q and k.
 
-    q and k are this head's vectors (d_head,); `score` = q·k/√d_head equals `recorded_score`.
+    q and k are this head's vectors (d_head,); `score` = q·k / `scale` (√d_head, 1 in T5) + `position_bias` (T5's
+    self-attention, the recorded score less q·k / scale; else None) equals `recorded_score`.
     `row_masked_scores` is the recorded masked row (blocked keys hold the mask value) and
     `row_softmax` its softmax (blocked keys exactly 0, as in the model), whose entry at
     `key` equals the recorded `weight`.
@@ -165,7 +171,10 @@ def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) 
     query, key = check_index(query, q_all.shape[1], "query"), check_index(key, k_all.shape[1], "key")
     q, k = q_all[head, query], k_all[head, key]  # (d_head,) each
     d_head = q.shape[0]
-    dot = float(q @ k)
+    dot, scale = float(q @ k), float(trace.config.score_scale)
+    recorded_score = float(recorded("scores")[head, query, key])
+    relative = trace.config.positional == "relative" and kind != "cross"  # a learned bias added to every score
+    position_bias = recorded_score - dot / scale if relative else None
     row_allowed = recorded("mask")[0, query].astype(bool)  # (k_len,)
     row_masked = recorded("masked_scores")[head, query]  # (k_len,)
     row_softmax = np.zeros_like(row_masked)  # (k_len,) a row with no allowed key stays all zeros
@@ -176,8 +185,8 @@ def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) 
     return {
         "kind": kind, "layer": layer, "head": head, "query": query, "key": key,
         "query_token": _labels(query_tokens, query + 1)[query], "key_token": _labels(key_tokens, key + 1)[key],
-        "q": q.tolist(), "k": k.tolist(), "dot": dot, "d_head": d_head, "sqrt_d_head": math.sqrt(d_head),
-        "score": dot / math.sqrt(d_head), "recorded_score": float(recorded("scores")[head, query, key]),
+        "q": q.tolist(), "k": k.tolist(), "dot": dot, "d_head": d_head, "scale": scale, "position_bias": position_bias,
+        "score": dot / scale + (position_bias or 0.0), "recorded_score": recorded_score,
         "allowed": bool(row_allowed[key]), "mask_value": float(trace.config.mask_value),
         "masked_score": float(row_masked[key]), "row_masked_scores": row_masked.tolist(),
         "row_softmax": row_softmax.tolist(), "weight": float(recorded("weights")[head, query, key]),
@@ -225,8 +234,9 @@ def _bias(linear: torch.nn.Linear, cols: slice) -> torch.Tensor:
 
 
 def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Tensor, x_key: torch.Tensor,
-                mask: torch.Tensor) -> dict[str, torch.Tensor | float]:
-    """Scaled dot-product attention of one head, every intermediate kept. mask (q_len, k_len) True = may attend."""
+                mask: torch.Tensor, position_bias: torch.Tensor | None) -> dict[str, torch.Tensor | float | None]:
+    """Scaled dot-product attention of one head, every intermediate kept. mask (q_len, k_len) True = may attend;
+    position_bias (q_len, k_len) or None."""
     cols = slice(head * projections.d_head, (head + 1) * projections.d_head)
     linears = (projections.q, projections.k, projections.v)
     # nn.Linear stores (out, in) and computes x·Wᵀ; transpose so rows are input dimensions.
@@ -238,11 +248,14 @@ def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Ten
     qk = q @ k.T  # (q_len, k_len)
     scale = projections.scale
     scores = qk / scale  # (q_len, k_len)
+    if position_bias is not None:
+        scores = scores + position_bias  # (q_len, k_len)
     masked_scores = scores.masked_fill(~mask, projections.mask_value)  # (q_len, k_len)
     # Blocked keys get exactly 0, and a row with no allowed key is all zeros, as in the model.
     weights = masked_scores.softmax(dim=-1).masked_fill(~mask, 0.0)  # (q_len, k_len)
     return dict(w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, q=q, k=k, v=v, qk=qk, scale=scale,
-                scores=scores, masked_scores=masked_scores, weights=weights, head_output=weights @ v)
+                position_bias=position_bias, scores=scores, masked_scores=masked_scores, weights=weights,
+                head_output=weights @ v)
 
 
 def _check(recomputed: torch.Tensor, recorded: torch.Tensor, what: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, cell_selection, head_entropy
@@ -94,13 +96,18 @@ def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, ke
     numbers = cell_numbers(ctx.trace, kind, layer, head, query, key)
     query, key = literal(numbers["query_token"]), literal(numbers["key_token"])
     st.markdown(f"#### {tr('attention.cell_title', query=query, key=key)}")
-    columns = st.columns(5)
-    columns[0].metric(tr("cell.dot"), f"{numbers['dot']:.3f}")
-    columns[1].metric(tr("cell.scale", d_head=numbers["d_head"]), f"{numbers['sqrt_d_head']:.3f}")
-    columns[2].metric(tr("cell.score"), f"{numbers['score']:.3f}")
+    folded = numbers["scale"] != math.sqrt(numbers["d_head"])  # T5: √d_k is in W_Q's initial values
+    bias = numbers["position_bias"]
+    columns = iter(st.columns(5 if bias is None else 6))
+    next(columns).metric(tr("cell.dot"), f"{numbers['dot']:.3f}")
+    next(columns).metric(tr("cell.scale_folded") if folded else tr("cell.scale", d_head=numbers["d_head"]),
+                         f"{numbers['scale']:.3f}")
+    if bias is not None:
+        next(columns).metric(tr("cell.bias"), f"{bias:.3f}")
+    next(columns).metric(tr("cell.score"), f"{numbers['score']:.3f}")
     fill = numbers["mask_value"]
-    columns[3].metric(tr("cell.mask"), "✓" if numbers["allowed"] else format_number(fill))
-    columns[4].metric(tr("cell.weight_short"), f"{numbers['weight']:.3f}")
+    next(columns).metric(tr("cell.mask"), "✓" if numbers["allowed"] else format_number(fill))
+    next(columns).metric(tr("cell.weight_short"), f"{numbers['weight']:.3f}")
     _, key_tokens = ctx.trace.attention_tokens(kind)
     st.caption(tr("cell.row", query=query))
     # A static table: lighter in the browser than the interactive data grid.

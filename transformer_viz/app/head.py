@@ -36,7 +36,7 @@ def render() -> None:
     kind, layer, head = attention_selectors(ctx.trace, *st.columns(3))
     try:
         walk = walkthrough(ctx, kind, layer, head)
-    except ValueError as error:  # T5's self-attention (a relative bias in every score)
+    except ValueError as error:  # a trace that is not this model's (TraceMismatchError)
         st.info(error_text(error), icon=":material/info:")
         return
 

@@ -209,6 +209,8 @@ ENGLISH = {
     ),
     "cell.dot": "q·k",
     "cell.scale": "÷ √d_k (d_k = {d_head})",
+    "cell.scale_folded": "÷ 1 (√d_k is folded into W_Q)",
+    "cell.bias": "+ relative position bias",
     "cell.score": "score",
     "cell.mask": "mask (✓ = may attend)",
     "cell.weight_short": "weight",

@@ -169,6 +169,8 @@ CHINESE = {
     "attention.entropy_help": "以比特为单位的熵：0 表示一个头把全部权重放在一个键上；虚线是平均分给所有允许的键时的值。",
     "cell.dot": "q·k",
     "cell.scale": "÷ √d_k（d_k = {d_head}）",
+    "cell.scale_folded": "÷ 1（√d_k 已并入 W_Q）",
+    "cell.bias": "+ 相对位置偏置",
     "cell.score": "分数",
     "cell.mask": "掩码（✓ = 可以关注）",
     "cell.weight_short": "权重",

@@ -7,6 +7,7 @@ softmax(QKᵀ/√d_k, blocked scores replaced by the mask value)·V, then the co
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -143,8 +144,16 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
     ]], f"QKᵀ = Q·Kᵀ {size(q_len, k_len)}")))
 
     scores, masked = text("scores"), text("masked_scores")
-    steps.append(("scale", figure([[Panel(w.scores, qt, kt, "", marks=box)]],
-                                  f"{scores} = QKᵀ / √d_head = QKᵀ / {w.scale:.2f} {size(q_len, k_len)}")))
+    scaled = f"QKᵀ / √d_head = QKᵀ / {w.scale:.2f}" if not _folded(w) else text("folded")
+    if w.position_bias is None:
+        steps.append(("scale", figure([[Panel(w.scores, qt, kt, "", marks=box)]],
+                                      f"{scores} = {scaled} {size(q_len, k_len)}")))
+    else:  # T5's self-attention: a learned bias for each (bucketed) distance between query and key
+        steps.append(("scale", figure([[
+            Panel(w.qk / w.scale, qt, kt, "QKᵀ" if _folded(w) else f"QKᵀ / {w.scale:.2f}"),
+            Panel(w.position_bias, qt, kt, text("bias_panel")),
+            Panel(w.scores, qt, kt, f"= {scores}", marks=box),
+        ]], text("bias_title", scores=scores, scaled=scaled, size=size(q_len, k_len)))))
 
     fill_text = np.where(w.mask, "✓", mask_text)  # (q_len, k_len): what each cell becomes
     steps.append(("mask", figure([[
@@ -181,7 +190,8 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
 
 
 def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, lang: str = "en") -> go.Figure:
-    """Where one score comes from: the products q_i·k_i as a running sum, then ÷ √d_head."""
+    """Where one score comes from: the products q_i·k_i as a running sum, then ÷ √d_head (and + the position bias
+    where the model adds one)."""
     query, key = check_cell((query, key), len(w.query_tokens), len(w.key_tokens), ("query", "key"))
     q, k = w.q[query].astype(float), w.k[key].astype(float)  # (d_head,)
     products = q * k  # (d_head,)
@@ -201,8 +211,10 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, lang: str = 
         totals=dict(marker_color="#3b3b3b"), connector=dict(line=dict(color="#9e9e9e", width=1)),
     ))
     q_token, k_token = escape_text(w.query_tokens[query]), escape_text(w.key_tokens[key])
-    title = label("dot.title", lang, query=q_token, key=k_token, total=format_number(total), scale=f"{w.scale:.2f}",
-                  score=format_number(total / w.scale))
+    bias = 0.0 if w.position_bias is None else float(w.position_bias[query, key])
+    title_key = "dot.title" + ("_bias" if w.position_bias is not None else "") + ("_folded" if _folded(w) else "")
+    title = label(title_key, lang, query=q_token, key=k_token, total=format_number(total),
+                  scale=f"{w.scale:.2f}", bias=format_number(bias), score=format_number(total / w.scale + bias))
     base_layout(fig, title, height=420)
     note = "" if w.mask[query, key] else label("dot.blocked", lang, fill=format_number(w.mask_value))
     fig.update_layout(showlegend=False, title_subtitle_text=label(
@@ -210,6 +222,11 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, lang: str = 
         margin_t=90)
     fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text=label("dot.axis", lang))
     return fig
+
+
+def _folded(w: HeadWalkthrough) -> bool:
+    """The model divides by 1, not √d_head: T5 folds the scale into W_Q's initial values."""
+    return w.scale != math.sqrt(w.d_head)
 
 
 def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = None,
