@@ -299,3 +299,15 @@ def test_walkthrough_imports_no_plotly():
     code = "import sys, transformer_viz.walkthrough; print('plotly' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_a_run_without_the_scale_is_walked_and_its_cells_divide_by_one():
+    from transformer_viz.intervention import Intervention
+
+    model = make_model(d_model=D_MODEL, n_heads=N_HEADS)
+    _, trace = model.run_with_trace(random_ids(1, LENGTH, 20), random_ids(1, LENGTH, 22),
+                                    intervention=Intervention(scale=False))
+    walk = head_walkthrough(model, trace, "encoder_self", 1, 1)  # checked step by step against what ran
+    assert walk.scale == 1.0 and np.allclose(walk.scores, walk.qk)
+    numbers = cell_numbers(trace, "encoder_self", 1, 1, 2, 0)
+    assert numbers["scale"] == 1.0 and numbers["score"] == pytest.approx(numbers["recorded_score"], abs=1e-5)

@@ -8,7 +8,6 @@ from the trace alone.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,7 +89,7 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
     with torch.no_grad():
         x_query, x_query_source = _attention_input(trace, block, layer, kind, config.norm_first)
     projections = AttentionProjections(attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj, attn.n_heads,
-                                       attn.d_head, math.sqrt(attn.d_head), float(attn.mask_value))
+                                       attn.d_head, score_scale(trace, config), float(attn.mask_value))
     return walk_head(projections, trace, kind, layer, head, (x_query, x_query_source), config.norm_first)
 
 
@@ -171,7 +170,7 @@ def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) 
     query, key = check_index(query, q_all.shape[1], "query"), check_index(key, k_all.shape[1], "key")
     q, k = q_all[head, query], k_all[head, key]  # (d_head,) each
     d_head = q.shape[0]
-    dot, scale = float(q @ k), float(trace.config.score_scale)
+    dot, scale = float(q @ k), score_scale(trace, trace.config)
     recorded_score = float(recorded("scores")[head, query, key])
     relative = trace.config.positional == "relative" and kind != "cross"  # a learned bias added to every score
     position_bias = recorded_score - dot / scale if relative else None
@@ -191,6 +190,12 @@ def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) 
         "masked_score": float(row_masked[key]), "row_masked_scores": row_masked.tolist(),
         "row_softmax": row_softmax.tolist(), "weight": float(recorded("weights")[head, query, key]),
     }
+
+
+def score_scale(trace: Trace, config) -> float:
+    """What the run divided q·k by: the config's score_scale (√d_head), or 1 under Intervention(scale=False)."""
+    intervention = trace.intervention
+    return 1.0 if intervention is not None and not intervention.scale else float(config.score_scale)
 
 
 def _check_choice(model, trace, kind: str, layer: int, head: int) -> tuple[int, int]:
