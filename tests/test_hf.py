@@ -44,6 +44,24 @@ def test_a_model_that_is_not_here_is_named_and_nothing_is_downloaded(tmp_path, m
 
 
 @needs_transformers
+def test_a_model_too_large_or_of_another_family_is_refused_before_its_weights_are_read(tiny, tmp_path, monkeypatch):
+    import json
+
+    import transformers
+
+    def no_weights(*args, **kwargs):
+        raise AssertionError("weights read")
+
+    monkeypatch.setattr(transformers.AutoModelForSeq2SeqLM, "from_pretrained", no_weights)
+    parameters = sum(p.numel() for p in tiny.model.parameters())
+    with pytest.raises(ValueError, match=f"has {parameters:,} parameters; this server loads models of at most 1,000"):
+        hf.load(tiny.config.name, max_parameters=1000)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))  # a config, no weights
+    with pytest.raises(ValueError, match="type 'gpt2' are not traced here"):
+        hf.load(str(tmp_path))
+
+
+@needs_transformers
 def test_every_name_of_the_contract_is_recorded_with_its_shape(tiny):
     run = hf.run_text(tiny, "the cat sat on the mat", "le chat est sur le tapis", pad_to=16)
     trace, config = run.trace, tiny.config

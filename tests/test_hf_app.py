@@ -89,3 +89,21 @@ def test_t5_self_attention_shows_the_bias_it_adds_and_no_division(folders):
     assert "+ relative position bias" in metrics and "÷ 1 (√d_k is folded into W_Q)" in metrics, metrics
     at = run_page("attention", **{**view, "kind": "cross"})
     assert "+ relative position bias" not in {metric.label for metric in at.metric}
+
+
+def test_a_model_beyond_the_servers_size_is_refused_in_both_languages(folders, monkeypatch):
+    from dataclasses import replace
+
+    from transformer_viz.app import services
+
+    monkeypatch.setattr(services, "LIMITS", replace(services.LIMITS, hf_parameters=1000))
+    services.hugging_face_model.clear()
+    try:
+        at = run_page("attention", source="hf", hf_model=folders["t5"])
+        assert "parameters; this server loads models of at most 1,000" in at.error[0].value
+        at = run_page("attention", lang="zh", source="hf", hf_model=folders["t5"])
+        assert "这台服务器最多加载 1,000 个参数的模型" in at.error[0].value
+        at = run_page("attention", lang="zh", source="hf", hf_model="not/a-model-here")
+        assert "无法从本地文件夹或本地缓存加载 'not/a-model-here'（下载已关闭）" in at.error[0].value
+    finally:
+        services.hugging_face_model.clear()

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from .errors import TranslatableError
 from .inference import TextRun
 from .recording import ATTENTION_KINDS, Trace, name
 
@@ -33,6 +34,22 @@ FAMILIES = ("marian", "bart", "t5")  # model_type values traced here (mt5 and um
 T5_LIKE = ("t5", "mt5")
 WEIGHTS_TOLERANCE = 1e-4  # recomputed vs the model's own attention weights (float32)
 INSTALL = "pip install 'transformer_viz[hf]'"
+# The sentences of hf's ValueErrors (TranslatableError "hf.<kind>": the app has them in its languages).
+SENTENCES = {
+    "missing": "Hugging Face models cannot be loaded: {reason}.",
+    "name": "Name a Hugging Face model: a local folder, or a name such as Helsinki-NLP/opus-mt-en-zh.",
+    "not_here": "{name!r} could not be loaded from a local folder or the local cache (downloads are off): {cause}",
+    "not_on_hub": "{name!r} could not be loaded from the Hugging Face Hub: {cause}",
+    "family": "Hugging Face models of type {model_type!r} are not traced here: choose a Marian, BART or T5 "
+              "encoder-decoder (e.g. Helsinki-NLP/opus-mt-en-zh, facebook/bart-base, t5-small).",
+    "too_big": "{name!r} has {parameters:,} parameters; this server loads models of at most {limit:,}.",
+    "empty": "The input is empty: type a sentence.",
+    "too_long": "The input is {count} tokens long; this server reads at most {limit}.",
+}
+
+
+def _error(kind: str, **values) -> TranslatableError:
+    return TranslatableError(f"hf.{kind}", SENTENCES[kind].format(**values), **values)
 
 
 def missing_reason() -> str | None:
@@ -93,8 +110,7 @@ def family_of(model_type: str) -> str:
         return "t5"
     if model_type in ("marian", "bart"):
         return model_type
-    raise ValueError(f"Hugging Face models of type {model_type!r} are not traced here: choose a Marian, BART or T5 "
-                     "encoder-decoder (e.g. Helsinki-NLP/opus-mt-en-zh, facebook/bart-base, t5-small).")
+    raise _error("family", model_type=model_type)
 
 
 def config_of(model: nn.Module, name_or_path: str) -> HFConfig:
@@ -111,27 +127,41 @@ def config_of(model: nn.Module, name_or_path: str) -> HFConfig:
                     scale_embeddings=bool(hf.scale_embedding), embed_norm=family == "bart")
 
 
-def load(name_or_path: str, allow_download: bool = False) -> HFModel:
+def load(name_or_path: str, allow_download: bool = False, max_parameters: int | None = None) -> HFModel:
     """The model and tokenizer in a local folder or the local Hugging Face cache (from the Hub only when
-    `allow_download`). ValueError with a sentence for anything that cannot be loaded."""
+    `allow_download`). Its config is read first: a family not traced here, or more than `max_parameters`, is
+    refused before any weights are read. ValueError with a sentence for anything that cannot be loaded."""
     reason = missing_reason()
     if reason is not None:
-        raise ValueError(f"Hugging Face models cannot be loaded: {reason}.")
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        raise _error("missing", reason=reason)
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
     from transformers.utils import logging
 
     logging.disable_progress_bar()
     if not isinstance(name_or_path, str) or not name_or_path.strip():
-        raise ValueError("Name a Hugging Face model: a local folder, or a name such as Helsinki-NLP/opus-mt-en-zh.")
+        raise _error("name")
     name_or_path = name_or_path.strip()
+
+    def unavailable(error: Exception) -> TranslatableError:
+        return _error("not_on_hub" if allow_download else "not_here", name=name_or_path,
+                      cause=str(error).splitlines()[0][:200])
+
+    try:
+        hub_config = AutoConfig.from_pretrained(name_or_path, local_files_only=not allow_download)
+    except (OSError, ValueError, ImportError) as error:
+        raise unavailable(error) from None
+    family_of(getattr(hub_config, "model_type", ""))
+    if max_parameters is not None:
+        with torch.device("meta"):  # the shapes only: no memory, no weights
+            parameters = sum(p.numel() for p in AutoModelForSeq2SeqLM.from_config(hub_config).parameters())
+        if parameters > max_parameters:
+            raise _error("too_big", name=name_or_path, parameters=parameters, limit=int(max_parameters))
     try:
         model = AutoModelForSeq2SeqLM.from_pretrained(name_or_path, local_files_only=not allow_download,
                                                       attn_implementation="eager")
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=not allow_download)
     except (OSError, ValueError, ImportError) as error:
-        where = "the Hugging Face Hub" if allow_download else "a local folder or the local cache (downloads are off)"
-        raise ValueError(f"{name_or_path!r} could not be loaded from {where}: "
-                         f"{str(error).splitlines()[0][:200]}") from None
+        raise unavailable(error) from None
     config = config_of(model, name_or_path)
     return HFModel(model.eval(), tokenizer, config)
 
@@ -318,11 +348,11 @@ def encode(hf: HFModel, text: str, max_len: int, target: bool = False) -> torch.
     """(1, L) ids of `text` as the model's tokenizer encodes it (with its end token); ValueError if empty or
     longer than `max_len`."""
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("The input is empty: type a sentence.")
+        raise _error("empty")
     encoded = hf.tokenizer(text_target=text) if target else hf.tokenizer(text)
     ids = torch.tensor([encoded["input_ids"]])  # (1, L)
     if ids.shape[1] > max_len:
-        raise ValueError(f"The input is {ids.shape[1]} tokens long; this server reads at most {max_len}.")
+        raise _error("too_long", count=ids.shape[1], limit=max_len)
     return ids
 
 

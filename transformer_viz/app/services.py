@@ -163,8 +163,9 @@ def resolve(view: View) -> Resolved:
 
 @st.cache_resource(max_entries=2, show_spinner=False)
 def hugging_face_model(name_or_path: str, allow_download: bool) -> hf.HFModel:
-    """A Hugging Face model loaded once per server (two at most: a real one holds hundreds of MB)."""
-    return hf.load(name_or_path, allow_download=allow_download)
+    """A Hugging Face model loaded once per server (two at most, each within LIMITS.hf_parameters: a real one holds
+    hundreds of MB)."""
+    return hf.load(name_or_path, allow_download=allow_download, max_parameters=int(LIMITS.hf_parameters))
 
 
 def resolve_hugging_face(name_or_path: str, allow_download: bool) -> Resolved:

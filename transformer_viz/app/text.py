@@ -6,6 +6,8 @@ new language can be added here without touching any page.
 
 from __future__ import annotations
 
+from transformer_viz.hf import SENTENCES as HF_SENTENCES
+
 from .text_break import BREAK_EN, BREAK_ZH
 from .text_lesson import LESSON_EN, LESSON_ZH
 from .text_rooms import ROOMS_CHINESE, ROOMS_ENGLISH
@@ -49,6 +51,7 @@ ENGLISH = {
     "side.hf_help": "A Marian, BART or T5 encoder-decoder, e.g. Helsinki-NLP/opus-mt-en-zh. Its own tokenizer "
                     "splits the input into subword pieces; the shape is the model's own.",
     "side.hf_missing": "Hugging Face models need the extra: pip install 'transformer_viz[hf]'.",
+    **{f"detail.hf.{kind}": sentence for kind, sentence in HF_SENTENCES.items()},
     "banner.hf": "Hugging Face model {name} ({family}): {layers} + {decoder_layers} layers × {heads} heads, "
                  "d_model {d_model}, its own weights and tokenizer.",
     "banner.hf_t5": "T5 scores are q·k without the division by √d_k (it is folded into the weights), plus a learned "

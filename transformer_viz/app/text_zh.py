@@ -35,6 +35,15 @@ CHINESE = {
     "side.hf_help": "Marian、BART 或 T5 编码器-解码器，例如 Helsinki-NLP/opus-mt-en-zh。输入由模型自己的分词器切成子词；"
                     "形状是模型自己的。",
     "side.hf_missing": "使用 Hugging Face 模型需要安装扩展：pip install 'transformer_viz[hf]'。",
+    "detail.hf.missing": "无法加载 Hugging Face 模型：{reason}。",
+    "detail.hf.name": "请给出一个 Hugging Face 模型：本地文件夹，或像 Helsinki-NLP/opus-mt-en-zh 这样的模型名。",
+    "detail.hf.not_here": "无法从本地文件夹或本地缓存加载 {name!r}（下载已关闭）：{cause}",
+    "detail.hf.not_on_hub": "无法从 Hugging Face Hub 加载 {name!r}：{cause}",
+    "detail.hf.family": "这里不追踪 {model_type!r} 类型的 Hugging Face 模型：请选择 Marian、BART 或 T5 编码器-解码器"
+                        "（例如 Helsinki-NLP/opus-mt-en-zh、facebook/bart-base、t5-small）。",
+    "detail.hf.too_big": "{name!r} 有 {parameters:,} 个参数；这台服务器最多加载 {limit:,} 个参数的模型。",
+    "detail.hf.empty": "输入是空的：请输入一个句子。",
+    "detail.hf.too_long": "输入有 {count} 个词元；这台服务器最多读取 {limit} 个。",
     "banner.hf": "Hugging Face 模型 {name}（{family}）：{layers} + {decoder_layers} 层 × {heads} 个头，"
                  "d_model {d_model}，使用它自己的权重和分词器。",
     "banner.hf_t5": "T5 的分数是 q·k，不除以 √d_k（这一缩放已并入权重）；自注意力的分数还加上一个学到的相对位置偏置。",
