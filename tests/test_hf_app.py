@@ -84,6 +84,8 @@ def test_t5_self_attention_shows_the_bias_it_adds_and_no_division(folders):
     assert not at.exception and not at.error and not at.info
     titles = [spec["layout"]["title"]["text"] for spec in chart_specs(at)]
     assert any(" + B " in title and "folds 1/√d_head into W_Q" in title for title in titles), titles
+    assert any("T5 does not divide by √d_k" in markdown.value for markdown in at.markdown)
+    assert not any("Divide by √d_k" in markdown.value for markdown in at.markdown)
     at = run_page("attention", **view)
     metrics = {metric.label: metric.value for metric in at.metric}
     assert "+ relative position bias" in metrics and "÷ 1 (√d_k is folded into W_Q)" in metrics, metrics

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from transformer_viz import hf
@@ -48,11 +50,17 @@ def render() -> None:
             with st.expander(tr("head.wide", step=tr(f"head.step.{step}"), d_model=walk.d_model)):
                 chart(fig, key=f"head_step_{step}")
             continue
-        st.markdown(f"**{tr(f'head.step.{step}')}**")
+        st.markdown(f"**{tr(step_text(walk, step))}**")
         chart(fig, key=f"head_step_{step}")
         if step == "qk":
             st.markdown(f"**{tr('head.dot')}**")
             chart(dot, key="head_dot")
+
+
+def step_text(walk, step: str) -> str:
+    """The catalog key explaining a step: T5 scales and biases its scores its own way."""
+    t5_scores = step == "scale" and (walk.position_bias is not None or walk.scale != math.sqrt(walk.d_head))
+    return "head.step.scale_t5" if t5_scores else f"head.step.{step}"
 
 
 def walkthrough(ctx: PageContext, kind: str, layer: int, head: int):

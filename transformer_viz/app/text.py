@@ -252,6 +252,9 @@ ENGLISH = {
     "head.step.projections": "Three learned matrices turn X into queries, keys and values for this head.",
     "head.step.qk": "Every query is compared with every key by a dot product.",
     "head.step.scale": "Divide by √d_k so the scores do not grow with the head size and saturate the softmax.",
+    "head.step.scale_t5": "T5 does not divide by √d_k (its W_Q was initialised smaller instead); in self-attention it "
+                          "adds a learned bias B for each distance from query to key: this is where its word order "
+                          "enters.",
     "head.step.mask": "Blocked scores are replaced by the mask value (masked_fill), so the softmax gives them weight 0.",
     "head.step.softmax": "Softmax turns each row into weights that sum to 1.",
     "head.step.weighted_sum": "Each output row is the weighted sum of the value rows.",

@@ -209,6 +209,8 @@ CHINESE = {
     "head.step.projections": "三个可学习的矩阵把 X 变成这个头的查询、键和值。",
     "head.step.qk": "每个查询与每个键做点积。",
     "head.step.scale": "除以 √d_k，使分数不随头的维度增大而变大，避免 softmax 饱和。",
+    "head.step.scale_t5": "T5 不除以 √d_k（改为把 W_Q 初始化得更小）；在自注意力中，它为查询到键的每种距离加上一个学到的"
+                          "偏置 B：词序正是从这里进入模型的。",
     "head.step.mask": "被屏蔽的分数被替换为掩码值，因此 softmax 给它们的权重为 0。",
     "head.step.softmax": "softmax 把每一行变成和为 1 的权重。",
     "head.step.weighted_sum": "每一行输出是各值向量的加权和。",
