@@ -239,20 +239,20 @@ def test_a_position_bias_is_a_step_of_its_own_and_part_of_the_score():
     for panel, matrix in ((scaled, w.qk), (bias, w.position_bias), (scores, w.scores)):
         np.testing.assert_allclose(z(panel), matrix)
     title = dict(walkthrough_figures(w))["scale"].layout.title.text
-    assert "+ B" in title and "folds 1/√d_head into W_Q" in title and "/ 2.00" not in title
+    assert "+ B" in title and "(not divided by √d_head)" in title and "/ 2.00" not in title
     query, key = 1, 2
     dot = dot_product_figure(w, query, key).layout.title.text
     assert f"+ {format_number(float(w.position_bias[query, key]))} = " in dot
-    assert f"= {format_number(float(w.scores[query, key]))} (√d_head is folded into W_Q)" in dot and "/ 1.00" not in dot
+    assert f"= {format_number(float(w.scores[query, key]))} (not divided by √d_head)" in dot and "/ 1.00" not in dot
     zh = dict(walkthrough_figures(w, lang="zh"))["scale"].layout.title.text
-    assert "偏置" in zh and "bias" not in zh and "folds" not in zh
+    assert "偏置" in zh and "bias" not in zh and "divided" not in zh
 
 
 def test_a_model_that_folds_the_scale_says_so_instead_of_dividing_by_one():
     w = dataclasses.replace(walk("cross"), scale=1.0)
     w = dataclasses.replace(w, scores=w.qk)
-    assert "folds 1/√d_head into W_Q" in dict(walkthrough_figures(w))["scale"].layout.title.text
-    assert "√d_head is folded into W_Q" in dot_product_figure(w, 0, 0).layout.title.text
+    assert "(not divided by √d_head)" in dict(walkthrough_figures(w))["scale"].layout.title.text
+    assert "(not divided by √d_head)" in dot_product_figure(w, 0, 0).layout.title.text
 
 
 def test_dot_product_of_a_blocked_key_says_so():

@@ -83,7 +83,7 @@ def test_t5_self_attention_shows_the_bias_it_adds_and_no_division(folders):
     at = run_page("head", **view)
     assert not at.exception and not at.error and not at.info
     titles = [spec["layout"]["title"]["text"] for spec in chart_specs(at)]
-    assert any(" + B " in title and "folds 1/√d_head into W_Q" in title for title in titles), titles
+    assert any(" + B " in title and "(not divided by √d_head)" in title for title in titles), titles
     assert any("T5 does not divide by √d_k" in markdown.value for markdown in at.markdown)
     assert not any("Divide by √d_k" in markdown.value for markdown in at.markdown)
     at = run_page("attention", **view)

@@ -221,7 +221,7 @@ def test_cell_numbers_recompute_the_recorded_score_and_weight():
     q = recorded("q")[2].numpy()
     assert numbers["q"] == pytest.approx(q.tolist()) and len(numbers["k"]) == numbers["d_head"] == D_HEAD
     assert numbers["dot"] == pytest.approx(float(np.dot(q, recorded("k")[1].numpy())), rel=1e-5)
-    assert numbers["scale"] == 2.0 and numbers["position_bias"] is None
+    assert numbers["scale"] == 2.0 and numbers["position_bias"] is None and not numbers["unscaled"]
     assert numbers["score"] == pytest.approx(numbers["recorded_score"], rel=1e-5, abs=1e-6)
     assert numbers["recorded_score"] == pytest.approx(float(recorded("scores")[2, 1]))
     assert numbers["allowed"] and numbers["masked_score"] == pytest.approx(numbers["recorded_score"])
@@ -310,4 +310,5 @@ def test_a_run_without_the_scale_is_walked_and_its_cells_divide_by_one():
     walk = head_walkthrough(model, trace, "encoder_self", 1, 1)  # checked step by step against what ran
     assert walk.scale == 1.0 and np.allclose(walk.scores, walk.qk)
     numbers = cell_numbers(trace, "encoder_self", 1, 1, 2, 0)
-    assert numbers["scale"] == 1.0 and numbers["score"] == pytest.approx(numbers["recorded_score"], abs=1e-5)
+    assert numbers["scale"] == 1.0 and numbers["unscaled"] and walk.unscaled
+    assert numbers["score"] == pytest.approx(numbers["recorded_score"], abs=1e-5)

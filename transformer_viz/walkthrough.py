@@ -8,6 +8,7 @@ from the trace alone.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,6 +74,11 @@ class HeadWalkthrough:
     @property
     def d_head(self) -> int:
         return self.q.shape[1]
+
+    @property
+    def unscaled(self) -> bool:
+        """The scores are q·k, not divided by √d_head (T5 folds it into W_Q's initial values)."""
+        return self.scale != math.sqrt(self.d_head)
 
 
 def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalkthrough:
@@ -185,6 +191,7 @@ def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) 
         "kind": kind, "layer": layer, "head": head, "query": query, "key": key,
         "query_token": _labels(query_tokens, query + 1)[query], "key_token": _labels(key_tokens, key + 1)[key],
         "q": q.tolist(), "k": k.tolist(), "dot": dot, "d_head": d_head, "scale": scale, "position_bias": position_bias,
+        "unscaled": scale != math.sqrt(d_head),
         "score": dot / scale + (position_bias or 0.0), "recorded_score": recorded_score,
         "allowed": bool(row_allowed[key]), "mask_value": float(trace.config.mask_value),
         "masked_score": float(row_masked[key]), "row_masked_scores": row_masked.tolist(),

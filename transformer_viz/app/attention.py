@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import streamlit as st
 
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, cell_selection, head_entropy
@@ -96,11 +94,10 @@ def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, ke
     numbers = cell_numbers(ctx.trace, kind, layer, head, query, key)
     query, key = literal(numbers["query_token"]), literal(numbers["key_token"])
     st.markdown(f"#### {tr('attention.cell_title', query=query, key=key)}")
-    folded = numbers["scale"] != math.sqrt(numbers["d_head"])  # T5: √d_k is in W_Q's initial values
     bias = numbers["position_bias"]
     columns = iter(st.columns(5 if bias is None else 6))
     next(columns).metric(tr("cell.dot"), f"{numbers['dot']:.3f}")
-    next(columns).metric(tr("cell.scale_folded") if folded else tr("cell.scale", d_head=numbers["d_head"]),
+    next(columns).metric(tr("cell.scale_folded") if numbers["unscaled"] else tr("cell.scale", d_head=numbers["d_head"]),
                          f"{numbers['scale']:.3f}")
     if bias is not None:
         next(columns).metric(tr("cell.bias"), f"{bias:.3f}")

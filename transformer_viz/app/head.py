@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import streamlit as st
 
 from transformer_viz import hf
@@ -59,7 +57,7 @@ def render() -> None:
 
 def step_text(walk, step: str) -> str:
     """The catalog key explaining a step: T5 scales and biases its scores its own way."""
-    t5_scores = step == "scale" and (walk.position_bias is not None or walk.scale != math.sqrt(walk.d_head))
+    t5_scores = step == "scale" and (walk.position_bias is not None or walk.unscaled)
     return "head.step.scale_t5" if t5_scores else f"head.step.{step}"
 
 

@@ -7,7 +7,6 @@ softmax(QKᵀ/√d_k, blocked scores replaced by the mask value)·V, then the co
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -144,13 +143,13 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
     ]], f"QKᵀ = Q·Kᵀ {size(q_len, k_len)}")))
 
     scores, masked = text("scores"), text("masked_scores")
-    scaled = f"QKᵀ / √d_head = QKᵀ / {w.scale:.2f}" if not _folded(w) else text("folded")
+    scaled = f"QKᵀ / √d_head = QKᵀ / {w.scale:.2f}" if not w.unscaled else text("folded")
     if w.position_bias is None:
         steps.append(("scale", figure([[Panel(w.scores, qt, kt, "", marks=box)]],
                                       f"{scores} = {scaled} {size(q_len, k_len)}")))
     else:  # T5's self-attention: a learned bias for each (bucketed) distance between query and key
         steps.append(("scale", figure([[
-            Panel(w.qk / w.scale, qt, kt, "QKᵀ" if _folded(w) else f"QKᵀ / {w.scale:.2f}"),
+            Panel(w.qk / w.scale, qt, kt, "QKᵀ" if w.unscaled else f"QKᵀ / {w.scale:.2f}"),
             Panel(w.position_bias, qt, kt, text("bias_panel")),
             Panel(w.scores, qt, kt, f"= {scores}", marks=box),
         ]], text("bias_title", scores=scores, scaled=scaled, size=size(q_len, k_len)))))
@@ -212,7 +211,7 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, lang: str = 
     ))
     q_token, k_token = escape_text(w.query_tokens[query]), escape_text(w.key_tokens[key])
     bias = 0.0 if w.position_bias is None else float(w.position_bias[query, key])
-    title_key = "dot.title" + ("_bias" if w.position_bias is not None else "") + ("_folded" if _folded(w) else "")
+    title_key = "dot.title" + ("_bias" if w.position_bias is not None else "") + ("_folded" if w.unscaled else "")
     title = label(title_key, lang, query=q_token, key=k_token, total=format_number(total),
                   scale=f"{w.scale:.2f}", bias=format_number(bias), score=format_number(total / w.scale + bias))
     base_layout(fig, title, height=420)
@@ -222,11 +221,6 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, lang: str = 
         margin_t=90)
     fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text=label("dot.axis", lang))
     return fig
-
-
-def _folded(w: HeadWalkthrough) -> bool:
-    """The model divides by 1, not √d_head: T5 folds the scale into W_Q's initial values."""
-    return w.scale != math.sqrt(w.d_head)
 
 
 def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = None,
