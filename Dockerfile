@@ -18,7 +18,7 @@ RUN useradd --create-home --uid 1000 tviz  # uid 1000: what Hugging Face Spaces 
 USER tviz
 WORKDIR /home/tviz
 
-# The server's limits (transformer_viz/app/limits.py); TVIZ_REDIS_URL shares class rooms between replicas.
+# The server's limits (transformer_viz/app/server/limits.py); TVIZ_REDIS_URL shares class rooms between replicas.
 ENV TVIZ_TRAININGS_AT_ONCE=0
 EXPOSE 8501
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \

@@ -36,16 +36,16 @@ def rss_mib() -> float:
 def page_script(page: str) -> None:
     import importlib
 
-    from transformer_viz.app.sidebar import render_sidebar
+    from transformer_viz.app.frame.sidebar import render_sidebar
 
     render_sidebar()
-    importlib.import_module(f"transformer_viz.app.{page}").render()
+    importlib.import_module(f"transformer_viz.app.pages.{page}").render()
 
 
 def main() -> None:
     from streamlit.testing.v1 import AppTest
 
-    from transformer_viz.app.services import RUN_CACHE_BYTES
+    from transformer_viz.app.server.services import RUN_CACHE_BYTES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=100)

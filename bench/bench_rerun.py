@@ -118,14 +118,14 @@ GROUPS = (
     ("serialization: figure.to_dict", "plotly/tools.py", "return_figure_from_figure_or_data"),
     ("catalogs / translation", "transformer_viz/app/text", None),
     ("catalogs / translation", "transformer_viz/figures/labels.py", "label"),
-    ("catalogs / translation", "transformer_viz/app/ui.py", "tr"),
+    ("catalogs / translation", "transformer_viz/app/session/widgets.py", "tr"),
     ("figure building (Plotly objects, validation)", "transformer_viz/figures/", None),
-    ("model runs, walkthrough, analysis (torch)", "transformer_viz/inference.py", None),
+    ("model runs, walkthrough, analysis (torch)", "transformer_viz/analysis/", None),
     ("model runs, walkthrough, analysis (torch)", "transformer_viz/model/", None),
-    ("model runs, walkthrough, analysis (torch)", "transformer_viz/walkthrough.py", None),
-    ("model runs, walkthrough, analysis (torch)", "transformer_viz/lesson.py", None),
-    ("model runs, walkthrough, analysis (torch)", "transformer_viz/analysis.py", None),
-    ("model runs, walkthrough, analysis (torch)", "transformer_viz/recording.py", None),
+    ("model runs, walkthrough, analysis (torch)", "transformer_viz/trace/", None),
+    ("model runs, walkthrough, analysis (torch)", "transformer_viz/lessons/", None),
+    ("model runs, walkthrough, analysis (torch)", "transformer_viz/data/", None),
+    ("model runs, walkthrough, analysis (torch)", "transformer_viz/train/", None),
     ("st.plotly_chart: element id, protobuf", "streamlit/elements/plotly_chart.py", "plotly_chart"),
     ("Streamlit caches (hashing arguments)", "streamlit/runtime/caching/", None),
 )
@@ -144,8 +144,8 @@ def classify(frames: list) -> str:
                 return group
         caller = frames[i + 1].f_code.co_filename if i + 1 < len(frames) else ""
         if "/streamlit/" in path and "/transformer_viz/app/" in caller:
-            return SIDEBAR_CALL if caller.endswith("sidebar.py") else STREAMLIT_CALL
-        if path.endswith("transformer_viz/app/sidebar.py"):
+            return SIDEBAR_CALL if caller.endswith("frame/sidebar.py") else STREAMLIT_CALL
+        if path.endswith("transformer_viz/app/frame/sidebar.py"):
             return SIDEBAR_CALL
         if "/transformer_viz/app/" in path:
             return APP

@@ -275,11 +275,11 @@ def figure_costs() -> list[str]:
     import torch
 
     from transformer_viz import Transformer
-    from transformer_viz.app.state import View
+    from transformer_viz.analysis.inference import run_text
+    from transformer_viz.app.session.state import View
+    from transformer_viz.data.tasks import TASKS, model_config_for
     from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
     from transformer_viz.figures.grid import attention_grid
-    from transformer_viz.inference import run_text
-    from transformer_viz.tasks import TASKS, model_config_for
 
     def traced(task, shape, src):
         torch.manual_seed(0)
@@ -370,9 +370,10 @@ def main() -> None:
                                      "n_encoder_layers": 6, "n_heads": 8, "max_len": 32, "src_text": LONG_TEXT,
                                      "kind": label("kind.encoder_self"), "layer": 1})
     print(f"input for b: task 'reverse', max_len 32, {len(LONG_TEXT) + 1} source tokens with <eos>")
-    checkpoints = sorted(path.stem for path in (ROOT / "transformer_viz" / "checkpoints").glob("*.safetensors"))
+    shipped = ROOT / "transformer_viz" / "weights" / "shipped"
+    checkpoints = sorted(path.stem for path in shipped.glob("*.safetensors"))
     print(f"pretrained checkpoints: {', '.join(checkpoints) or 'none (the app falls back to random weights)'}"
-          " (loading one calls gc.freeze() in transformer_viz/app/services.py: start-up objects in no collection)")
+          " (loading one calls gc.freeze() in app/server/services.py: start-up objects in no collection)")
     cases = [Case("a", "app", "/attention", draw, options), Case("b", "app", big, draw, options),
              Case("c", "minimal", "/", "Draw", ("weights", "scores"))]
     servers = {"app": (args.app, ()), "minimal": ("bench/minimal_app.py", ())}

@@ -8,7 +8,7 @@ import torch
 from plotly.colors import hex_to_rgb, sample_colorscale
 
 from transformer_viz import ModelConfig, Trace, Transformer
-from transformer_viz.recording import attention_name
+from transformer_viz.trace.names import attention_name
 
 
 def make_model(**overrides) -> Transformer:
@@ -104,7 +104,7 @@ def corrupt_reverse_checkpoint(folder, monkeypatch):
     (its metadata is the real one). Streamlit's resource caches are cleared on the way in and out."""
     import streamlit as st
 
-    import transformer_viz.pretrained as pretrained
+    import transformer_viz.weights.pretrained as pretrained
 
     shutil.copy(pretrained.CHECKPOINT_DIR / "reverse.json", folder / "reverse.json")
     (folder / "reverse.safetensors").write_bytes(b"\x00not a safetensors file")

@@ -1,4 +1,4 @@
-"""transformer_viz.analysis against numbers worked out by hand and against the model's own tensors."""
+"""transformer_viz.analysis.measures against numbers worked out by hand and against the model's own tensors."""
 
 import math
 
@@ -8,14 +8,14 @@ import torch
 from helpers import layered_trace, make_model, random_ids, real_trace
 
 from transformer_viz import Vocab, load_pretrained
-from transformer_viz.analysis import (
+from transformer_viz.analysis.measures import (
     alignment_scores,
     attention_rollout,
     head_scores,
     logit_lens,
     residual_norms,
 )
-from transformer_viz.recording import name
+from transformer_viz.trace.names import name
 
 # attention_rollout -------------------------------------------------------------------------------------------------
 

@@ -21,16 +21,16 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from transformer_viz import POSITIONAL_ENCODINGS, ModelConfig, Transformer, load_pretrained, run_text
+from transformer_viz.analysis.walkthrough import cell_numbers, head_walkthrough
 from transformer_viz.config import SIZE_LIMITS, SWITCHES, is_whole
+from transformer_viz.data.tasks import TASKS, model_config_for
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
 from transformer_viz.figures.decoding import cross_attention_by_step
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.head import dot_product_figure
 from transformer_viz.figures.masks import masking_steps
-from transformer_viz.pretrained import CHECKPOINT_DIR
-from transformer_viz.recording import ATTENTION_KINDS
-from transformer_viz.tasks import TASKS, model_config_for
-from transformer_viz.walkthrough import cell_numbers, head_walkthrough
+from transformer_viz.trace.names import ATTENTION_KINDS
+from transformer_viz.weights.pretrained import CHECKPOINT_DIR
 
 _EXAMPLES = os.environ.get("TV_FUZZ_EXAMPLES", "200")
 if not _EXAMPLES.isdigit() or int(_EXAMPLES) < 1:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from transformer_viz.app.navigation import PAGES as NAVIGATION
-from transformer_viz.recording import ATTENTION_KINDS
+from transformer_viz.app.frame.navigation import PAGES as NAVIGATION
+from transformer_viz.trace.names import ATTENTION_KINDS
 
 PAGES = tuple(NAVIGATION)  # every page of the app
 CONFIGS = {
@@ -22,13 +22,13 @@ CONFIGS = {
 def page_script(page: str) -> None:
     import importlib
 
-    from transformer_viz.app.link import link_notice
-    from transformer_viz.app.navigation import follow_pending_link
-    from transformer_viz.app.sidebar import render_sidebar
+    from transformer_viz.app.frame.link import link_notice
+    from transformer_viz.app.frame.navigation import follow_pending_link
+    from transformer_viz.app.frame.sidebar import render_sidebar
 
     follow_pending_link()
     render_sidebar()
-    importlib.import_module(f"transformer_viz.app.{page}").render()
+    importlib.import_module(f"transformer_viz.app.pages.{page}").render()
     link_notice()
 
 
@@ -206,8 +206,8 @@ def test_a_model_trained_on_one_task_is_not_shown_for_another():
 
 def test_every_tasks_training_defaults_are_among_the_choices():
     """The choices stay the same when the task changes, so a chosen value never becomes invalid."""
-    from transformer_viz.app.training import BATCH_CHOICES, LR_CHOICES
-    from transformer_viz.tasks import TASKS
+    from transformer_viz.app.pages.training import BATCH_CHOICES, LR_CHOICES
+    from transformer_viz.data.tasks import TASKS
 
     for task in TASKS.values():
         assert task.train_defaults.lr in LR_CHOICES and task.train_defaults.batch_size in BATCH_CHOICES
@@ -231,8 +231,8 @@ def test_the_model_service_refuses_shapes_beyond_the_servers_limits_whatever_ask
     """A link is clamped by its widget; anything else that reaches the service (a callback, code) is refused."""
     from dataclasses import replace
 
-    from transformer_viz.app.services import resolve
-    from transformer_viz.app.state import View
+    from transformer_viz.app.server.services import resolve
+    from transformer_viz.app.session.state import View
 
     resolved = resolve(replace(View(), **shape))
     assert resolved.model is None and "beyond what this server builds" in str(resolved.error)
@@ -254,9 +254,9 @@ def test_a_training_waits_in_line_while_the_servers_trainings_run_and_then_train
     """Every worker busy with another session's training: this one shows its place in line, then trains."""
     import threading
 
-    import transformer_viz.app.training as page
+    import transformer_viz.app.pages.training as page
     from transformer_viz import Transformer, get_task, model_config_for
-    from transformer_viz.app.services import training_pool
+    from transformer_viz.app.server.services import training_pool
 
     asked = []
     monkeypatch.setattr(page, "tr", lambda key, **values: asked.append((key, values)) or key)
@@ -299,7 +299,7 @@ def test_decoding_shows_a_run_whose_first_token_is_eos():
 
 
 def test_a_session_whose_first_run_crashed_recovers_on_the_next(monkeypatch):
-    import transformer_viz.app.sidebar as sidebar
+    import transformer_viz.app.frame.sidebar as sidebar
 
     real = sidebar.fit_heads_to_d_model
     calls = []
@@ -357,8 +357,8 @@ def test_the_run_cache_is_bounded_in_bytes_not_in_runs(monkeypatch):
     """Issue 8: the run cache kept 64 runs whatever their size (349 MiB each at the largest shape)."""
     from dataclasses import replace
 
-    from transformer_viz.app import services
-    from transformer_viz.app.state import View
+    from transformer_viz.app.server import services
+    from transformer_viz.app.session.state import View
 
     view = View()  # the shipped reverse model
     resolved = services.resolve(view)
@@ -384,7 +384,7 @@ def test_a_choice_widgets_own_default_is_the_views_default():
     """Bug (found by the tour in Chromium): Inside the layers opened on the decoder (the view's default) but its
     radio's own default was the first option, the encoder. A bound widget leaves its own default out of the link,
     so choosing the encoder gave a link that opened on the decoder. (AppTest does not write bound links.)"""
-    from transformer_viz.app.ui import view_widget
+    from transformer_viz.app.session.widgets import view_widget
 
     def radio(label, options, **kwargs):
         return options[kwargs["index"]], kwargs
@@ -416,7 +416,7 @@ def test_a_cached_figure_is_drawn_as_the_figure_it_was():
     import plotly.io as pio
     from helpers import real_trace
 
-    from transformer_viz.app.services import SharedFigure, shared
+    from transformer_viz.app.server.services import SharedFigure, shared
     from transformer_viz.figures.attention import attention_heatmap
     from transformer_viz.figures.masks import mask_figures
 
@@ -433,7 +433,7 @@ def test_a_cached_figure_is_drawn_as_the_figure_it_was():
 def language_before_the_sidebar() -> None:
     import streamlit as st
 
-    from transformer_viz.app.ui import lang
+    from transformer_viz.app.session.widgets import lang
 
     st.write(lang())
 

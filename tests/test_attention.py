@@ -7,13 +7,9 @@ import torch
 from helpers import random_ids
 from torch import nn
 
-from transformer_viz import ModelConfig, recording
-from transformer_viz.model import (
-    MultiHeadAttention,
-    padding_mask,
-    scaled_dot_product_attention,
-)
-from transformer_viz.recording import name_hook_points
+from transformer_viz import ModelConfig
+from transformer_viz.model import MultiHeadAttention, padding_mask, scaled_dot_product_attention
+from transformer_viz.model.hooks import name_hook_points, recording
 
 
 def test_two_token_case_worked_out_by_hand():

@@ -13,8 +13,8 @@ from safetensors.torch import load, save
 
 from transformer_viz import Transformer, get_task, model_config_for
 from transformer_viz.app.text import t
-from transformer_viz.checkpoint_files import MAX_UPLOAD_BYTES, checkpoint_zip, read_upload
 from transformer_viz.errors import TranslatableError
+from transformer_viz.weights.files import MAX_UPLOAD_BYTES, checkpoint_zip, read_upload
 
 TASK = get_task("reverse")
 

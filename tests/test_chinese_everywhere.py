@@ -14,6 +14,8 @@ import pytest
 from helpers import corrupt_reverse_checkpoint, make_model, random_ids, real_trace
 from test_app import PAGES, run_page
 
+from transformer_viz.analysis.walkthrough import head_walkthrough
+from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
 from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
 from transformer_viz.figures.embeddings import (
@@ -31,8 +33,6 @@ from transformer_viz.figures.overview import architecture_diagram
 from transformer_viz.figures.training import attention_animation, loss_curve
 from transformer_viz.model import encoding_tables
 from transformer_viz.model.summary import block_shapes, parameter_counts
-from transformer_viz.tasks import TASKS
-from transformer_viz.walkthrough import head_walkthrough
 
 # Latin letters a Chinese lesson keeps: symbols of the formulas, the model's settings as the sidebar names
 # them, names of methods and libraries, the special tokens, and the name of the other language on its switch.
@@ -205,11 +205,11 @@ def test_a_corrupt_checkpoint_is_explained_in_chinese(tmp_path, monkeypatch):
 
 
 def test_a_trained_model_and_its_animation_speak_chinese(monkeypatch):
-    import transformer_viz.app.ui
+    import transformer_viz.app.session.widgets
 
     # AppTest formats the widgets' values again in the test's thread, where st.session_state is not the app's:
     # there the choices would be labelled in English and no longer found among the Chinese options.
-    monkeypatch.setattr(transformer_viz.app.ui, "lang", lambda: "zh")
+    monkeypatch.setattr(transformer_viz.app.session.widgets, "lang", lambda: "zh")
     at = run_page("training", lang="zh", n_heads=2, d_model=16, d_ff=32, weights="random", train_steps=100)
     at.button(key="training_start").click().run()
     assert at.session_state["weights"] == "trained"

@@ -9,7 +9,7 @@ from helpers import SRC, TGT, hand_trace, layered_trace, make_model, random_ids,
 
 from transformer_viz import Intervention, Trace
 from transformer_viz.figures.attention import attention_heatmap
-from transformer_viz.recording import attention_name
+from transformer_viz.trace.names import attention_name
 
 # to_npz / from_npz -------------------------------------------------------------------------------------------------
 

@@ -10,14 +10,14 @@ import torch
 from helpers import make_model, real_trace
 
 from transformer_viz import Trace
+from transformer_viz.analysis.walkthrough import cell_numbers, head_walkthrough
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
 from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
 from transformer_viz.figures.embeddings import positional_curves
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
 from transformer_viz.figures.masks import masking_steps
-from transformer_viz.recording import check_index
-from transformer_viz.walkthrough import cell_numbers, head_walkthrough
+from transformer_viz.trace.names import check_index
 
 TRACE = real_trace(layers=2, heads=4)  # 8 source tokens, 6 target tokens
 LAYERS = "layer must be a whole number from 0 to 1 \\(counting from 0\\)"

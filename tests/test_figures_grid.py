@@ -7,7 +7,7 @@ import pytest
 from helpers import SRC, TGT, drawn_alpha, hand_trace, real_trace, recorded, rgb, scale_colours, tile
 
 from transformer_viz.figures.grid import TICK_PX, attention_grid, grid_layout, grid_selection
-from transformer_viz.recording import attention_name
+from transformer_viz.trace.names import attention_name
 
 
 def path_cells(path: str) -> set[tuple[int, int]]:

@@ -8,7 +8,7 @@ from helpers import layered_trace, make_model, random_ids, real_trace
 from test_chinese_everywhere import english_words, figure_texts
 
 from transformer_viz import Vocab
-from transformer_viz.analysis import (
+from transformer_viz.analysis.measures import (
     LogitLens,
     alignment_scores,
     attention_rollout,

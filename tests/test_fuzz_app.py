@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_app import run_page
 
-from transformer_viz.app.navigation import PAGES as NAVIGATION
-from transformer_viz.app.services import FIGURE_CACHE_BYTES, RUN_CACHE_BYTES
-from transformer_viz.app.state import VIEW_FIELDS
+from transformer_viz.app.frame.navigation import PAGES as NAVIGATION
+from transformer_viz.app.server.services import FIGURE_CACHE_BYTES, RUN_CACHE_BYTES
+from transformer_viz.app.session.state import VIEW_FIELDS
 
 PAGES = tuple(NAVIGATION)  # every page of the app
 # Labels the widgets really write, next to garbage: numbers of every size, any text, hostile Markdown.

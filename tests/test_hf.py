@@ -5,8 +5,8 @@ import sys
 import pytest
 import torch
 
-from transformer_viz import hf
-from transformer_viz.recording import ATTENTION_KINDS, attention_name
+from transformer_viz.trace.names import ATTENTION_KINDS, attention_name
+from transformer_viz.weights import hf
 
 missing = hf.missing_reason()
 needs_transformers = pytest.mark.skipif(missing is not None, reason=f"{missing}")
@@ -183,7 +183,7 @@ def test_one_head_step_by_step_is_checked_against_the_trace(tiny):
 
 @needs_transformers
 def test_a_cells_numbers_divide_as_the_model_does_and_add_t5s_bias(tiny):
-    from transformer_viz.walkthrough import cell_numbers
+    from transformer_viz.analysis.walkthrough import cell_numbers
 
     trace = hf.run_text(tiny, "the dog sees a cat").trace
     numbers = cell_numbers(trace, "encoder_self", 0, 1, 2, 0)

@@ -5,8 +5,8 @@ import sys
 import pytest
 
 from tests.test_app import run_page
-from transformer_viz import hf
-from transformer_viz.app.navigation import PAGES
+from transformer_viz.app.frame.navigation import PAGES
+from transformer_viz.weights import hf
 
 missing = hf.missing_reason()
 TOY_ONLY = ("training", "break_it", "compare")
@@ -58,7 +58,8 @@ def test_without_the_extra_the_page_says_how_to_install_it(monkeypatch):
 def test_a_server_can_forbid_downloads(monkeypatch):
     from dataclasses import replace
 
-    from transformer_viz.app import services, sidebar
+    from transformer_viz.app.frame import sidebar
+    from transformer_viz.app.server import services
 
     no_downloads = replace(sidebar.LIMITS, hf_downloads=0)
     monkeypatch.setattr(sidebar, "LIMITS", no_downloads)
@@ -96,7 +97,7 @@ def test_t5_self_attention_shows_the_bias_it_adds_and_no_division(folders):
 def test_a_model_beyond_the_servers_size_is_refused_in_both_languages(folders, monkeypatch):
     from dataclasses import replace
 
-    from transformer_viz.app import services
+    from transformer_viz.app.server import services
 
     monkeypatch.setattr(services, "LIMITS", replace(services.LIMITS, hf_parameters=1000))
     services.hugging_face_model.clear()

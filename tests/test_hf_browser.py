@@ -15,7 +15,7 @@ from devtools.browser import (
     rerun_after,
     streamlit_server,
 )
-from transformer_viz import hf
+from transformer_viz.weights import hf
 
 missing = browser_missing_reason() or hf.missing_reason()
 pytestmark = [pytest.mark.hf, pytest.mark.skipif(missing is not None, reason=f"{missing}")]

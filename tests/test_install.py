@@ -46,8 +46,8 @@ def installed(wheel, tmp_path_factory) -> Path:
 def test_the_wheel_holds_the_app_its_settings_weights_and_license(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     for expected in ("transformer_viz/app/main.py", "transformer_viz/app/serve/streamlit_app.py",
-                     "transformer_viz/app/serve/.streamlit/config.toml", "transformer_viz/checkpoints/reverse.json",
-                     "transformer_viz/checkpoints/reverse.safetensors", "transformer_viz/py.typed"):
+                     "transformer_viz/app/serve/.streamlit/config.toml", "transformer_viz/weights/shipped/reverse.json",
+                     "transformer_viz/weights/shipped/reverse.safetensors", "transformer_viz/py.typed"):
         assert expected in names, expected
     assert any(name.endswith("licenses/LICENSE") for name in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))

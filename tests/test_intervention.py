@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from transformer_viz import Intervention, Transformer
-from transformer_viz.inference import run_text
-from transformer_viz.pretrained import load_pretrained
-from transformer_viz.recording import attention_name
-from transformer_viz.tasks import TASKS, encode_source, encode_target, model_config_for
-from transformer_viz.training import evaluate, train
+from transformer_viz.analysis.inference import run_text
+from transformer_viz.data.tasks import TASKS, encode_source, encode_target, model_config_for
+from transformer_viz.trace.names import attention_name
+from transformer_viz.train.loop import evaluate, train
+from transformer_viz.weights.pretrained import load_pretrained
 
 
 @pytest.fixture(scope="module")

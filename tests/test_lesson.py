@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from test_app import run_page
 
-from transformer_viz.app.lesson import STEPS, setup_values
-from transformer_viz.inference import next_token_probabilities, run_text
-from transformer_viz.pretrained import load_pretrained
-from transformer_viz.recording import attention_name
-from transformer_viz.tasks import TASKS
+from transformer_viz.analysis.inference import next_token_probabilities, run_text
+from transformer_viz.app.pages.lesson import STEPS, setup_values
+from transformer_viz.data.tasks import TASKS
+from transformer_viz.trace.names import attention_name
+from transformer_viz.weights.pretrained import load_pretrained
 
 FRENCH = "the black cat sees the small dog"
 

@@ -1,4 +1,4 @@
-"""transformer_viz.lesson: each fact the lesson reveals, against a hand computation or an independent one."""
+"""transformer_viz.lessons.facts: each fact the lesson reveals, against a hand computation or an independent one."""
 
 import math
 
@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from transformer_viz import Transformer
-from transformer_viz.inference import run_text
-from transformer_viz.lesson import (
+from transformer_viz.analysis.inference import run_text
+from transformer_viz.data.tasks import TASKS, model_config_for
+from transformer_viz.lessons.facts import (
     blocked_by_padding_only,
     equal_token_rows,
     head_patterns,
@@ -17,9 +18,8 @@ from transformer_viz.lesson import (
     softmax_entropy,
     strongest_key,
 )
-from transformer_viz.pretrained import load_pretrained
-from transformer_viz.recording import attention_name
-from transformer_viz.tasks import TASKS, model_config_for
+from transformer_viz.trace.names import attention_name
+from transformer_viz.weights.pretrained import load_pretrained
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_padding_blocks_the_pad_keys_under_the_diagonal(reverse_model):
 
 
 def test_mean_entropy_is_zero_for_one_hot_rows_and_log2_n_for_uniform_ones(reverse_model):
-    from transformer_viz.lesson import mean_entropy
+    from transformer_viz.lessons.facts import mean_entropy
 
     trace = run_text(reverse_model, TASKS["reverse"], "abc", "cba").trace
     name = attention_name("cross", 0, "weights")

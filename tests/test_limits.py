@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from transformer_viz.app import state
 from transformer_viz.app.launch import SCRIPT, streamlit_args
-from transformer_viz.app.limits import LIMITS, ServerLimits, usable_cores
+from transformer_viz.app.server.limits import LIMITS, ServerLimits, usable_cores
+from transformer_viz.app.session import state
 
 
 def test_the_defaults_are_a_class_server_and_the_sidebar_offers_exactly_them():
@@ -36,7 +36,7 @@ def test_a_value_out_of_range_names_its_variable_and_the_range(variable, text):
 
 
 def test_a_sidebar_under_lower_limits_offers_less():
-    code = ("from transformer_viz.app import state; "
+    code = ("from transformer_viz.app.session import state; "
             "print(state.D_MODEL_RANGE, state.MAX_HEADS, state.LAYER_RANGE, state.D_FF_CHOICES, state.MAX_LEN_CHOICES)")
     environment = {**os.environ, "TVIZ_D_MODEL": "64", "TVIZ_HEADS": "4", "TVIZ_LAYERS": "2", "TVIZ_D_FF": "128",
                    "TVIZ_INPUT_TOKENS": "32"}

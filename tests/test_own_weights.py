@@ -1,5 +1,5 @@
 """Weights of one's own in the app: checkpoints of extra folders beside the shipped ones (sidebar, view, link), and
-the Training page's download and upload (transformer_viz.checkpoint_files behind them)."""
+the Training page's download and upload (transformer_viz.weights.files behind them)."""
 
 import io
 import json
@@ -10,9 +10,9 @@ import torch
 from test_app import grid_tiles, run_page
 
 from transformer_viz import Transformer, get_task, model_config_for, save_pretrained
-from transformer_viz.app.state import TrainedModel
-from transformer_viz.app.weights_io import zipped
-from transformer_viz.pretrained import CHECKPOINTS_ENV
+from transformer_viz.app.pages.training_weights import zipped
+from transformer_viz.app.session.state import TrainedModel
+from transformer_viz.weights.pretrained import CHECKPOINTS_ENV
 
 TINY = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1, "d_ff": 32}
 
@@ -45,8 +45,8 @@ def test_an_extra_checkpoint_is_offered_for_its_task_and_chosen_through_the_view
     assert shape_of(at) == TINY  # choosing it gave the sidebar its shape
     assert grid_tiles(at) == 1 * 2
     assert any("Checkpoint “tiny” of this server" in c.value and "25.0% exact match" in c.value for c in at.caption)
-    from transformer_viz.app.services import resolve
-    from transformer_viz.app.state import View
+    from transformer_viz.app.server.services import resolve
+    from transformer_viz.app.session.state import View
 
     shown = resolve(View(weights="checkpoint:tiny", **TINY)).model
     assert all(torch.equal(a, b) for a, b in zip(shown.state_dict().values(),
@@ -170,9 +170,9 @@ def test_an_upload_refused_says_why_and_keeps_the_session_as_it_was():
 
 
 def test_an_upload_refused_says_why_in_chinese(monkeypatch):
-    import transformer_viz.app.ui
+    import transformer_viz.app.session.widgets
 
-    monkeypatch.setattr(transformer_viz.app.ui, "lang", lambda: "zh")  # as AppTest relabels widgets (test_chinese_...)
+    monkeypatch.setattr(transformer_viz.app.session.widgets, "lang", lambda: "zh")  # as AppTest relabels widgets
     data = zipped(trained_model())
     at = upload(run_page("training", lang="zh", task="copy"), ("reverse-trained.zip", data, "application/zip"))
     (error,) = [e.value for e in at.error]

@@ -12,9 +12,11 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from transformer_viz import name
+from transformer_viz.data.tasks import TASKS, get_task, model_config_for
 from transformer_viz.errors import TranslatableError
 from transformer_viz.model import Transformer
-from transformer_viz.pretrained import (
+from transformer_viz.train.loop import evaluate
+from transformer_viz.weights.pretrained import (
     CHECKPOINT_DIR,
     CHECKPOINTS_ENV,
     Pretrained,
@@ -24,8 +26,6 @@ from transformer_viz.pretrained import (
     load_pretrained,
     save_pretrained,
 )
-from transformer_viz.tasks import TASKS, get_task, model_config_for
-from transformer_viz.training import evaluate
 
 TEST_SEED = 777  # not the CLI's evaluation seed (12345) and not a training seed
 CHAR_TASKS = [n for n, task in TASKS.items() if task.level == "char"]
@@ -237,7 +237,7 @@ def refuse_real_builds(monkeypatch):
     def build(config):
         assert torch.empty(0).device.type == "meta", "a model was built before the files were checked"
         return Transformer(config)
-    monkeypatch.setattr("transformer_viz.pretrained.Transformer", build)
+    monkeypatch.setattr("transformer_viz.weights.pretrained.Transformer", build)
 
 
 def edit_metadata(directory, change):

@@ -1,8 +1,6 @@
 """The recording contract: names, shapes, no effect on results, per-call isolation across threads."""
 
 import pickle
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -10,8 +8,9 @@ import pytest
 import torch
 from helpers import make_model, random_ids
 
-from transformer_viz import Trace, name, recording
-from transformer_viz.recording import ATTENTION_KINDS, _active_recorder, attention_name
+from transformer_viz import Trace, name
+from transformer_viz.model.hooks import _active_recorder, recording
+from transformer_viz.trace.names import ATTENTION_KINDS, attention_name
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -162,20 +161,3 @@ def test_trace_is_a_read_only_mapping_that_pickles():
 def test_trace_can_be_built_by_hand():
     trace = Trace({"logits": torch.zeros(1, 2, 3)}, src_tokens=("x",))
     assert "logits" in trace and len(trace) == 1 and trace.get("missing") is None
-
-
-def test_no_module_of_the_package_loads_streamlit():
-    # Every module but the app (transformer_viz.app, Streamlit's own layer), figures included, imported in a fresh
-    # interpreter from this checkout.
-    code = """
-import importlib, pkgutil, sys, transformer_viz
-names = [m.name for m in pkgutil.walk_packages(transformer_viz.__path__, "transformer_viz.")
-         if not m.name.startswith(("transformer_viz.app", "transformer_viz.__main__"))]  # the app is Streamlit's
-for module in names:
-    importlib.import_module(module)
-print(transformer_viz.__file__, len(names), "streamlit" in sys.modules, "transformer_viz.figures.grid" in names)
-"""
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    path, count, streamlit, figures = result.stdout.split()
-    assert Path(path).is_relative_to(ROOT) and int(count) > 20 and figures == "True"
-    assert streamlit == "False"

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from transformer_viz.app import state
-from transformer_viz.app.rooms import base_url, page_path, qr_svg, room_link
+from transformer_viz.app.rooms.follow import base_url, page_path, qr_svg, room_link
+from transformer_viz.app.session import state
 from transformer_viz.app.text import CATALOGS
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -19,7 +19,7 @@ def session(link: dict[str, str] | None = None) -> AppTest:
 
 
 def store():
-    from transformer_viz.app.rooms import room_store
+    from transformer_viz.app.rooms.follow import room_store
 
     return room_store()
 
@@ -198,7 +198,7 @@ def test_the_room_link_uses_the_address_the_browser_used(url, base):
 
 
 def test_a_link_that_only_works_on_the_server_is_pointed_out():
-    from transformer_viz.app.rooms import names_this_computer
+    from transformer_viz.app.rooms.follow import names_this_computer
 
     assert names_this_computer("http://localhost:8501/?room=K7QX") and names_this_computer("http://127.0.0.1:8501")
     assert not names_this_computer("http://192.168.1.20:8501/?room=K7QX")

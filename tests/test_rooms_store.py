@@ -7,7 +7,7 @@ import time
 import pytest
 
 from devtools.redis_server import redis_missing_reason, redis_server
-from transformer_viz.app.rooms_store import (
+from transformer_viz.app.rooms.store import (
     CODE_ALPHABET,
     CODE_LENGTH,
     MAX_VIEW_CHARS,

@@ -4,12 +4,12 @@ import ast
 import re
 from pathlib import Path
 
-from transformer_viz.app import state
-from transformer_viz.app.state import VIEW_FIELDS, View
+from transformer_viz.app.session import state
+from transformer_viz.app.session.state import VIEW_FIELDS, View
 from transformer_viz.app.text import CATALOGS, t
 
 APP = Path("transformer_viz/app")
-PAGES = [p for p in APP.glob("*.py") if p.name not in ("state.py", "text.py", "text_zh.py")]
+PAGES = [p for p in APP.rglob("*.py") if p.name not in ("state.py", "text.py", "text_zh.py")]
 
 
 def test_every_view_field_has_its_key_constant():
@@ -41,7 +41,7 @@ def _is_session_state(node) -> bool:
 
 
 def test_translated_choices_have_labels_and_language_independent_values():
-    from transformer_viz.app.ui import LABELS
+    from transformer_viz.app.session.widgets import LABELS
 
     # Position choices are labelled with their token too (by the page that knows the tokens).
     assert set(state.TRANSLATED_FIELDS) - {state.QUERY, state.CELL_QUERY, state.CELL_KEY} <= set(LABELS)
@@ -51,7 +51,7 @@ def test_translated_choices_have_labels_and_language_independent_values():
 
 
 def test_every_text_key_used_by_the_app_is_in_the_english_catalog():
-    sources = "\n".join(p.read_text() for p in APP.glob("*.py")) + Path("app.py").read_text()
+    sources = "\n".join(p.read_text() for p in APP.rglob("*.py")) + Path("app.py").read_text()
     used = set(re.findall(r'tr\("([a-z_.]+)"', sources))
     assert used, "no tr() calls found"
     assert sorted(used - set(CATALOGS["en"])) == []
@@ -76,7 +76,7 @@ def test_the_chinese_catalog_is_complete_with_the_same_placeholders():
 
 
 def test_every_catalog_key_is_used_by_the_app():
-    sources = "\n".join(p.read_text() for p in APP.glob("*.py") if not p.name.startswith("text"))
+    sources = "\n".join(p.read_text() for p in APP.rglob("*.py") if not p.name.startswith("text"))
     # Keys built as f"kind.{kind}" etc.
     dynamic = ("kind.", "value.", "positional.", "weights.", "nav.", "head.step.", "task.", "lesson.", "training.from_",
                "break.no_", "break.ablation_", "compare.variant_", "layers.encoder", "layers.decoder", "detail.",
@@ -92,7 +92,7 @@ def test_a_view_from_elsewhere_is_checked_field_by_field():
 
     import pytest
 
-    from transformer_viz.app.state import checked_view
+    from transformer_viz.app.session.state import checked_view
 
     good = {"layer": 1, "dims": [0, 3], "mask_value": -math.inf, "query": None, "cell_query": 2, "train_lr": 3e-4,
             "norm_first": False, "src_text": "banana", "d_model": 32}

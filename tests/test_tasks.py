@@ -5,8 +5,15 @@ import random
 import pytest
 import torch
 
-from transformer_viz.tasks import TASKS, encode_source, encode_target, get_task, max_match, model_config_for
-from transformer_viz.vocab import Vocab
+from transformer_viz.data.tasks import (
+    TASKS,
+    encode_source,
+    encode_target,
+    get_task,
+    max_match,
+    model_config_for,
+)
+from transformer_viz.data.vocab import Vocab
 
 CHAR_TASKS = [name for name, task in TASKS.items() if task.level == "char"]
 WORD_TASKS = [name for name, task in TASKS.items() if task.level == "word"]

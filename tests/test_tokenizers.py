@@ -1,4 +1,4 @@
-"""BPE (transformer_viz.tokenizers): seed 003's worked example, edge cases, and Hugging Face's trainer."""
+"""BPE (transformer_viz.data.bpe): seed 003's worked example, edge cases, and Hugging Face's trainer."""
 
 import json
 import re
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transformer_viz import learn_bpe
-from transformer_viz.tokenizers import END
+from transformer_viz.data.bpe import END
 
 try:
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers

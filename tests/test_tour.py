@@ -23,7 +23,7 @@ from devtools.browser import (
     rerun_after,
     wait_for_idle,
 )
-from transformer_viz.app.state import VIEW_FIELDS
+from transformer_viz.app.session.state import VIEW_FIELDS
 
 missing = browser_missing_reason()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
+from transformer_viz.data.tasks import get_task, model_config_for
+from transformer_viz.data.vocab import Vocab
 from transformer_viz.model import Transformer
-from transformer_viz.pretrained import load_pretrained
-from transformer_viz.tasks import get_task, model_config_for
-from transformer_viz.train import main as cli_main
-from transformer_viz.training import StepInfo, batch_stream, evaluate, lr_factor, make_batch, train
-from transformer_viz.vocab import Vocab
+from transformer_viz.train.cli import main as cli_main
+from transformer_viz.train.loop import StepInfo, batch_stream, evaluate, lr_factor, make_batch, train
+from transformer_viz.weights.pretrained import load_pretrained
 
 
 def tiny_model(task_name: str = "reverse", seed: int = 0) -> Transformer:
@@ -172,7 +172,7 @@ def test_cli_rejects_an_unknown_task(capsys):
 
 def test_cli_writes_into_the_working_directory_unless_told_and_names_the_files(tmp_path, monkeypatch, capsys):
     """Its default --out was the package's own folder: `--task reverse` overwrote the shipped model."""
-    from transformer_viz.pretrained import CHECKPOINT_DIR
+    from transformer_viz.weights.pretrained import CHECKPOINT_DIR
 
     shipped = (CHECKPOINT_DIR / "copy.safetensors").read_bytes()
     monkeypatch.chdir(tmp_path)

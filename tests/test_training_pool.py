@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from transformer_viz import Transformer, get_task, model_config_for
-from transformer_viz.training import train
-from transformer_viz.training_pool import TrainingPool
+from transformer_viz.train.loop import train
+from transformer_viz.train.pool import TrainingPool
 
 
 @pytest.fixture(scope="module", params=[True, False], ids=["processes", "threads"])

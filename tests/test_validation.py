@@ -8,8 +8,8 @@ from helpers import make_model
 
 from transformer_viz import ModelConfig
 from transformer_viz.config import SIZE_LIMITS
-from transformer_viz.pretrained import CHECKPOINT_DIR
-from transformer_viz.tasks import TASKS, model_config_for
+from transformer_viz.data.tasks import TASKS, model_config_for
+from transformer_viz.weights.pretrained import CHECKPOINT_DIR
 
 
 def config(**overrides):

@@ -13,8 +13,8 @@ import torch
 from helpers import make_model, random_ids
 
 from transformer_viz import ModelConfig, Trace, Transformer
-from transformer_viz.recording import ATTENTION_KINDS, attention_name
-from transformer_viz.walkthrough import TraceMismatchError, cell_numbers, head_walkthrough
+from transformer_viz.analysis.walkthrough import TraceMismatchError, cell_numbers, head_walkthrough
+from transformer_viz.trace.names import ATTENTION_KINDS, attention_name
 
 D_MODEL, N_HEADS, D_HEAD, LENGTH = 8, 2, 4, 4
 
@@ -296,13 +296,13 @@ def test_two_token_case_worked_out_by_hand():
 
 
 def test_walkthrough_imports_no_plotly():
-    code = "import sys, transformer_viz.walkthrough; print('plotly' in sys.modules)"
+    code = "import sys, transformer_viz.analysis.walkthrough; print('plotly' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 
 
 def test_a_run_without_the_scale_is_walked_and_its_cells_divide_by_one():
-    from transformer_viz.intervention import Intervention
+    from transformer_viz.trace.intervention import Intervention
 
     model = make_model(d_model=D_MODEL, n_heads=N_HEADS)
     _, trace = model.run_with_trace(random_ids(1, LENGTH, 20), random_ids(1, LENGTH, 22),

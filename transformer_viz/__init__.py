@@ -2,16 +2,23 @@
 
 __version__ = "0.2.0"
 
-from .config import POSITIONAL_ENCODINGS, ModelConfig
-from .inference import TextRun, run_text
-from .intervention import Intervention
-from .model import Transformer
-from .pretrained import Pretrained, available_pretrained, load_pretrained, save_pretrained
-from .recording import LEAVES, HookPoint, Trace, name, recording
-from .tasks import TASKS, Task, encode_source, encode_target, get_task, model_config_for
-from .tokenizers import BytePairEncoding, learn_bpe
-from .training import AttentionSnapshot, StepInfo, TrainResult, evaluate
-from .vocab import Vocab
+from transformer_viz.analysis.inference import TextRun, run_text
+from transformer_viz.config import POSITIONAL_ENCODINGS, ModelConfig
+from transformer_viz.data.bpe import BytePairEncoding, learn_bpe
+from transformer_viz.data.tasks import TASKS, Task, encode_source, encode_target, get_task, model_config_for
+from transformer_viz.data.vocab import Vocab
+from transformer_viz.model import Transformer
+from transformer_viz.model.hooks import HookPoint, recording
+from transformer_viz.trace.intervention import Intervention
+from transformer_viz.trace.names import LEAVES, name
+from transformer_viz.trace.record import Trace
+from transformer_viz.train.loop import AttentionSnapshot, StepInfo, TrainResult, evaluate
+from transformer_viz.weights.pretrained import (
+    Pretrained,
+    available_pretrained,
+    load_pretrained,
+    save_pretrained,
+)
 
 __all__ = [
             "LEAVES",

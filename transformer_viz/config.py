@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, fields
 from types import MappingProxyType
 
-from .errors import TranslatableError
+from transformer_viz.errors import TranslatableError
 
 POSITIONAL_ENCODINGS = ("sinusoidal", "sinusoidal_concat", "learned", "none")
 # The largest sizes this teaching tool supports (DESIGN.md, "Limits"): every call stays within about

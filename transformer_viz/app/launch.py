@@ -11,7 +11,7 @@ import argparse
 import os
 from pathlib import Path
 
-from transformer_viz.pretrained import CHECKPOINTS_ENV  # extra checkpoint folders, os.pathsep-separated
+from transformer_viz.weights.pretrained import CHECKPOINTS_ENV  # extra checkpoint folders, os.pathsep-separated
 
 SCRIPT = Path(__file__).with_name("serve") / "streamlit_app.py"  # its .streamlit/config.toml comes along
 
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
 
     args = streamlit_args(argv)
     try:
-        from .limits import LIMITS  # noqa: F401 - read from the environment on import
+        from transformer_viz.app.server.limits import LIMITS  # noqa: F401 - read from the environment on import
     except ValueError as error:
         raise SystemExit(f"transformer-viz: {error}") from None
     cli.main(args=args, prog_name="transformer-viz")

@@ -5,13 +5,13 @@
 
 import streamlit as st
 
-from .link import link_notice
-from .navigation import all_pages, follow_pending_link
-from .presenter import presenter_frame
-from .rooms import follow_room, room_panel, share_view
-from .services import set_up_server
-from .sidebar import render_sidebar
-from .take_home import start_view, view_download
+from transformer_viz.app.frame.link import link_notice
+from transformer_viz.app.frame.navigation import all_pages, follow_pending_link
+from transformer_viz.app.frame.presenter import presenter_frame
+from transformer_viz.app.frame.sidebar import render_sidebar
+from transformer_viz.app.frame.take_home import start_view, view_download
+from transformer_viz.app.rooms.follow import follow_room, room_panel, share_view
+from transformer_viz.app.server.services import set_up_server
 
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it. A formula shrinks with
 # its column (cqi: 1 % of it) where the widest one, 23 em, would not fit; KaTeX would hide the rest.

@@ -6,13 +6,12 @@ new language can be added here without touching any page.
 
 from __future__ import annotations
 
-from transformer_viz.hf import SENTENCES as HF_SENTENCES
-
-from .text_break import BREAK_EN, BREAK_ZH
-from .text_lesson import LESSON_EN, LESSON_ZH
-from .text_rooms import ROOMS_CHINESE, ROOMS_ENGLISH
-from .text_weights import WEIGHTS_CHINESE, WEIGHTS_ENGLISH
-from .text_zh import CHINESE as APP_CHINESE
+from transformer_viz.app.text_break import BREAK_EN, BREAK_ZH
+from transformer_viz.app.text_lesson import LESSON_EN, LESSON_ZH
+from transformer_viz.app.text_rooms import ROOMS_CHINESE, ROOMS_ENGLISH
+from transformer_viz.app.text_weights import WEIGHTS_CHINESE, WEIGHTS_ENGLISH
+from transformer_viz.app.text_zh import CHINESE as APP_CHINESE
+from transformer_viz.weights.hf import SENTENCES as HF_SENTENCES
 
 ENGLISH = {
     # App frame and sidebar

@@ -1,7 +1,7 @@
 """The lesson's words, English and Chinese: nine steps for a 45-minute class (about five minutes each).
 
 Each step has a title, an explanation, a formula (LaTeX), a question to predict and the answer's
-template; the numbers in an answer are computed from the model (transformer_viz.lesson).
+template; the numbers in an answer are computed from the model (transformer_viz.lessons.facts).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The sentences of one's own weights (checkpoint folders, download and upload), in English and Chinese;
 text.CATALOGS merges them. The English refusals of an upload are the package's own sentences."""
 
-from transformer_viz.checkpoint_files import UPLOAD_SENTENCES
+from transformer_viz.weights.files import UPLOAD_SENTENCES
 
 WEIGHTS_ENGLISH = {
     "weights.checkpoint": "checkpoint “{name}”",

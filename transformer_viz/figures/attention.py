@@ -17,9 +17,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from ..analysis import entropy_bits
-from ..recording import ATTENTION_KINDS, check_index
-from .common import (
+from transformer_viz.analysis.measures import entropy_bits
+from transformer_viz.figures.common import (
     CLICK_COLOUR,
     CLICK_OPACITY,
     HIGHLIGHT,
@@ -40,7 +39,7 @@ from .common import (
     token_texts,
     value_plane,
 )
-from .fit import (
+from transformer_viz.figures.fit import (
     GAP_PX,
     MIN_FONT_PX,
     TEXT_MIN_WIDTH,
@@ -52,8 +51,9 @@ from .fit import (
     tick_plan,
     widest_em,
 )
-from .labels import label
-from .masks import blocked_layer
+from transformer_viz.figures.labels import label
+from transformer_viz.figures.masks import blocked_layer
+from transformer_viz.trace.names import ATTENTION_KINDS, check_index
 
 HEAD_PX = 560  # the plot size one head is laid out for
 TITLE_PX, AXIS_TITLE_PX, COLORBAR_PX = 50, 26, 80  # room for the title; an axis title; a colour bar with its title

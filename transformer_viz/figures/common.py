@@ -17,17 +17,10 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
-from ..recording import (
-    Trace,
-    attention_name,
-    check_index,
-    check_kind,
-    recorded_attention,
-    recorded_mask,
-    token_labels,
-)
-from .fit import TITLE_FONT_PX, fit_title
-from .labels import label
+from transformer_viz.figures.fit import TITLE_FONT_PX, fit_title
+from transformer_viz.figures.labels import label
+from transformer_viz.trace.names import attention_name, check_index, check_kind, token_labels
+from transformer_viz.trace.record import Trace, recorded_attention, recorded_mask
 
 # Colour-blind-safe scales that stay readable on a projector.
 SEQUENTIAL = "Viridis"  # attention weights, masks: 0 dark -> 1 bright

@@ -5,9 +5,16 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import DIVERGING, all_layers, base_layout, symmetric_limit, token_labels, token_texts
-from .grid import GRID_PX, _names, _tile, _tile_names, grid_layout
-from .labels import label
+from transformer_viz.figures.common import (
+    DIVERGING,
+    all_layers,
+    base_layout,
+    symmetric_limit,
+    token_labels,
+    token_texts,
+)
+from transformer_viz.figures.grid import GRID_PX, _names, _tile, _tile_names, grid_layout
+from transformer_viz.figures.labels import label
 
 
 def difference_grid(trace_a, trace_b, kind: str, *, width: int | None = None, lang: str = "en") -> go.Figure:

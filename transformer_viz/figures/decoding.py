@@ -7,9 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..config import is_whole
-from ..recording import check_index
-from .common import (
+from transformer_viz.config import is_whole
+from transformer_viz.figures.common import (
     HIGHLIGHT,
     MUTED,
     SEQUENTIAL,
@@ -20,7 +19,8 @@ from .common import (
     token_labels,
     token_texts,
 )
-from .labels import label
+from transformer_viz.figures.labels import label
+from transformer_viz.trace.names import check_index
 
 
 def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: int | None = None, *,

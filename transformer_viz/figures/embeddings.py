@@ -13,9 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..config import POSITIONAL_ENCODINGS
-from ..recording import check_index
-from .common import (
+from transformer_viz.config import POSITIONAL_ENCODINGS
+from transformer_viz.figures.common import (
     DIVERGING,
     LINE_COLOURS,
     as_numpy,
@@ -28,7 +27,8 @@ from .common import (
     token_axis,
     token_texts,
 )
-from .labels import label
+from transformer_viz.figures.labels import label
+from transformer_viz.trace.names import check_index
 
 BUG_RED = "#b00020"
 VARIANTS = ("sinusoidal", "sinusoidal_concat", "seed002_bug", "learned_init")  # titled by label(f"variant.{key}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import (
+from transformer_viz.figures.common import (
     BLOCKED_GREY,
     CLICK_COLOUR,
     CLICK_OPACITY,
@@ -27,8 +27,8 @@ from .common import (
     token_texts,
     value_plane,
 )
-from .fit import GAP_PX, MIN_FONT_PX, fit_title, widest_em
-from .labels import label
+from transformer_viz.figures.fit import GAP_PX, MIN_FONT_PX, fit_title, widest_em
+from transformer_viz.figures.labels import label
 
 GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
 TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ..walkthrough import HeadWalkthrough
-from .common import (
+from transformer_viz.analysis.walkthrough import HeadWalkthrough
+from transformer_viz.figures.common import (
     BLOCKED_GREY,
     DIVERGING,
     MASK_COLOURS,
@@ -30,9 +30,16 @@ from .common import (
     token_axis,
     token_texts,
 )
-from .fit import MIN_FONT_PX, cell_font, tick_labels, tick_plan
-from .labels import label
-from .panel_layout import PAGE_PX, VALUE_ASPECT, cell_heights, fits_with_values, panel_layout, top_label_px
+from transformer_viz.figures.fit import MIN_FONT_PX, cell_font, tick_labels, tick_plan
+from transformer_viz.figures.labels import label
+from transformer_viz.figures.panel_layout import (
+    PAGE_PX,
+    VALUE_ASPECT,
+    cell_heights,
+    fits_with_values,
+    panel_layout,
+    top_label_px,
+)
 
 # The steps in the order of the computation; label(f"step.{key}", lang) is a short name for a tab or a slider.
 STEP_KEYS = ("x", "projections", "qk", "scale", "mask", "softmax", "weighted_sum", "concat", "output")

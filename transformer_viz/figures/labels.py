@@ -8,7 +8,7 @@ The English names of the attention kinds are `ATTENTION_KINDS[kind].title`, thei
 
 from __future__ import annotations
 
-from ..recording import ATTENTION_KINDS
+from transformer_viz.trace.names import ATTENTION_KINDS
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {

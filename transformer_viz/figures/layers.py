@@ -4,7 +4,7 @@ The residual stream (paper section 3.1: every sublayer's output is added to its 
 drawn per layer as the norm of each token's vector, with bars for how much each sublayer
 changed it. The feed-forward network (section 3.3) is drawn as its hidden activations.
 The logit lens reads every decoder layer with the final readout (an approximation, said
-in its title). The numbers come from `transformer_viz.analysis`; this module only draws.
+in its title). The numbers come from `transformer_viz.analysis.measures`; this module only draws.
 """
 
 from __future__ import annotations
@@ -13,10 +13,18 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..analysis import SUBLAYERS, LogitLens, check_stack, residual_norms, stack_layers
-from ..recording import check_index, check_trace, name
-from .common import LINE_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis, token_texts
-from .labels import label
+from transformer_viz.analysis.measures import SUBLAYERS, LogitLens, check_stack, residual_norms, stack_layers
+from transformer_viz.figures.common import (
+    LINE_COLOURS,
+    SEQUENTIAL,
+    as_numpy,
+    base_layout,
+    token_axis,
+    token_texts,
+)
+from transformer_viz.figures.labels import label
+from transformer_viz.trace.names import check_index, name
+from transformer_viz.trace.record import check_trace
 
 
 def _stack_tokens(trace, stack: str):

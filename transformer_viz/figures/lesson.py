@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import HIGHLIGHT, LINE_COLOURS, MUTED, base_layout
-from .labels import label
+from transformer_viz.figures.common import HIGHLIGHT, LINE_COLOURS, MUTED, base_layout
+from transformer_viz.figures.labels import label
 
 
 def softmax_entropy_figure(d_ks: Sequence[int], scaled: Sequence[float], unscaled: Sequence[float], n_keys: int,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import (
+from transformer_viz.figures.common import (
     BLOCKED_GREY,
     DIVERGING,
     MASK_COLOURS,
@@ -32,7 +32,7 @@ from .common import (
     token_axis,
     token_texts,
 )
-from .fit import (
+from transformer_viz.figures.fit import (
     FLAT_FONT_PX,
     GAP_PX,
     LINE_EM,
@@ -44,7 +44,7 @@ from .fit import (
     tick_plan,
     widest_em,
 )
-from .labels import label
+from transformer_viz.figures.labels import label
 
 MASK_PX = 260  # the width one mask is laid out for (four side by side)
 STEPS_PX, STEPS_RIGHT_PX = 1100, 70  # the width the three masking panels are laid out for; their colour bar

@@ -15,9 +15,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from .common import CLICK_COLOUR, CLICK_OPACITY, FONT, SEQUENTIAL
-from .labels import label
-from .overview_blocks import ROW, THIN, Row, column_rows, join, layer_rows, params
+from transformer_viz.figures.common import CLICK_COLOUR, CLICK_OPACITY, FONT, SEQUENTIAL
+from transformer_viz.figures.labels import label
+from transformer_viz.figures.overview_blocks import ROW, THIN, Row, column_rows, join, layer_rows, params
 
 PAGES = ("embeddings", "attention", "masks", "head", "decoding")
 

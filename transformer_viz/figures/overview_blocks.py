@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .labels import label
+from transformer_viz.figures.labels import label
 
 ROW, THIN = 0.64, 0.36  # sublayer height, norm / add height (data units)
 

@@ -5,7 +5,7 @@ it ignores the values and the feed-forward, so its title calls it an approximati
 table scores every (layer, head) for the patterns a class looks for: the same position, the
 previous one, the first one (a "sink"), how spread out it is, and, given gold pairs, how
 often cross-attention's largest weight lands on the right source token. The numbers come
-from `transformer_viz.analysis`; this module only draws.
+from `transformer_viz.analysis.measures`; this module only draws.
 """
 
 from __future__ import annotations
@@ -13,10 +13,19 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..analysis import HEAD_SCORES, alignment_scores, attention_rollout, head_scores
-from ..recording import ATTENTION_KINDS, check_trace
-from .common import SEQUENTIAL, cell_label, format_number, format_numbers, styled_figure, token_axis, token_texts
-from .labels import label
+from transformer_viz.analysis.measures import HEAD_SCORES, alignment_scores, attention_rollout, head_scores
+from transformer_viz.figures.common import (
+    SEQUENTIAL,
+    cell_label,
+    format_number,
+    format_numbers,
+    styled_figure,
+    token_axis,
+    token_texts,
+)
+from transformer_viz.figures.labels import label
+from transformer_viz.trace.names import ATTENTION_KINDS
+from transformer_viz.trace.record import check_trace
 
 MAX_TEXT_TOKENS = 14  # write the values in the cells up to this many tokens
 

@@ -13,10 +13,18 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..tokenizers import END, BytePairEncoding
-from .common import FONT, HIGHLIGHT, MUTED, TEXT_COLOUR, base_layout, escape_text, token_axis
-from .fit import GAP_PX, text_em
-from .labels import label
+from transformer_viz.data.bpe import END, BytePairEncoding
+from transformer_viz.figures.common import (
+    FONT,
+    HIGHLIGHT,
+    MUTED,
+    TEXT_COLOUR,
+    base_layout,
+    escape_text,
+    token_axis,
+)
+from transformer_viz.figures.fit import GAP_PX, text_em
+from transformer_viz.figures.labels import label
 
 TOP_PAIRS = 10  # bars in the pair table: enough to show the runners-up and any tie
 CHIP_PADDING = 0.8  # a chip's width beyond its text, in character widths

@@ -8,8 +8,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .common import LINE_COLOURS, SEQUENTIAL, as_numpy, base_layout, token_axis, token_texts
-from .labels import label
+from transformer_viz.figures.common import (
+    LINE_COLOURS,
+    SEQUENTIAL,
+    as_numpy,
+    base_layout,
+    token_axis,
+    token_texts,
+)
+from transformer_viz.figures.labels import label
 
 
 def loss_curve(history: Sequence[tuple[int, float, float]], *, lang: str = "en") -> go.Figure:

@@ -1,7 +1,7 @@
 """The instrumented Transformer: each part of the paper as its own small module."""
 
-from .attention import MultiHeadAttention, scaled_dot_product_attention
-from .embeddings import (
+from transformer_viz.model.attention import MultiHeadAttention, scaled_dot_product_attention
+from transformer_viz.model.embeddings import (
     Embeddings,
     PositionalEncoding,
     encoding_tables,
@@ -10,11 +10,11 @@ from .embeddings import (
     sinusoidal_concat_encoding,
     sinusoidal_encoding,
 )
-from .feed_forward import FeedForward
-from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer
-from .masks import decoder_self_mask, look_ahead_mask, padding_mask
-from .summary import block_shapes, parameter_counts
-from .transformer import Transformer
+from transformer_viz.model.feed_forward import FeedForward
+from transformer_viz.model.layers import Decoder, DecoderLayer, Encoder, EncoderLayer
+from transformer_viz.model.masks import decoder_self_mask, look_ahead_mask, padding_mask
+from transformer_viz.model.summary import block_shapes, parameter_counts
+from transformer_viz.model.transformer import Transformer
 
 __all__ = [
     "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderLayer", "FeedForward", "MultiHeadAttention",

@@ -9,9 +9,8 @@ import math
 import torch
 from torch import nn
 
-from ..config import ModelConfig
-from ..intervention import active_intervention
-from ..recording import HookPoint
+from transformer_viz.config import ModelConfig
+from transformer_viz.model.hooks import HookPoint, active_intervention
 
 
 def scaled_dot_product_attention(

@@ -3,8 +3,8 @@
 import torch
 from torch import nn
 
-from ..config import ModelConfig
-from ..recording import HookPoint
+from transformer_viz.config import ModelConfig
+from transformer_viz.model.hooks import HookPoint
 
 
 class FeedForward(nn.Module):

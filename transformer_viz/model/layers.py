@@ -11,10 +11,10 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from ..config import ModelConfig
-from ..recording import HookPoint
-from .attention import MultiHeadAttention
-from .feed_forward import FeedForward
+from transformer_viz.config import ModelConfig
+from transformer_viz.model.attention import MultiHeadAttention
+from transformer_viz.model.feed_forward import FeedForward
+from transformer_viz.model.hooks import HookPoint
 
 
 class ResidualBlock(nn.Module):

@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from torch import nn
 
-from ..config import ModelConfig
+from transformer_viz.config import ModelConfig
 
 
 def block_keys(path: str) -> list[str]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..config import ModelConfig, is_whole
-from ..intervention import Intervention, active_intervention, intervening
-from ..recording import HookPoint, Trace, name_hook_points, recording
-from .embeddings import Embeddings
-from .layers import Decoder, Encoder
-from .masks import decoder_self_mask, padding_mask
+from transformer_viz.config import ModelConfig, is_whole
+from transformer_viz.model.embeddings import Embeddings
+from transformer_viz.model.hooks import HookPoint, active_intervention, intervening, name_hook_points, recording
+from transformer_viz.model.layers import Decoder, Encoder
+from transformer_viz.model.masks import decoder_self_mask, padding_mask
+from transformer_viz.trace.intervention import Intervention
+from transformer_viz.trace.record import Trace
 
 
 class Transformer(nn.Module):
@@ -99,7 +100,7 @@ class Transformer(nn.Module):
                        intervention: Intervention | None = None) -> tuple[torch.Tensor, Trace]:
         """Forward pass under inference_mode that also returns every recorded tensor (see DESIGN.md).
 
-        Under `intervention` (see transformer_viz.intervention), kept as `trace.intervention`.
+        Under `intervention` (see transformer_viz.trace.intervention), kept as `trace.intervention`.
         """
         intervention = self.checked(intervention)
         with torch.inference_mode(), recording() as tensors, intervening(intervention):

@@ -1,0 +1,302 @@
+"""Inside one attention head: scaled dot-product attention (paper section 3.2.1-3.2.2) step by step.
+
+`head_walkthrough` recomputes every step of one head from the recorded inputs and
+the model's own weights, then checks each step against the trace, so a page never
+shows a number the model did not compute. `cell_numbers` does the same for one cell
+from the trace alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from transformer_viz.model import Transformer
+from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, name
+from transformer_viz.trace.record import Trace, recorded_attention
+
+# Recomputation and the model's forward pass use different matrix shapes, so float32 results
+# differ in the last bits; a wrong weight or input differs by far more.
+RTOL, ATOL = 1e-4, 1e-5
+
+
+class TraceMismatchError(ValueError):
+    """A recomputed step disagrees with the recorded trace (other weights, or a different run)."""
+
+
+@dataclass(frozen=True, eq=False)
+class HeadWalkthrough:
+    """Every intermediate of one attention head for batch item 0, as read-only numpy arrays.
+
+    Row vectors throughout: Q = X·W_Q + b_Q. `mask` is True where the query may attend.
+    """
+
+    kind: str
+    layer: int
+    head: int
+    n_heads: int
+    norm_first: bool
+    query_tokens: tuple[str, ...]
+    key_tokens: tuple[str, ...]
+    x_query_source: str  # how X was obtained, e.g. "norm1(src_embed.out)"
+    x_key_source: str
+    x_query: np.ndarray  # (q_len, d_model)
+    x_key: np.ndarray  # (k_len, d_model)
+    w_q: np.ndarray  # (d_model, d_head)
+    w_k: np.ndarray  # (d_model, d_head)
+    w_v: np.ndarray  # (d_model, d_head)
+    b_q: np.ndarray  # (d_head,)
+    b_k: np.ndarray  # (d_head,)
+    b_v: np.ndarray  # (d_head,)
+    q: np.ndarray  # (q_len, d_head)
+    k: np.ndarray  # (k_len, d_head)
+    v: np.ndarray  # (k_len, d_head)
+    qk: np.ndarray  # (q_len, k_len)
+    scale: float  # sqrt(d_head) (1 in T5, which folds it into W_Q)
+    position_bias: np.ndarray | None  # (q_len, k_len) added to the scores (T5's self-attention), else None
+    scores: np.ndarray  # (q_len, k_len)
+    mask: np.ndarray  # (q_len, k_len) bool
+    mask_value: float
+    masked_scores: np.ndarray  # (q_len, k_len)
+    weights: np.ndarray  # (q_len, k_len)
+    head_output: np.ndarray  # (q_len, d_head)
+    all_heads: np.ndarray  # (q_len, d_model)
+    w_o: np.ndarray  # (d_model, d_model)
+    b_o: np.ndarray  # (d_model,)
+    output: np.ndarray  # (q_len, d_model)
+
+    @property
+    def d_model(self) -> int:
+        return self.x_query.shape[1]
+
+    @property
+    def d_head(self) -> int:
+        return self.q.shape[1]
+
+    @property
+    def unscaled(self) -> bool:
+        """The scores are q·k, not divided by √d_head (T5 folds it into W_Q's initial values)."""
+        return self.scale != math.sqrt(self.d_head)
+
+
+def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalkthrough:
+    """Recompute head `head` of attention `kind` in layer `layer` (zero-based) and check it against `trace`.
+
+    Raises ValueError for an unknown kind or an out-of-range layer/head, and
+    TraceMismatchError if any recomputed step differs from the recorded one.
+    """
+    layer, head = _check_choice(model, trace, kind, layer, head)
+    config = model.config
+    attention = ATTENTION_KINDS[kind]
+    block = getattr(model, attention.stack).layers[layer]
+    attn = getattr(block, attention.sublayer)
+    with torch.no_grad():
+        x_query, x_query_source = _attention_input(trace, block, layer, kind, config.norm_first)
+    projections = AttentionProjections(attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj, attn.n_heads,
+                                       attn.d_head, score_scale(trace, config), float(attn.mask_value))
+    return walk_head(projections, trace, kind, layer, head, (x_query, x_query_source), config.norm_first)
+
+
+@dataclass(frozen=True)
+class AttentionProjections:
+    """What one multi-head attention computes with: its four nn.Linear (a missing bias counts as zeros), its heads,
+    the divisor of its scores (√d_head; 1 where the scale is folded into the weights, as in T5) and its mask value."""
+
+    q: torch.nn.Linear
+    k: torch.nn.Linear
+    v: torch.nn.Linear
+    out: torch.nn.Linear
+    n_heads: int
+    d_head: int
+    scale: float
+    mask_value: float
+
+
+def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, head: int,
+              query_input: tuple[torch.Tensor, str], norm_first: bool,
+              position_bias: torch.Tensor | None = None) -> HeadWalkthrough:
+    """head_walkthrough from the attention's projections and what entered its query projection (q_len, d_model),
+    checked step by step against `trace` (also for Hugging Face models, transformer_viz.weights.hf). `position_bias`
+    (heads, q_len, k_len) is added to the scaled scores where the model does (T5's relative bias)."""
+    attention = ATTENTION_KINDS[kind]
+    x_query, x_query_source = query_input
+    with torch.no_grad():
+        if kind == "cross":
+            x_key, x_key_source = trace["encoder.out"][0].float(), "encoder.out"  # (k_len, d_model)
+        else:
+            x_key, x_key_source = x_query, x_query_source  # (k_len, d_model)
+        mask = trace[attention_name(kind, layer, "mask")][0, 0]  # (q_len, k_len)
+        heads = [_head_steps(projections, h, x_query, x_key, mask, None if position_bias is None else position_bias[h])
+                 for h in range(projections.n_heads)]
+        all_heads = torch.cat([steps["head_output"] for steps in heads], dim=-1)  # (q_len, H·d_head)
+        w_o, b_o = _cpu(projections.out.weight).T, _bias(projections.out, slice(None))  # (H·d_head, d_model)
+        output = all_heads @ w_o + b_o  # (q_len, d_model)
+
+    where = f"{attention.stack} layer {layer + 1} {attention.sublayer}"
+    for h, steps in enumerate(heads):
+        for leaf in ("q", "k", "v", "scores", "masked_scores", "weights"):
+            _check(steps[leaf], trace[attention_name(kind, layer, leaf)][0, h], f"{leaf} of {where}, head {h + 1}")
+    _check(output, trace[attention_name(kind, layer, "out")][0], f"out of {where} (all heads concatenated, times W_O)")
+
+    query_tokens, key_tokens = trace.attention_tokens(kind)
+    chosen = heads[head]
+    return HeadWalkthrough(
+        kind=kind, layer=layer, head=head, n_heads=projections.n_heads, norm_first=norm_first,
+        query_tokens=_labels(query_tokens, x_query.shape[0]),
+        key_tokens=_labels(key_tokens, x_key.shape[0]),
+        x_query_source=x_query_source, x_key_source=x_key_source,
+        x_query=_np(x_query), x_key=_np(x_key),
+        **{key: _np(value) for key, value in chosen.items() if key not in ("scale", "position_bias")},
+        scale=chosen["scale"], position_bias=None if position_bias is None else _np(chosen["position_bias"]),
+        mask=_np(mask), mask_value=projections.mask_value,
+        all_heads=_np(all_heads), w_o=_np(w_o), b_o=_np(b_o), output=_np(output),
+    )
+
+
+def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) -> dict:
+    """The numbers behind one attention cell of batch item 0, recomputed from the recorded q and k.
+
+    q and k are this head's vectors (d_head,); `score` = q·k / `scale` (√d_head, 1 in T5) + `position_bias` (T5's
+    self-attention, the recorded score less q·k / scale; else None) equals `recorded_score`.
+    `row_masked_scores` is the recorded masked row (blocked keys hold the mask value) and
+    `row_softmax` its softmax (blocked keys exactly 0, as in the model), whose entry at
+    `key` equals the recorded `weight`.
+    """
+    if isinstance(trace, Trace) and trace.config is None:
+        raise ValueError("cell_numbers needs a trace from model.run_with_trace: it reads mask_value from trace.config.")
+
+    def recorded(leaf: str) -> np.ndarray:
+        return recorded_attention(trace, kind, layer, leaf)[0].double().numpy()
+
+    q_all, k_all = recorded("q"), recorded("k")  # (heads, q_len, d_head), (heads, k_len, d_head)
+    layer = int(layer)  # a whole number in range: recorded_attention checked it
+    head = check_index(head, q_all.shape[0], "head")
+    query, key = check_index(query, q_all.shape[1], "query"), check_index(key, k_all.shape[1], "key")
+    q, k = q_all[head, query], k_all[head, key]  # (d_head,) each
+    d_head = q.shape[0]
+    dot, scale = float(q @ k), score_scale(trace, trace.config)
+    recorded_score = float(recorded("scores")[head, query, key])
+    relative = trace.config.positional == "relative" and kind != "cross"  # a learned bias added to every score
+    position_bias = recorded_score - dot / scale if relative else None
+    row_allowed = recorded("mask")[0, query].astype(bool)  # (k_len,)
+    row_masked = recorded("masked_scores")[head, query]  # (k_len,)
+    row_softmax = np.zeros_like(row_masked)  # (k_len,) a row with no allowed key stays all zeros
+    if row_allowed.any():
+        exp = np.exp(row_masked[row_allowed] - row_masked[row_allowed].max())
+        row_softmax[row_allowed] = exp / exp.sum()
+    query_tokens, key_tokens = trace.attention_tokens(kind)
+    return {
+        "kind": kind, "layer": layer, "head": head, "query": query, "key": key,
+        "query_token": _labels(query_tokens, query + 1)[query], "key_token": _labels(key_tokens, key + 1)[key],
+        "q": q.tolist(), "k": k.tolist(), "dot": dot, "d_head": d_head, "scale": scale, "position_bias": position_bias,
+        "unscaled": scale != math.sqrt(d_head),
+        "score": dot / scale + (position_bias or 0.0), "recorded_score": recorded_score,
+        "allowed": bool(row_allowed[key]), "mask_value": float(trace.config.mask_value),
+        "masked_score": float(row_masked[key]), "row_masked_scores": row_masked.tolist(),
+        "row_softmax": row_softmax.tolist(), "weight": float(recorded("weights")[head, query, key]),
+    }
+
+
+def score_scale(trace: Trace, config) -> float:
+    """What the run divided q·k by: the config's score_scale (√d_head), or 1 under Intervention(scale=False)."""
+    intervention = trace.intervention
+    return 1.0 if intervention is not None and not intervention.scale else float(config.score_scale)
+
+
+def _check_choice(model, trace, kind: str, layer: int, head: int) -> tuple[int, int]:
+    """(layer, head) as ints, or clear errors for a choice the model does not have or a trace from another model."""
+    if not isinstance(model, Transformer):
+        raise ValueError(f"model must be a Transformer, got {type(model).__name__}.")
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a Trace (from model.run_with_trace), got {type(trace).__name__}.")
+    check_kind(kind)
+    stack = ATTENTION_KINDS[kind].stack
+    layer = check_index(layer, len(getattr(model, stack).layers), f"{stack} layer")
+    head = check_index(head, model.config.n_heads, "head")
+    if trace.config is not None and trace.config != model.config:
+        raise TraceMismatchError("This trace was recorded by a model with a different configuration; "
+                                 "run the shown model again to get its trace.")
+    return layer, head
+
+
+def _attention_input(trace, block, layer: int, kind: str, norm_first: bool) -> tuple[torch.Tensor, str]:
+    """What entered the query projection: the residual stream, LayerNorm-ed first in pre-LN. -> (q_len, d_model)."""
+    stack, norm_name = ATTENTION_KINDS[kind].stack, ATTENTION_KINDS[kind].norm
+    if kind == "cross":
+        source = name(stack, layer, "resid_mid")
+    elif layer == 0:
+        source = "src_embed.out" if stack == "encoder" else "tgt_embed.out"
+    else:
+        source = name(stack, layer - 1, "resid_post")
+    residual = trace[source][0].float()  # (q_len, d_model)
+    if not norm_first:
+        return residual, source
+    norm = getattr(block, norm_name)
+    device = norm.weight.device
+    return norm(residual.to(device)).cpu(), f"{norm_name}({source})"
+
+
+def _bias(linear: torch.nn.Linear, cols: slice) -> torch.Tensor:
+    """The bias of `linear` on `cols` (zeros where it has none)."""
+    if linear.bias is not None:
+        return _cpu(linear.bias[cols])
+    return torch.zeros(linear.weight.shape[0])[cols]
+
+
+def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Tensor, x_key: torch.Tensor,
+                mask: torch.Tensor, position_bias: torch.Tensor | None) -> dict[str, torch.Tensor | float | None]:
+    """Scaled dot-product attention of one head, every intermediate kept. mask (q_len, k_len) True = may attend;
+    position_bias (q_len, k_len) or None."""
+    cols = slice(head * projections.d_head, (head + 1) * projections.d_head)
+    linears = (projections.q, projections.k, projections.v)
+    # nn.Linear stores (out, in) and computes x·Wᵀ; transpose so rows are input dimensions.
+    w_q, w_k, w_v = (_cpu(p.weight[cols]).T for p in linears)  # (d_model, d_head)
+    b_q, b_k, b_v = (_bias(p, cols) for p in linears)  # (d_head,)
+    q = x_query @ w_q + b_q  # (q_len, d_head)
+    k = x_key @ w_k + b_k  # (k_len, d_head)
+    v = x_key @ w_v + b_v  # (k_len, d_head)
+    qk = q @ k.T  # (q_len, k_len)
+    scale = projections.scale
+    scores = qk / scale  # (q_len, k_len)
+    if position_bias is not None:
+        scores = scores + position_bias  # (q_len, k_len)
+    masked_scores = scores.masked_fill(~mask, projections.mask_value)  # (q_len, k_len)
+    # Blocked keys get exactly 0, and a row with no allowed key is all zeros, as in the model.
+    weights = masked_scores.softmax(dim=-1).masked_fill(~mask, 0.0)  # (q_len, k_len)
+    return dict(w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, q=q, k=k, v=v, qk=qk, scale=scale,
+                position_bias=position_bias, scores=scores, masked_scores=masked_scores, weights=weights,
+                head_output=weights @ v)
+
+
+def _check(recomputed: torch.Tensor, recorded: torch.Tensor, what: str) -> None:
+    """Raise TraceMismatchError unless the recomputed step equals the recorded one to float tolerance."""
+    recorded = recorded.float()
+    if recomputed.shape != recorded.shape:
+        raise TraceMismatchError(f"Recomputed {what} has shape {tuple(recomputed.shape)} but the trace "
+                                 f"recorded {tuple(recorded.shape)}.")
+    if not torch.allclose(recomputed, recorded, rtol=RTOL, atol=ATOL):
+        gap = (recomputed - recorded).abs().max().item()
+        raise TraceMismatchError(
+            f"Recomputed {what} differs from the recorded trace by up to {gap:.3g}: the trace was not "
+            f"produced by this model's weights. Run the model again to get a matching trace."
+        )
+
+
+def _labels(tokens, length: int) -> tuple[str, ...]:
+    """Display strings for positions 0..length-1 (positions themselves where tokens are unknown)."""
+    known = [str(t) for t in (tokens or ())][:length]
+    return (*known, *(str(i) for i in range(len(known), length)))
+
+
+def _cpu(parameter: torch.Tensor) -> torch.Tensor:
+    return parameter.detach().float().cpu()
+
+
+def _np(tensor: torch.Tensor) -> np.ndarray:
+    """A read-only numpy copy, so a frozen walkthrough stays frozen."""
+    array = tensor.detach().cpu().numpy().copy()
+    array.setflags(write=False)
+    return array

@@ -1,0 +1,167 @@
+"""The shared sidebar: language, model, shape and variants, input. Every widget is bound to the link."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer_viz.app.server import checkpoints, services
+from transformer_viz.app.server.limits import LIMITS
+from transformer_viz.app.session import state
+from transformer_viz.app.session.state import (
+    D_FF_CHOICES,
+    D_MODEL_RANGE,
+    LANGUAGES,
+    LAYER_RANGE,
+    MASK_VALUES,
+    MAX_HEADS,
+    MAX_LEN_CHOICES,
+    SHAPE_FIELDS,
+    SOURCES,
+    View,
+)
+from transformer_viz.app.session.widgets import (
+    callback,
+    current_view,
+    error_text,
+    literal,
+    relabel_translated,
+    restore_choices,
+    tr,
+    view_widget,
+    weights_label,
+)
+from transformer_viz.config import POSITIONAL_ENCODINGS, divisors
+from transformer_viz.data.tasks import TASKS
+from transformer_viz.weights import hf
+
+# Inputs offered for a Hugging Face model: translation models read a sentence.
+HF_EXAMPLES = ("The cat sat on the mat.", "Attention lets every word look at every other word.")
+
+
+def on_task_change() -> None:
+    st.session_state[state.SRC_TEXT] = TASKS[st.session_state[state.TASK]].examples[0]
+    st.session_state[state.TGT_TEXT] = ""
+
+
+def on_shape_change() -> None:
+    """A new shape cannot use trained weights (a new mask value, the variants of Break it can): say so."""
+    view, weights = current_view(), st.session_state.get(state.WEIGHTS)
+    trained = services.trained_for(view.task)
+    lost_pretrained = weights == "pretrained" and not services.pretrained_fits(view)
+    lost_trained = weights == "trained" and (trained is None or not services.trained_fits(trained, view))
+    lost_checkpoint = checkpoints.checkpoint_name(weights) is not None and not checkpoints.fits(view)
+    if lost_pretrained or lost_trained or lost_checkpoint:
+        st.session_state[state.WEIGHTS] = "random"
+        st.session_state[state.WEIGHTS_LOST] = weights
+
+
+@callback
+def back_to_pretrained() -> None:
+    config = services.pretrained_config(st.session_state[state.TASK])
+    if config is not None:
+        for field in SHAPE_FIELDS:
+            st.session_state[field] = 0 if field == state.MAX_LEN else getattr(config, field)
+    st.session_state[state.WEIGHTS] = "pretrained"
+
+
+def use_example() -> None:
+    if st.session_state.get(state.EXAMPLE):
+        st.session_state[state.SRC_TEXT] = st.session_state[state.EXAMPLE]
+        st.session_state[state.TGT_TEXT] = ""
+        st.session_state[state.EXAMPLE] = None
+
+
+def fit_heads_to_d_model() -> None:
+    """Offer only divisors of d_model; say so when a link or a d_model change asked for another head count."""
+    d_model = st.session_state.get(state.D_MODEL, View.d_model)
+    heads = st.session_state.get(state.N_HEADS, View.n_heads)
+    if d_model % heads != 0:
+        fitting = max(h for h in divisors(d_model) if h <= heads)
+        st.session_state[state.N_HEADS] = fitting
+        st.sidebar.warning(tr("side.heads_fixed", heads=heads, d_model=d_model, fitting=fitting))
+
+
+def render_sidebar() -> None:
+    st.session_state.setdefault(state.LINK_ASKED, st.query_params.to_dict())  # the link this session opened
+    restore_choices()  # before any widget
+    services.collect_training()
+    pending = st.session_state.pop(state.PENDING_WEIGHTS, None)
+    if pending is not None:
+        st.session_state[state.WEIGHTS] = pending
+    side = st.sidebar
+    view_widget(side.radio, state.LANG, tr("side.language"), LANGUAGES, horizontal=True,
+                on_change=relabel_translated)
+    view_widget(side.toggle, state.PRESENT, tr("side.present"))
+
+    side.subheader(tr("side.model"))
+    view_widget(side.radio, state.SOURCE, tr("side.source"), SOURCES, horizontal=True)
+    if st.session_state[state.SOURCE] == "hf":
+        hugging_face_controls(side)
+    else:
+        toy_model_controls(side)
+
+    side.subheader(tr("side.input"))
+    view_widget(side.text_input, state.SRC_TEXT, tr("side.src_text"))
+    view = current_view()
+    examples = HF_EXAMPLES if view.source == "hf" else TASKS[view.task].examples
+    side.pills(tr("side.examples"), examples, key=state.EXAMPLE, on_change=use_example, label_visibility="collapsed")
+    view_widget(side.text_input, state.TGT_TEXT, tr("side.tgt_text"))
+    side.caption(tr("side.link_help"))
+
+
+def start_with(example: str) -> None:
+    """A session opened without an input starts with an example (of its task, or for a Hugging Face model)."""
+    if state.SRC_TEXT not in st.session_state and state.SRC_TEXT not in st.query_params:
+        st.session_state[state.SRC_TEXT] = example
+
+
+def toy_model_controls(side) -> None:
+    """A task's model: the task, its weights, and the shape and variants of a fresh one."""
+    view_widget(side.selectbox, state.TASK, tr("side.task"), list(TASKS), index=list(TASKS).index(View.task),
+                on_change=on_task_change)
+    weights = ["pretrained", "random"] + (["trained"] if services.trained_for(st.session_state[state.TASK]) else [])
+    weights += [extra.weights for extra in checkpoints.usable(st.session_state[state.TASK])]  # extra folders
+    start_with(TASKS[st.session_state[state.TASK]].examples[0])
+    view_widget(side.radio, state.WEIGHTS, tr("side.weights"), weights, on_change=checkpoints.on_weights_change)
+    for extra in checkpoints.broken():
+        side.caption(tr("side.checkpoint_broken", name=literal(extra.name), message=literal(error_text(extra.error))))
+    lost = st.session_state.pop(state.WEIGHTS_LOST, None)
+    if lost is not None:
+        side.warning(tr("side.weights_lost", weights=weights_label(lost)), icon=":material/casino:")
+
+    with side.expander(tr("side.shape"), expanded=False):
+        # Sliders, not number inputs: Streamlit's integer number_input raises on a linked "inf" or "nan".
+        view_widget(st.slider, state.D_MODEL, tr("side.d_model"), *D_MODEL_RANGE, value=View.d_model, step=2,
+                    on_change=on_shape_change)
+        fit_heads_to_d_model()
+        heads = [h for h in divisors(st.session_state[state.D_MODEL]) if h <= MAX_HEADS]
+        view_widget(st.selectbox, state.N_HEADS, tr("side.n_heads"), heads, index=heads.index(View.n_heads)
+                    if View.n_heads in heads else 0, on_change=on_shape_change)
+        view_widget(st.slider, state.N_ENCODER_LAYERS, tr("side.n_encoder_layers"), *LAYER_RANGE,
+                    value=View.n_encoder_layers, on_change=on_shape_change)
+        view_widget(st.slider, state.N_DECODER_LAYERS, tr("side.n_decoder_layers"), *LAYER_RANGE,
+                    value=View.n_decoder_layers, on_change=on_shape_change)
+        view_widget(st.select_slider, state.D_FF, tr("side.d_ff"), D_FF_CHOICES, value=View.d_ff,
+                    on_change=on_shape_change)
+        view_widget(st.select_slider, state.MAX_LEN, tr("side.max_len"), MAX_LEN_CHOICES, value=View.max_len,
+                    on_change=on_shape_change)
+        view_widget(st.selectbox, state.POSITIONAL, tr("side.positional"), POSITIONAL_ENCODINGS,
+                    on_change=on_shape_change)
+        view_widget(st.radio, state.NORM_FIRST, tr("side.norm_first"), (True, False), on_change=on_shape_change)
+        view_widget(st.checkbox, state.SCALE_EMBEDDINGS, tr("side.scale_embeddings"), on_change=on_shape_change)
+        view_widget(st.checkbox, state.EMBED_NORM, tr("side.embed_norm"), on_change=on_shape_change)
+        view_widget(st.selectbox, state.MASK_VALUE, tr("side.mask_value"), MASK_VALUES)
+        view_widget(st.slider, state.SEED, tr("side.seed"), 0, 9999, value=View.seed)
+        st.button(tr("side.reset"), on_click=back_to_pretrained, width="stretch")
+
+
+def hugging_face_controls(side) -> None:
+    """A Hugging Face encoder-decoder: a local folder or a name in the local cache; downloads only when allowed."""
+    view_widget(side.text_input, state.HF_MODEL, tr("side.hf_model"), placeholder="Helsinki-NLP/opus-mt-en-zh")
+    if LIMITS.hf_downloads:
+        side.checkbox(tr("side.hf_download"), key=state.HF_DOWNLOAD, help=tr("side.hf_download_help"))
+    else:
+        side.caption(tr("side.hf_no_downloads"))
+    start_with(HF_EXAMPLES[0])
+    missing = hf.missing_reason()
+    side.caption(tr("side.hf_missing") if missing else tr("side.hf_help"))

@@ -1,0 +1,112 @@
+"""Attention page: every layer and head of one kind as a grid, one head large, the numbers behind a cell."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer_viz.analysis.walkthrough import cell_numbers
+from transformer_viz.app.pages.attention_more import head_scores_and_rollout, trace_downloads
+from transformer_viz.app.rooms.follow import share_view
+from transformer_viz.app.session import state
+from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
+from transformer_viz.app.session.state import View
+from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, literal, tr, view_widget
+from transformer_viz.figures.attention import attention_heatmap, attention_lines, cell_selection, head_entropy
+from transformer_viz.figures.common import ATTENTION_VALUES, format_number
+from transformer_viz.figures.grid import attention_grid, grid_selection
+
+GRID_WIDTH = MAIN_WIDTH  # px, see MAIN_WIDTH
+HEAD_WIDTH, MAX_HEAD_WIDTH = 455, 1100  # px: the large head's column (3/5 of MAIN_WIDTH, MAX_MAIN_WIDTH)
+
+
+def render() -> None:
+    st.title(tr("attention.title"))
+    ctx = page_context()
+    if ctx is not None:
+        explorer(ctx)
+
+
+@st.fragment
+def explorer(ctx: PageContext) -> None:
+    """Controls, grid, one head and entropy: a change here reruns only this part, not the sidebar."""
+    share_view()  # a teacher's room sees a change made here at once, not at the next full run
+    text_column, control_column = st.columns([1, 1], gap="large")
+    with control_column:
+        kind_column = st.container()
+        value_column, layer_column, head_column = st.columns([2, 1, 1])
+        kind, layer, head = attention_selectors(ctx.trace, kind_column, layer_column, head_column)
+        value = view_widget(value_column.selectbox, state.VALUE, tr("attention.value"), ATTENTION_VALUES,
+                            index=ATTENTION_VALUES.index(View.value))
+    with text_column:
+        st.markdown(tr("attention.intro"))
+    st.caption(f"{tr(f'kind.{kind}.help')} {tr('attention.grid_help')}")
+    grid = ctx.figure(attention_grid, kind, value, width=GRID_WIDTH, highlight=(layer, head))
+    chart(grid, key=state.GRID_CHART, on_select=on_grid_click)
+    head_view(ctx, kind, layer, head, value)
+    st.subheader(tr("attention.entropy"))
+    st.caption(tr("attention.entropy_help"))
+    chart(ctx.figure(head_entropy, kind), key="attention_entropy")
+    head_scores_and_rollout(ctx, kind)
+    trace_downloads(ctx)
+
+
+def on_grid_click() -> None:
+    picked = grid_selection(st.session_state.get(state.GRID_CHART))
+    if picked is not None:
+        st.session_state[state.LAYER], st.session_state[state.HEAD] = picked
+
+
+@st.fragment
+def head_view(ctx: PageContext, kind: str, layer: int, head: int, value: str) -> None:
+    """One head large, its line view and one cell's numbers. A click on a cell chooses it (and its query)."""
+    share_view()
+    st.subheader(tr("attention.large", layer=layer + 1, head=head + 1))
+    query_tokens, key_tokens = ctx.trace.attention_tokens(kind)
+    big, lines = st.columns([3, 2], gap="medium")
+    with big:
+        query_column, key_column = st.columns(2)
+        cell = cell_selectors(query_tokens, key_tokens, query_column, key_column, optional=True)
+        highlight = cell if cell[0] is not None else None
+        chart(ctx.figure(attention_heatmap, kind, layer, head, value, width=HEAD_WIDTH, max_width=MAX_HEAD_WIDTH,
+                         highlight=highlight),
+              key=state.HEAD_CHART, on_select=on_cell_click)
+        st.caption(tr("attention.cell"))
+    with lines:
+        st.markdown(f"**{tr('attention.lines')}**")
+        query = view_widget(st.selectbox, state.QUERY, tr("attention.query"), [None, *range(len(query_tokens))],
+                            format_func=lambda q: tr("attention.all_queries") if q is None
+                            else f"{q}: {query_tokens[q]}")
+        chart(ctx.figure(attention_lines, kind, layer, head, query=query), key="attention_lines")
+    if cell[0] is not None:  # only once chosen: the arithmetic costs every rerun of this page ~40 ms
+        show_cell(ctx, kind, layer, head, *cell)
+
+
+def on_cell_click() -> None:
+    picked = cell_selection(st.session_state.get(state.HEAD_CHART))
+    if picked is not None:
+        st.session_state[state.CELL_QUERY], st.session_state[state.CELL_KEY] = picked
+        st.session_state[state.QUERY] = picked[0]
+
+
+def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, key: int) -> None:
+    """The arithmetic of one weight: q·k, ÷√d_k, the mask, the softmax of its row."""
+    numbers = cell_numbers(ctx.trace, kind, layer, head, query, key)
+    query, key = literal(numbers["query_token"]), literal(numbers["key_token"])
+    st.markdown(f"#### {tr('attention.cell_title', query=query, key=key)}")
+    bias = numbers["position_bias"]
+    columns = iter(st.columns(5 if bias is None else 6))
+    next(columns).metric(tr("cell.dot"), f"{numbers['dot']:.3f}")
+    next(columns).metric(tr("cell.scale_folded") if numbers["unscaled"] else tr("cell.scale", d_head=numbers["d_head"]),
+                         f"{numbers['scale']:.3f}")
+    if bias is not None:
+        next(columns).metric(tr("cell.bias"), f"{bias:.3f}")
+    next(columns).metric(tr("cell.score"), f"{numbers['score']:.3f}")
+    fill = numbers["mask_value"]
+    next(columns).metric(tr("cell.mask"), "✓" if numbers["allowed"] else format_number(fill))
+    next(columns).metric(tr("cell.weight_short"), f"{numbers['weight']:.3f}")
+    _, key_tokens = ctx.trace.attention_tokens(kind)
+    st.caption(tr("cell.row", query=query))
+    # A static table: lighter in the browser than the interactive data grid.
+    st.table({tr("attention.key"): [f"{j}: {token}" for j, token in enumerate(key_tokens)],
+              tr("cell.masked_score"): [format_number(v, digits=3) for v in numbers["row_masked_scores"]],
+              tr("cell.weight"): [format_number(w, digits=4) for w in numbers["row_softmax"]]}, border="horizontal")

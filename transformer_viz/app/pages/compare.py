@@ -1,0 +1,98 @@
+"""Compare: two models (or one model and a variant or intervention of it) on the same input, side by side."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from transformer_viz.app.server import services
+from transformer_viz.app.session import state
+from transformer_viz.app.session.interventions import SWITCHES, head_ids, intervention_of
+from transformer_viz.app.session.page import token_chips, toy_only
+from transformer_viz.app.session.state import KINDS, WEIGHT_CHOICES, View
+from transformer_viz.app.session.widgets import (
+    chart,
+    current_view,
+    error_text,
+    lang,
+    literal,
+    tr,
+    view_widget,
+)
+from transformer_viz.figures.compare import difference_grid
+from transformer_viz.figures.grid import attention_grid
+
+GRID_WIDTH = 355  # px: half the main column at its narrowest (see MAIN_WIDTH)
+VARIANTS = {"same": {}, "one_head": {state.N_HEADS: 1}, "eight_heads": {state.N_HEADS: 8},
+            "no_positional": {state.POSITIONAL: "none"}, "post_ln": {state.NORM_FIRST: False}}
+SIDES = {"a": (state.A_WEIGHTS, state.A_VARIANT, state.A_BREAKS, state.A_ABLATE),
+         "b": (state.B_WEIGHTS, state.B_VARIANT, state.B_BREAKS, state.B_ABLATE)}
+
+
+def render() -> None:
+    st.title(tr("compare.title"))
+    st.markdown(tr("compare.intro"))
+    if toy_only():
+        return
+    view = current_view()
+    kind = view_widget(st.selectbox, state.KIND, tr("attention.kind"), KINDS, index=KINDS.index(View.kind))
+    sides = {}
+    for side, column in zip(SIDES, st.columns(2, gap="large"), strict=True):
+        with column:
+            sides[side] = one_side(view, side), column.container()
+    if any(found is None for found, _ in sides.values()):
+        return
+    # Both decoders read the same target (typed, or A's answer), so that their attention cells line up.
+    target = view.tgt_text or sides["a"][0][3].output_text or ""
+    traces = {}
+    for side, ((side_view, resolved, intervention, greedy), place) in sides.items():
+        try:
+            traces[side] = services.run(replace(side_view, tgt_text=target), resolved,
+                                        intervention=intervention).trace
+        except ValueError:  # A's answer is no valid target (an untrained model's rambling): each reads its own
+            traces[side] = greedy.trace
+        with place:
+            chart(attention_grid(traces[side], kind, width=GRID_WIDTH, lang=lang()), key=f"compare_grid_{side}")
+    a, b = traces["a"], traces["b"]
+    st.subheader(tr("compare.difference"))
+    same_shape = (a.config.n_heads, a.n_layers(kind), a.attention_tokens(kind)) == (
+        b.config.n_heads, b.n_layers(kind), b.attention_tokens(kind))
+    if same_shape:
+        chart(difference_grid(a, b, kind, lang=lang()), key="compare_difference")
+    else:
+        st.caption(tr("compare.no_difference"))
+
+
+def one_side(view: View, side: str):
+    """Side A or B: its choices, its model, its output and exact match.
+    -> (its view, its model, its intervention, its greedy run), or None after saying why there is none."""
+    weights_field, variant_field, breaks_field, ablate_field = SIDES[side]
+    st.markdown(f"### {side.upper()}")
+    with st.expander(tr("compare.change", side=side.upper()), expanded=False):
+        weights = view_widget(st.radio, weights_field, tr("side.weights"), WEIGHT_CHOICES,
+                              index=WEIGHT_CHOICES.index(getattr(View, weights_field)))
+        variant = view_widget(st.selectbox, variant_field, tr("compare.variant"), tuple(VARIANTS))
+        switches = view_widget(st.pills, breaks_field, tr("break.switches"), SWITCHES, selection_mode="multi")
+    side_view = replace(view, weights=weights, **VARIANTS[variant])
+    resolved = services.resolve(side_view)
+    if resolved.error:
+        st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
+        return None
+    ids = head_ids(resolved.model.config)
+    if ablate_field in st.session_state:  # another shape since: keep the heads it has
+        st.session_state[ablate_field] = [h for h in st.session_state[ablate_field] if h in ids]
+    heads = view_widget(st.multiselect, ablate_field, tr("break.ablate"), ids)
+    intervention = intervention_of(switches, heads)
+    if resolved.weights != weights:
+        st.warning(tr("compare.fell_back", weights=tr(f"weights.{weights}")), icon=":material/casino:")
+    try:
+        run = services.run(side_view, resolved, intervention=intervention)
+    except ValueError as error:
+        st.error(tr("error.input", message=literal(error_text(error))), icon=":material/error:")
+        return None
+    measured = services.measured(resolved.model_id, view.task, intervention, _model=resolved.model)
+    st.metric(tr("break.exact", n=services.EVALUATION_INPUTS), f"{measured['exact_match']:.0%}")
+    if not run.teacher_forced:
+        token_chips(tr("tokens.output"), run.output_tokens)
+    return side_view, resolved, intervention, run

@@ -1,0 +1,73 @@
+"""Inside one head: scaled dot-product attention step by step with the model's real numbers."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer_viz.analysis.walkthrough import head_walkthrough
+from transformer_viz.app.session import state
+from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
+from transformer_viz.app.session.widgets import chart, error_text, tr
+from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
+from transformer_viz.weights import hf
+
+SMALL_MODEL = {state.D_MODEL: 8, state.N_HEADS: 2, state.N_ENCODER_LAYERS: 1, state.N_DECODER_LAYERS: 1,
+               state.D_FF: 16, state.WEIGHTS: "random"}
+
+READABLE_WIDTH = 16  # d_model up to which every matrix of the walkthrough is drawn open
+WIDE_STEPS = ("x", "projections", "concat", "output")  # the steps with a d_model-wide matrix
+
+
+def use_small_model() -> None:
+    st.session_state.update(SMALL_MODEL)
+
+
+def render() -> None:
+    st.title(tr("head.title"))
+    ctx = page_context()
+    if ctx is None:
+        return
+    if isinstance(ctx.model, hf.HFModel):
+        st.markdown(tr("head.intro_hf"))
+    else:
+        st.markdown(tr("head.intro"))
+        st.button(tr("head.small"), on_click=use_small_model)
+    kind, layer, head = attention_selectors(ctx.trace, *st.columns(3))
+    try:
+        walk = walkthrough(ctx, kind, layer, head)
+    except ValueError as error:  # a trace that is not this model's (TraceMismatchError)
+        st.info(error_text(error), icon=":material/info:")
+        return
+
+    query, key = cell_selectors(walk.query_tokens, walk.key_tokens, *st.columns(2))
+    steps, dot = ctx.figures(head_figures, kind, layer, head, (query, key))
+    wide = walk.d_model > READABLE_WIDTH  # then the d_model-wide steps open folded: rows of a few pixels
+    for step, fig in steps:
+        if wide and step in WIDE_STEPS:
+            with st.expander(tr("head.wide", step=tr(f"head.step.{step}"), d_model=walk.d_model)):
+                chart(fig, key=f"head_step_{step}")
+            continue
+        st.markdown(f"**{tr(step_text(walk, step))}**")
+        chart(fig, key=f"head_step_{step}")
+        if step == "qk":
+            st.markdown(f"**{tr('head.dot')}**")
+            chart(dot, key="head_dot")
+
+
+def step_text(walk, step: str) -> str:
+    """The catalog key explaining a step: T5 scales and biases its scores its own way."""
+    t5_scores = step == "scale" and (walk.position_bias is not None or walk.unscaled)
+    return "head.step.scale_t5" if t5_scores else f"head.step.{step}"
+
+
+def walkthrough(ctx: PageContext, kind: str, layer: int, head: int):
+    """One head step by step, for a toy model or a Hugging Face one."""
+    if isinstance(ctx.model, hf.HFModel):
+        return hf.head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
+    return head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
+
+
+def head_figures(ctx: PageContext, kind: str, layer: int, head: int, cell: tuple[int, int], *, lang: str):
+    """The walkthrough's steps as (step, figure) and the dot product of `cell` (built once per run and view)."""
+    walk = walkthrough(ctx, kind, layer, head)
+    return walkthrough_figures(walk, cell=cell, lang=lang), dot_product_figure(walk, *cell, lang=lang)

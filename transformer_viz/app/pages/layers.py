@@ -1,0 +1,41 @@
+"""Inside the layers: the residual stream, what each sublayer adds, the FFN's activations, the logit lens."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer_viz.analysis.measures import logit_lens
+from transformer_viz.app.session import state
+from transformer_viz.app.session.page import page_context
+from transformer_viz.app.session.widgets import chart, clamped_index, lang, tr, view_widget
+from transformer_viz.data.tasks import TASKS
+from transformer_viz.figures.layers import ffn_figure, logit_lens_figure, residual_figure
+from transformer_viz.weights import hf
+
+
+def render() -> None:
+    st.title(tr("layers.title"))
+    ctx = page_context()
+    if ctx is None:
+        return
+    st.markdown(tr("layers.intro"))
+    stack = view_widget(st.radio, state.STACK, tr("layers.stack"), ("encoder", "decoder"), horizontal=True)
+    st.subheader(tr("layers.residual"))
+    st.caption(tr("layers.residual_help"))
+    chart(ctx.figure(residual_figure, stack), key="layers_residual")
+
+    st.subheader(tr("layers.ffn"))
+    config = ctx.trace.config
+    layers = range(config.n_encoder_layers if stack == "encoder" else config.n_decoder_layers)
+    layer = view_widget(st.selectbox, state.LAYER, tr("attention.layer"), layers,
+                        index=clamped_index(ctx.view.layer, len(layers)))
+    st.caption(tr("layers.ffn_help", d_ff=config.d_ff))
+    chart(ctx.figure(ffn_figure, stack, layer), key="layers_ffn")
+
+    st.subheader(tr("layers.lens"))
+    st.caption(tr("layers.lens_help"))
+    if isinstance(ctx.model, hf.HFModel):
+        lens = hf.logit_lens(ctx.model, ctx.trace)
+    else:
+        lens = logit_lens(ctx.model, ctx.trace, TASKS[ctx.view.task].tgt_vocab)
+    chart(logit_lens_figure(lens, lang=lang()), key="layers_lens")

@@ -1,0 +1,36 @@
+"""Masks page: padding, look-ahead and their combination, and what masking does to one head's scores."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer_viz.app.session import state
+from transformer_viz.app.session.page import attention_selectors, page_context
+from transformer_viz.app.session.state import View
+from transformer_viz.app.session.widgets import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, tr, view_widget
+from transformer_viz.figures.common import format_number
+from transformer_viz.figures.masks import mask_figures, masking_steps
+
+MAX_PAD = 32
+MASK_WIDTH = 180  # px: a quarter of MAIN_WIDTH, less the gaps
+
+
+def render() -> None:
+    st.title(tr("masks.title"))
+    st.markdown(tr("masks.intro"))
+    pad_to = view_widget(st.slider, state.PAD, tr("masks.pad_to"), 0, MAX_PAD, value=View.pad,
+                         help=tr("masks.pad_help"))
+    ctx = page_context(pad_to=pad_to, teacher_forced=True)
+    if ctx is None:
+        return
+    figures = ctx.figure(mask_figures, width=MASK_WIDTH)
+    columns = st.columns(len(figures))
+    for column, (title, fig) in zip(columns, figures.items(), strict=True):
+        with column:
+            chart(fig, key=f"mask_{title}")
+
+    st.subheader(tr("masks.steps"))
+    st.caption(tr("masks.steps_help", value=format_number(ctx.trace.config.mask_value)))
+    kind, layer, head = attention_selectors(ctx.trace, *st.columns(3), kind_field=state.MASK_KIND)
+    chart(ctx.figure(masking_steps, kind, layer, head, width=MAIN_WIDTH, max_width=MAX_MAIN_WIDTH),
+          key="masks_steps")

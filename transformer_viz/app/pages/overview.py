@@ -1,0 +1,40 @@
+"""Overview page: the architecture with live shapes and parameter counts; click a block to open its page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer_viz.app.frame.navigation import page
+from transformer_viz.app.session import state
+from transformer_viz.app.session.page import page_context
+from transformer_viz.app.session.widgets import chart, lang, tr
+from transformer_viz.figures.overview import architecture_diagram, diagram_selection
+from transformer_viz.model.summary import block_shapes, parameter_counts
+from transformer_viz.weights import hf
+
+LINKED_PAGES = ("embeddings", "attention", "masks", "head", "decoding")
+
+
+def open_clicked_block() -> None:
+    """A click on a block asks app.py to open its page at the start of the next run."""
+    target = diagram_selection(st.session_state.get(state.DIAGRAM_CHART))
+    if target in LINKED_PAGES:
+        st.session_state[state.GOTO] = target
+
+
+def render() -> None:
+    st.title(tr("overview.title"))
+    ctx = page_context()
+    if ctx is None:
+        return
+    st.markdown(tr("overview.intro"))
+    config = ctx.trace.config
+    counts = hf.parameter_counts(ctx.model) if isinstance(ctx.model, hf.HFModel) else parameter_counts(ctx.model)
+    shapes = block_shapes(config, len(ctx.trace.src_tokens), len(ctx.trace.tgt_tokens))
+    chart(architecture_diagram(config, counts, shapes, lang=lang()), key=state.DIAGRAM_CHART,
+          on_select=open_clicked_block)
+    st.metric(tr("overview.total"), f"{counts['total']:,}")
+    st.caption(tr("overview.open"))
+    links = st.container(horizontal=True)  # the links wrap: five columns cut "Inside one head" short at 150 %
+    for path in LINKED_PAGES:
+        links.page_link(page(path), label=tr(f"nav.{path}"))

@@ -1,0 +1,1 @@
+"""Class rooms: the store (no Streamlit) and following the teacher."""

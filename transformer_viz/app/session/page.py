@@ -1,0 +1,197 @@
+"""What every page starts with: the model and run for the current view, or a clear message why not."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, replace
+
+import streamlit as st
+
+from transformer_viz.analysis.inference import TextRun
+from transformer_viz.app.server import checkpoints, services
+from transformer_viz.app.session import state
+from transformer_viz.app.session.state import KINDS, View
+from transformer_viz.app.session.widgets import (
+    clamped_index,
+    current_view,
+    error_text,
+    lang,
+    literal,
+    tr,
+    view_widget,
+)
+
+SPECIAL_STYLE = {"<pad>": "pad", "<bos>": "bos", "<eos>": "eos", "<unk>": "unk"}
+CHIP_CSS = """<style>
+.tv-chips{display:flex;flex-wrap:wrap;gap:4px;margin:0 0 4px 0;align-items:center}
+.tv-chips .lbl{font-size:0.85rem;color:#555;margin-right:4px;min-width:6.5rem}
+.tv-chip{display:inline-flex;align-items:baseline;gap:3px;padding:1px 7px;border-radius:7px;
+  background:#eef1f8;border:1px solid #c9d1e6;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:1rem}
+.tv-chip sub{font-size:0.65rem;color:#777;font-family:sans-serif}
+.tv-chip.pad{background:#e6e6e6;color:#777;border-style:dashed}
+.tv-chip.bos{background:#e3f4e8;border-color:#5fb37a}
+.tv-chip.eos{background:#fdebd9;border-color:#e08a3a}
+.tv-chip.unk{background:#fde2e2;border-color:#d9534f;color:#a12622;font-weight:600}
+</style>"""
+
+
+@dataclass(frozen=True)
+class PageContext:
+    view: View
+    resolved: services.Resolved
+    run: TextRun
+    pad_to: int = 0
+
+    @property
+    def run_key(self) -> tuple:
+        """What identifies this run (and the model behind it) in the figure cache."""
+        return self.resolved.model_id, self.view.task, self.view.src_text, self.view.tgt_text, self.pad_to
+
+    def figure(self, builder, *args, **kwargs):
+        """builder(self.trace, *args, lang=<the session's language>, **kwargs), cached for this run and
+        language (see services.figure)."""
+        return services.figure(self.run_key, self.trace, builder, *args, lang=lang(), **kwargs)
+
+    def figures(self, builder, *args, **kwargs):
+        """builder(self, *args, lang=<the session's language>, **kwargs): figures drawn from more than the trace
+        (the model, the greedy steps), cached like `figure`. `builder` is a module-level function."""
+        return services.figure(self.run_key, self, builder, *args, lang=lang(), **kwargs)
+
+    @property
+    def trace(self):
+        return self.run.trace
+
+    @property
+    def model(self):
+        return self.resolved.model
+
+
+def token_chips(label: str, tokens) -> None:
+    """Tokens as chips with their positions; <pad>, <bos>, <eos>, <unk> each look different."""
+    chips = "".join(
+        f'<span class="tv-chip {SPECIAL_STYLE.get(token, "")}">{html.escape(token if token != " " else "␣")}'
+        f"<sub>{position}</sub></span>"
+        for position, token in enumerate(tokens)
+    )
+    st.html(f'{CHIP_CSS}<div class="tv-chips"><span class="lbl">{html.escape(label)}</span>{chips}</div>')
+
+
+def weights_banner(view: View, resolved: services.Resolved) -> None:
+    if resolved.weights == "hf":
+        config = resolved.model.config
+        text = tr("banner.hf", name=literal(config.name), family=config.family, layers=config.n_encoder_layers,
+                  decoder_layers=config.n_decoder_layers, heads=config.n_heads, d_model=config.d_model)
+        st.caption(text + (" " + tr("banner.hf_t5") if config.family == "t5" else ""))
+    elif resolved.weights == "random":
+        st.warning(tr("banner.random"), icon=":material/casino:")
+        if resolved.note:
+            st.caption(tr("error.checkpoint", message=error_text(resolved.note)))
+        elif checkpoints.checkpoint_name(view.weights) is not None:  # a link with another shape
+            st.caption(tr("banner.checkpoint_shape", name=checkpoints.checkpoint_name(view.weights)))
+    elif resolved.weights == "trained":
+        trained = services.trained_for(view.task)
+        key = "banner.uploaded" if trained.uploaded else "banner.trained"
+        st.info(tr(key, steps=trained.steps, task=tr(f"task.{trained.task}"), name=trained.uploaded),
+                icon=":material/fitness_center:")
+    else:
+        name = checkpoints.checkpoint_name(resolved.weights)
+        extra = checkpoints.find(name) if name is not None else None
+        loaded = services.shipped(view.task) if name is None else extra.loaded if extra is not None else None
+        exact = (loaded.metrics if loaded is not None else {}).get("exact_match")
+        metric = tr("banner.metric", exact=exact) if isinstance(exact, float) else tr("banner.unmeasured")
+        key = "banner.pretrained" if name is None else "banner.checkpoint"
+        st.caption(tr(key, task=tr(f"task.{view.task}"), metric=metric, name=name))
+
+
+def toy_only() -> bool:
+    """A page that trains, changes or compares a toy model's weights: with a Hugging Face model chosen it says so.
+    True when the page must stop there."""
+    if current_view().source != "hf":
+        return False
+    st.info(tr("hf.toy_only"), icon=":material/info:")
+    return True
+
+
+def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool = False) -> PageContext | None:
+    """Resolve the view's model and run its input; on a problem, say it in the page and return None.
+
+    `pad_to` pads the input with <pad> to that length (the Masks page uses it to show padding);
+    `teacher_forced` feeds the decoder a target even when none was typed: the model's own greedy output,
+    as a training batch would hold the answer (so the target is padded too).
+    """
+    view = current_view()
+    resolved = services.resolve(view)
+    if resolved.error:
+        st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
+        return None
+    weights_banner(view, resolved)
+    try:
+        if teacher_forced and not view.tgt_text:
+            view = replace(view, tgt_text=services.run(view, resolved).output_text or "")
+        run = services.run(view, resolved, pad_to)
+    except ValueError as error:
+        st.error(tr("error.input", message=literal(error_text(error))), icon=":material/error:")
+        return None
+    if run.unknown:
+        st.warning(tr("warn.unknown", tokens=", ".join(map(literal, dict.fromkeys(run.unknown)))),
+                   icon=":material/help:")
+    if show_tokens:
+        source, target = st.columns(2)
+        with source:
+            token_chips(tr("tokens.source"), run.trace.src_tokens)
+        with target:
+            if run.teacher_forced:
+                token_chips(tr("tokens.target"), run.trace.tgt_tokens)
+            else:
+                token_chips(tr("tokens.output"), run.output_tokens)
+    return PageContext(view, resolved, run, pad_to)
+
+
+def attention_selectors(trace, kind_column, layer_column, head_column, kind_field: str = state.KIND
+                        ) -> tuple[str, int, int]:
+    """The kind, layer and head choosers every attention page shares (one view field each; the Masks page
+    has its own kind field)."""
+    kind = view_widget(kind_column.selectbox, kind_field, tr("attention.kind"), KINDS,
+                       index=KINDS.index(getattr(View, kind_field)))
+    return kind, *layer_and_head(trace, kind, layer_column, head_column)
+
+
+def layer_and_head(trace, kind: str, layer_column, head_column) -> tuple[int, int]:
+    """Layer and head of one attention kind; their options follow the model, their values the view."""
+    layers, heads = range(trace.n_layers(kind)), range(trace.config.n_heads)
+    layer = view_widget(layer_column.selectbox, state.LAYER, tr("attention.layer"), layers,
+                        index=clamped_index(View.layer, len(layers)))
+    head = view_widget(head_column.selectbox, state.HEAD, tr("attention.head"), heads,
+                       index=clamped_index(View.head, len(heads)))
+    return layer, head
+
+
+def cell_selectors(query_tokens, key_tokens, query_column, key_column,
+                   optional: bool = False) -> tuple[int | None, int | None]:
+    """The cell (query, key) shown in detail; Attention and Inside one head share it.
+
+    `optional`: the cell may be unchosen (None, None), until a click or these selectors choose one.
+    """
+    if not optional:
+        for field in (state.CELL_QUERY, state.CELL_KEY):
+            if field in st.session_state and st.session_state[field] is None:
+                st.session_state[field] = 0
+    first = [None] if optional else []
+
+    def label(tokens):
+        return lambda i: tr("attention.no_cell") if i is None else f"{i}: {tokens[i]}"
+
+    query = view_widget(query_column.selectbox, state.CELL_QUERY, tr("attention.cell_query"),
+                        [*first, *range(len(query_tokens))], format_func=label(query_tokens), on_change=pair_cell,
+                        args=(state.CELL_QUERY, state.CELL_KEY))
+    key = view_widget(key_column.selectbox, state.CELL_KEY, tr("attention.key"), [*first, *range(len(key_tokens))],
+                      format_func=label(key_tokens), on_change=pair_cell, args=(state.CELL_KEY, state.CELL_QUERY))
+    return (query, key) if query is not None and key is not None else (None, None)
+
+
+def pair_cell(changed: str, other: str) -> None:
+    """A cell is chosen whole: choosing its query or key starts the other at 0; unchoosing one unchooses both."""
+    if st.session_state[changed] is None:
+        st.session_state[other] = None
+    elif st.session_state.get(other) is None:
+        st.session_state[other] = 0

@@ -1,0 +1,221 @@
+"""Small Streamlit helpers shared by the pages: text in the current language, view widgets, the view, charts."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+
+import streamlit as st
+
+from transformer_viz.app.server.checkpoints import checkpoint_name
+from transformer_viz.app.session import state
+from transformer_viz.app.session.state import VIEW_FIELDS, View
+from transformer_viz.app.text import ENGLISH, LANGUAGE_NAMES, t
+from transformer_viz.figures.common import format_number
+from transformer_viz.figures.fit import TEXT_MIN_WIDTH
+from transformer_viz.figures.labels import label
+
+
+def lang() -> str:
+    """The language chosen in the sidebar: of the catalog's text and of every figure (`lang=lang()`). Before its
+    widget is drawn in a session's first run (the page menu comes first), the one the link names."""
+    if state.LANG in st.session_state:
+        return st.session_state[state.LANG]
+    named = st.query_params.get(state.LANG)
+    return next((code for code, name in LANGUAGE_NAMES.items() if name == named), View.lang)
+
+
+def tr(key: str, /, **values) -> str:
+    """Catalog text in the language chosen in the sidebar."""
+    return t(key, lang(), **values)
+
+
+def error_text(error: Exception) -> str:
+    """The sentence of an error from the package (or the model service) in the chosen language.
+
+    English is the error's own sentence. A TranslatableError is written from the catalog's
+    "detail.<key>" in other languages, its words ("input", "characters") and task names translated
+    too; any other error keeps its English sentence.
+    """
+    key = getattr(error, "key", None)
+    if lang() == "en" or f"detail.{key}" not in ENGLISH:
+        return str(error)
+
+    def word(name: str, value):
+        if name in ("task", "current_task") and f"task.{value}" in ENGLISH:
+            return tr(f"task.{value}")
+        return tr(f"detail.word.{value}") if isinstance(value, str) and f"detail.word.{value}" in ENGLISH else value
+
+    return tr(f"detail.{key}", **{name: word(name, value) for name, value in error.values.items()})
+
+
+def literal(text) -> str:
+    """Text a user typed (or a token or message quoting it) for a Markdown element, as a code span: nothing in
+    it renders, not a link, a bare URL, emphasis, a colour, an emoji or a formula."""
+    text = str(text)
+    fence = "`" * (1 + max(map(len, re.findall(r"`+", text)), default=0))  # longer than any run of ` inside
+    return f"{fence} {text} {fence}"  # Markdown strips one space on each side
+
+
+def counted(index: int) -> str:
+    """Layers, heads and steps count from 1 on screen and in links (the trace counts from 0)."""
+    return str(index + 1)
+
+
+def weights_label(weights: str) -> str:
+    """"pretrained", "random", "trained" or an extra folder's "checkpoint:<name>", as the screen names them."""
+    name = checkpoint_name(weights)
+    return tr(f"weights.{weights}") if name is None else tr("weights.checkpoint", name=name)
+
+
+# How each choice is labelled on screen and in the link. Option values are stable identifiers;
+# only these functions translate them.
+LABELS: dict[str, Callable[[object], str]] = {
+    state.LANG: LANGUAGE_NAMES.get,
+    state.SOURCE: lambda source: tr(f"source.{source}"),
+    state.TASK: lambda name: tr(f"task.{name}"),
+    state.WEIGHTS: weights_label,
+    state.MAX_LEN: lambda n: tr("side.max_len_task") if n == 0 else str(n),
+    state.POSITIONAL: lambda positional: tr(f"positional.{positional}"),
+    state.NORM_FIRST: lambda pre: tr("norm.pre" if pre else "norm.post"),
+    state.MASK_VALUE: format_number,
+    state.KIND: lambda kind: label(f"kind.{kind}", lang()),  # the figures' names: one home
+    state.MASK_KIND: lambda kind: label(f"kind.{kind}", lang()),
+    state.VALUE: lambda value: tr(f"value.{value}"),
+    state.LAYER: counted,
+    state.HEAD: counted,
+    state.TRAIN_FROM: lambda start: tr(f"training.from_{start}"),
+    **{f: lambda switch: tr(f"break.{switch}") for f in (state.BREAKS, state.A_BREAKS, state.B_BREAKS)},
+    **{f: lambda head_id: head_label(head_id) for f in (state.ABLATE, state.A_ABLATE, state.B_ABLATE)},
+    **{f: weights_label for f in (state.A_WEIGHTS, state.B_WEIGHTS)},
+    **{f: lambda variant: tr(f"compare.variant_{variant}") for f in (state.A_VARIANT, state.B_VARIANT)},
+    state.ABLATION: lambda mode: tr(f"break.ablation_{mode}"),
+    state.STACK: lambda stack: tr(f"layers.{stack}"),
+    state.SIDE: lambda side: tr("tokens.source" if side == "src" else "tokens.target"),
+}
+
+
+def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
+    """`widget(label, *args, ...)` for a view field: keyed by the field's name and bound to the link.
+
+    Its value lives in st.session_state[field] and in the query parameter `field`, so it outlives
+    page changes and a copied link restores it. Choices are labelled by LABELS[field].
+    """
+    if field in LABELS:
+        kwargs.setdefault("format_func", LABELS[field])
+    default = getattr(View, field)
+    if getattr(widget, "__name__", "") in ("radio", "selectbox") and "index" not in kwargs and default in args[0]:
+        # The widget's own default is the view's: a link leaves out a widget's default value, so a choice equal
+        # to the first option would otherwise vanish from the link and come back as the view's default.
+        kwargs["index"] = list(args[0]).index(default)
+    translated = field in state.TRANSLATED_FIELDS
+    if translated:
+        by_language = st.session_state.setdefault(state.CHOICE_LABELS, {}).setdefault(field, {})
+        by_language[lang()] = {kwargs["format_func"](option): option for option in args[0]}
+    if "on_change" in kwargs:
+        kwargs["on_change"] = on_real_change(field, kwargs["on_change"])
+    value = widget(label, *args, key=field, bind="query-params", **kwargs)
+    if translated:
+        st.session_state.setdefault(state.CHOICES_SHOWN, {})[field] = value
+    return value
+
+
+def restore_choices() -> None:
+    """Turn translated choices that arrive as labels of another language back into their options.
+
+    Streamlit identifies a choice by its label. A request the browser sent before it redrew a language switch (a
+    room's poll, a click under load) names the choices in the old language: their options are not found, and the
+    label itself would become the value. Callbacks run before the script, so each one calls this first
+    (`callback`), and so does the sidebar before any widget.
+    """
+    for field, by_language in st.session_state.get(state.CHOICE_LABELS, {}).items():
+        labels = {text: option for language_labels in by_language.values() for text, option in language_labels.items()}
+        options = set(labels.values())
+        value = st.session_state.get(field)
+        if isinstance(value, list):
+            restored = [choice if choice in options else labels.get(choice, choice) for choice in value]
+            if restored != value:
+                st.session_state[field] = restored
+        elif value is not None and value not in options and value in labels:
+            st.session_state[field] = labels[value]
+
+
+def callback(function: Callable) -> Callable:
+    """A widget's callback, run with the translated choices restored (see restore_choices)."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        restore_choices()
+        return function(*args, **kwargs)
+    return call
+
+
+def on_real_change(field: str, function: Callable) -> Callable:
+    """A view widget's callback, run only when its choice changed: not for its own label in another language."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        restore_choices()
+        shown = st.session_state.get(state.CHOICES_SHOWN, {})
+        if field in shown and st.session_state.get(field) == shown[field]:
+            return
+        return function(*args, **kwargs)
+    return call
+
+
+def head_label(head_id: str) -> str:
+    """A head id "cross-2-1" (layers and heads from 1) as "Cross-attention · Layer 2 · Head 1"."""
+    kind, layer, head = head_id.rsplit("-", 2)
+    return f"{label(f'kind.{kind}', lang())} · {label('layer_head', lang(), layer=layer, head=head)}"
+
+
+def relabel_translated() -> None:
+    """After a language switch: write the translated widgets' values again, so that their labels and
+    the link follow the new language (Streamlit identifies a choice by its label)."""
+    for field in state.TRANSLATED_FIELDS:
+        if field in st.session_state:
+            st.session_state[field] = st.session_state[field]
+
+
+def current_view() -> View:
+    """The view as the widgets of this session set it (fields whose widget was never drawn: defaults)."""
+    values = {f: st.session_state[f] for f in VIEW_FIELDS if f in st.session_state}
+    for field, value in values.items():
+        if isinstance(value, list):  # multiselect and pills return lists; the view is frozen
+            values[field] = tuple(value)
+    return View(**values)
+
+
+def chart(fig, key: str, on_select: str | Callable = "ignore", selection_mode=("points",)):
+    """st.plotly_chart with the figure's own colours (not Streamlit's theme) and a compact mode bar whose
+    camera saves a PNG at twice the size (sharp on a slide). The figure joins the view's download."""
+    st.session_state.setdefault(state.VIEW_FIGURES, {})[key] = fig
+    hide_cell_numbers_below(fig, key)
+    return st.plotly_chart(
+        fig, key=key, theme=None, on_select=on_select, selection_mode=selection_mode,
+        config={"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+                "toImageButtonOptions": {"format": "png", "scale": 2, "filename": key}},
+    )
+
+
+def hide_cell_numbers_below(fig, key: str) -> None:
+    """Cell numbers that fit only from some figure width on (layout.meta[TEXT_MIN_WIDTH]) are hidden in a
+    narrower chart: by a CSS container query on the chart's own element, which knows its width (the server
+    does not: 150 % browser zoom, a sidebar or a projector change it)."""
+    meta = fig.layout.meta
+    min_width = meta.get(TEXT_MIN_WIDTH) if isinstance(meta, dict) else None
+    if min_width and re.fullmatch(r"[\w-]+", key):
+        box = f".st-key-{key}"
+        st.html(f"<style>{box}{{container-type:inline-size}}"
+                f"@container (width < {int(min_width)}px){{{box} g.heatmap-label{{display:none}}}}</style>")
+
+
+def clamped_index(value: int | None, count: int) -> int:
+    """An index for a widget's default that exists among `count` options."""
+    return min(max(value or 0, 0), count - 1)
+
+
+# The narrowest the main column gets, in px: presenter mode at 150 % zoom of a 1280×720 projector (796 px; the
+# sidebar open at 1280 px leaves 820). Figures are laid out for the narrowest width they are drawn at, so that
+# their labels fit there, and only grow wider elsewhere. Cell numbers that need more room are written for up to
+# the widest (a full-HD screen without the sidebar) and shown only where they fit (hide_cell_numbers_below).
+MAIN_WIDTH, MAX_MAIN_WIDTH = 790, 1880

@@ -1,0 +1,1 @@
+"""Tokens and tasks: vocabularies, byte-pair encoding, the toy tasks and the small parallel corpora."""

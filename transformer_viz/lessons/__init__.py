@@ -1,0 +1,1 @@
+"""The lesson a teacher runs without preparation: its facts (no Streamlit)."""

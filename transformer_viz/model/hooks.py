@@ -1,0 +1,87 @@
+"""What the model's forward pass reads from its caller's context: the recording and the intervention.
+
+A HookPoint is an identity placed on a tensor worth seeing. It costs one context-variable lookup when
+nothing records. `recording()` installs a recorder for the current thread (or asyncio task) only, so
+several users can trace the same shared model at once and each gets their own tensors; `intervening()`
+does the same for an Intervention. Nothing is ever stored on a module.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+from transformer_viz.trace.intervention import NO_INTERVENTION, Intervention
+from transformer_viz.trace.names import LEAVES
+
+_active_recorder: contextvars.ContextVar[dict[str, torch.Tensor] | None] = contextvars.ContextVar(
+    "transformer_viz_recorder", default=None
+)
+
+
+class HookPoint(nn.Module):
+    """Identity on a tensor; saves it under `self.name` while a recording is active.
+
+    The name is the module path minus the `hook_` prefix, set by `name_hook_points`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = ""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        recorder = _active_recorder.get()
+        if recorder is not None:
+            recorder[self.name] = x.detach().cpu()
+        return x
+
+    # Skip nn.Module's hook dispatch: this runs dozens of times per forward pass.
+    __call__ = forward
+
+
+def name_hook_points(root: nn.Module) -> None:
+    """Give every HookPoint under `root` its module path, e.g. `encoder.layers.0.self_attn.weights`."""
+    for path, module in root.named_modules():
+        if isinstance(module, HookPoint):
+            parent, _, leaf = path.rpartition(".")
+            if not leaf.startswith("hook_") or leaf[len("hook_"):] not in LEAVES:
+                raise ValueError(f"HookPoint {path!r} must be called hook_<leaf> with a leaf from LEAVES.")
+            module.name = f"{parent}.{leaf[len('hook_'):]}" if parent else leaf[len("hook_"):]
+
+
+@contextmanager
+def recording(into: dict[str, torch.Tensor] | None = None) -> Iterator[dict[str, torch.Tensor]]:
+    """Record every HookPoint reached in this thread into a dict (a fresh one unless given)."""
+    recorder = {} if into is None else into
+    token = _active_recorder.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _active_recorder.reset(token)
+
+
+_active: contextvars.ContextVar[Intervention | None] = contextvars.ContextVar(
+    "transformer_viz_intervention", default=None
+)
+
+
+def active_intervention() -> Intervention:
+    """The intervention the model's modules apply now (the default one: none)."""
+    return _active.get() or NO_INTERVENTION
+
+
+@contextmanager
+def intervening(intervention: Intervention | None) -> Iterator[Intervention]:
+    """Apply `intervention` (None: none) to every forward pass of this thread inside the block."""
+    intervention = Intervention() if intervention is None else intervention
+    if not isinstance(intervention, Intervention):
+        raise ValueError(f"intervention must be an Intervention, got {type(intervention).__name__}.")
+    token = _active.set(intervention)
+    try:
+        yield intervention
+    finally:
+        _active.reset(token)

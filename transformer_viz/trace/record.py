@@ -1,0 +1,134 @@
+"""The Trace: what one run recorded, a read-only mapping from trace name to a detached CPU tensor.
+
+The model writes it (`Transformer.run_with_trace`); analysis, figures and the app read it. Reading attention
+goes through `recorded_attention`, which names what there is when a choice does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+from transformer_viz.trace import export
+from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, target_axes
+
+
+@dataclass(frozen=True, eq=False)
+class Trace(Mapping):
+    """A read-only mapping from trace name to a detached CPU tensor, plus the run's context.
+
+    `src_tokens` / `tgt_tokens` are the display strings of batch item 0 (when known);
+    `config` is the ModelConfig that produced it; `intervention` the Intervention it ran under
+    (None for a trace built by hand).
+    """
+
+    tensors: Mapping[str, torch.Tensor]
+    config: Any = None
+    src_tokens: tuple[str, ...] | None = None
+    tgt_tokens: tuple[str, ...] | None = None
+    intervention: Any = None
+
+    def __getitem__(self, key: str) -> torch.Tensor:
+        try:
+            return self.tensors[key]
+        except KeyError:
+            raise KeyError(f"{key!r} was not recorded; recorded names start with "
+                           f"{sorted(self.tensors)[:3]}...") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tensors)
+
+    def __len__(self) -> int:
+        return len(self.tensors)
+
+    def n_layers(self, kind: str) -> int:
+        """How many layers of attention `kind` the trace holds: from the config, else from the recorded names."""
+        check_kind(kind)
+        if self.config is not None:
+            encoder = ATTENTION_KINDS[kind].stack == "encoder"
+            return self.config.n_encoder_layers if encoder else self.config.n_decoder_layers
+        count = 0
+        while attention_name(kind, count, "weights") in self:
+            count += 1
+        return count
+
+    def attention_tokens(self, kind: str) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+        """(query tokens, key tokens) of attention `kind`: display strings, None where unknown."""
+        check_kind(kind)
+        tokens = {"src": self.src_tokens, "tgt": self.tgt_tokens}
+        return tokens[ATTENTION_KINDS[kind].query_side], tokens[ATTENTION_KINDS[kind].key_side]
+
+    def target_prefix(self, length: int) -> Trace:
+        """The trace of the first `length` decoder positions: views, no copies.
+
+        With the look-ahead mask, position t of a pass never sees a later position, so the prefix of
+        a pass over <bos> + a whole greedy answer is what greedy step `length - 1` computed.
+        """
+        def prefix(name: str, tensor: torch.Tensor) -> torch.Tensor:
+            for axis in target_axes(name):
+                tensor = tensor.narrow(axis, 0, length)
+            return tensor
+
+        return replace(self, tensors={n: prefix(n, t) for n, t in self.tensors.items()},
+                       tgt_tokens=None if self.tgt_tokens is None else self.tgt_tokens[:length])
+
+    def with_tokens(self, src_tokens=None, tgt_tokens=None) -> Trace:
+        """The same trace with display strings for the source and target positions."""
+        return replace(
+            self,
+            src_tokens=None if src_tokens is None else tuple(src_tokens),
+            tgt_tokens=None if tgt_tokens is None else tuple(tgt_tokens),
+        )
+
+    # Exports (trace/export.py; pandas is imported only by to_dataframe).
+
+    def to_npz(self, path) -> None:
+        """Save the tensors, tokens, config and intervention to one .npz file (no pickles)."""
+        export.save_npz(self, path)
+
+    @classmethod
+    def from_npz(cls, path) -> Trace:
+        """A trace saved by `to_npz`; ValueError for a file that is not one."""
+        return cls(**export.load_npz(path))
+
+    def to_dataframe(self):
+        """Every attention weight of batch item 0 as a tidy pandas table, one row per (layer, head, query, key)."""
+        return export.attention_table(self)
+
+    def to_bertviz(self) -> dict:
+        """The keyword arguments of BertViz's `head_view` / `model_view` for an encoder-decoder."""
+        return export.bertviz_arguments(self)
+
+
+def check_trace(trace) -> None:
+    """Raise ValueError unless `trace` is a Trace."""
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a Trace (from model.run_with_trace), got {type(trace).__name__}.")
+
+
+def recorded_attention(trace: Trace, kind: str, layer: int, leaf: str) -> torch.Tensor:
+    """The recorded `leaf` of attention `kind` in `layer` (zero-based), e.g. q (batch, heads, q_len, d_head).
+
+    Every reader of attention comes through here: an unknown kind, a layer the trace does
+    not have or a leaf it did not record is a ValueError naming what there is.
+    """
+    check_trace(trace)
+    check_kind(kind)
+    layer = check_index(layer, trace.n_layers(kind), f"{ATTENTION_KINDS[kind].title} layer")
+    recorded = attention_name(kind, layer, leaf)
+    if recorded not in trace:
+        raise ValueError(f"This trace did not record {recorded}: record one with model.run_with_trace.")
+    return trace[recorded]
+
+
+def recorded_mask(trace: Trace, kind: str, layer: int) -> torch.Tensor:
+    """Batch item 0's mask of attention `kind` in `layer`: (q_len, k_len) bool, True = may attend.
+
+    A trace without a recorded mask (one built by hand) allows every key.
+    """
+    weights = recorded_attention(trace, kind, layer, "weights")  # (batch, heads, q_len, k_len)
+    mask = trace.get(attention_name(kind, int(layer), "mask"))
+    return torch.ones(weights.shape[2:], dtype=torch.bool) if mask is None else mask[0, 0].bool()  # (q_len, k_len)
