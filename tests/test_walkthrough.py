@@ -94,13 +94,13 @@ def test_inputs_are_what_the_attention_module_reads(norm_first, kind, layer):
 
 def test_input_sources_follow_pre_and_post_ln():
     model, trace = tiny(True)
-    assert head_walkthrough(model, trace, "encoder_self", 0, 0).x_query_source == "norm1(src_embed.out)"
-    assert head_walkthrough(model, trace, "decoder_self", 1, 0).x_query_source == "norm1(decoder.layers.0.resid_post)"
+    assert str(head_walkthrough(model, trace, "encoder_self", 0, 0).x_query_source) == "norm1(src_embed.out)"
+    assert str(head_walkthrough(model, trace, "decoder_self", 1, 0).x_query_source) == "norm1(decoder.layers.0.resid_post)"
     cross = head_walkthrough(model, trace, "cross", 0, 0)
-    assert (cross.x_query_source, cross.x_key_source) == ("norm2(decoder.layers.0.resid_mid)", "encoder.out")
+    assert (str(cross.x_query_source), str(cross.x_key_source)) == ("norm2(decoder.layers.0.resid_mid)", "encoder.out")
     model, trace = tiny(False)
     w = head_walkthrough(model, trace, "encoder_self", 1, 0)
-    assert w.x_query_source == "encoder.layers.0.resid_post"
+    assert str(w.x_query_source) == "encoder.layers.0.resid_post"
     np.testing.assert_array_equal(w.x_query, trace["encoder.layers.0.resid_post"][0].numpy())
 
 
@@ -219,24 +219,24 @@ def test_cell_numbers_recompute_the_recorded_score_and_weight():
         return trace[attention_name("cross", 1, leaf)][0, 1]  # (q_len, ...) of head 1
 
     q = recorded("q")[2].numpy()
-    assert numbers["q"] == pytest.approx(q.tolist()) and len(numbers["k"]) == numbers["d_head"] == D_HEAD
-    assert numbers["dot"] == pytest.approx(float(np.dot(q, recorded("k")[1].numpy())), rel=1e-5)
-    assert numbers["scale"] == 2.0 and numbers["position_bias"] is None and not numbers["unscaled"]
-    assert numbers["score"] == pytest.approx(numbers["recorded_score"], rel=1e-5, abs=1e-6)
-    assert numbers["recorded_score"] == pytest.approx(float(recorded("scores")[2, 1]))
-    assert numbers["allowed"] and numbers["masked_score"] == pytest.approx(numbers["recorded_score"])
-    assert numbers["row_softmax"][1] == pytest.approx(numbers["weight"], abs=1e-6)
-    assert numbers["row_softmax"] == pytest.approx(recorded("weights")[2].tolist(), abs=1e-6)
-    assert (numbers["query_token"], numbers["key_token"]) == ("y", "b")
+    assert numbers.q == pytest.approx(q.tolist()) and len(numbers.k) == numbers.d_head == D_HEAD
+    assert numbers.dot == pytest.approx(float(np.dot(q, recorded("k")[1].numpy())), rel=1e-5)
+    assert numbers.scale == 2.0 and numbers.position_bias is None and not numbers.unscaled
+    assert numbers.score == pytest.approx(numbers.recorded_score, rel=1e-5, abs=1e-6)
+    assert numbers.recorded_score == pytest.approx(float(recorded("scores")[2, 1]))
+    assert numbers.allowed and numbers.masked_score == pytest.approx(numbers.recorded_score)
+    assert numbers.row_softmax[1] == pytest.approx(numbers.weight, abs=1e-6)
+    assert numbers.row_softmax == pytest.approx(recorded("weights")[2].tolist(), abs=1e-6)
+    assert (numbers.query_token, numbers.key_token) == ("y", "b")
 
 
 def test_cell_numbers_of_a_blocked_cell():
     _, trace = tiny(True)  # item 0's source ends with a pad
     numbers = cell_numbers(trace.with_tokens(["a", "b", "c", "<pad>"], None), "encoder_self", 0, 0, 1, 3)
-    assert not numbers["allowed"] and numbers["key_token"] == "<pad>"
-    assert numbers["masked_score"] == -1e9 == numbers["mask_value"]
-    assert numbers["weight"] == 0.0 and numbers["row_softmax"][3] == 0.0
-    assert sum(numbers["row_softmax"]) == pytest.approx(1.0)
+    assert not numbers.allowed and numbers.key_token == "<pad>"
+    assert numbers.masked_score == -1e9 == numbers.mask_value
+    assert numbers.weight == 0.0 and numbers.row_softmax[3] == 0.0
+    assert sum(numbers.row_softmax) == pytest.approx(1.0)
 
 
 def test_cell_numbers_read_the_recorded_masked_row():
@@ -246,7 +246,7 @@ def test_cell_numbers_read_the_recorded_masked_row():
     tensors = dict(trace.tensors)
     tensors[name] = tensors[name].clamp(min=-7.0)
     numbers = cell_numbers(Trace(tensors, config=trace.config), "encoder_self", 0, 0, 1, 3)
-    assert numbers["masked_score"] == numbers["row_masked_scores"][3] == -7.0
+    assert numbers.masked_score == numbers.row_masked_scores[3] == -7.0
     with pytest.raises(ValueError, match="Unknown attention kind"):
         cell_numbers(trace, "self", 0, 0, 0, 0)
 
@@ -310,5 +310,5 @@ def test_a_run_without_the_scale_is_walked_and_its_cells_divide_by_one():
     walk = head_walkthrough(model, trace, "encoder_self", 1, 1)  # checked step by step against what ran
     assert walk.scale == 1.0 and np.allclose(walk.scores, walk.qk)
     numbers = cell_numbers(trace, "encoder_self", 1, 1, 2, 0)
-    assert numbers["scale"] == 1.0 and numbers["unscaled"] and walk.unscaled
-    assert numbers["score"] == pytest.approx(numbers["recorded_score"], abs=1e-5)
+    assert numbers.scale == 1.0 and numbers.unscaled and walk.unscaled
+    assert numbers.score == pytest.approx(numbers.recorded_score, abs=1e-5)

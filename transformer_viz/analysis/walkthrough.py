@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from transformer_viz.model import Transformer
-from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, name
+from transformer_viz.model.attention import masked_softmax
+from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, name, token_labels
 from transformer_viz.trace.record import Trace, recorded_attention
 
 # Recomputation and the model's forward pass use different matrix shapes, so float32 results
@@ -25,6 +26,40 @@ RTOL, ATOL = 1e-4, 1e-5
 
 class TraceMismatchError(ValueError):
     """A recomputed step disagrees with the recorded trace (other weights, or a different run)."""
+
+
+@dataclass(frozen=True)
+class InputSource:
+    """Where a head's X (or M) came from: a recorded tensor, LayerNorm-ed first in pre-LN.
+
+    `recorded` is its trace name; `stack` and `layer` are set when it is a layer's residual stream
+    (`decoder.layers.0.resid_post`), None for `src_embed.out`, `tgt_embed.out` and `encoder.out`.
+    """
+
+    recorded: str
+    norm: str | None = None  # "norm1" or "norm2": the sublayer's own norm in pre-LN
+    stack: str | None = None
+    layer: int | None = None
+
+    @property
+    def leaf(self) -> str:
+        return self.recorded.rsplit(".", 1)[1]
+
+    def __str__(self) -> str:
+        return f"{self.norm}({self.recorded})" if self.norm else self.recorded
+
+
+def attention_input(kind: str, layer: int, norm_first: bool) -> InputSource:
+    """What enters the query projection of attention `kind` in `layer`: the residual stream before the sublayer
+    (the previous layer's output, the embeddings in layer 0, the stream after self-attention for cross-attention),
+    through the sublayer's norm in pre-LN."""
+    attention = ATTENTION_KINDS[kind]
+    norm = attention.norm if norm_first else None
+    if kind == "cross":
+        return InputSource(name(attention.stack, layer, "resid_mid"), norm, attention.stack, layer)
+    if layer == 0:
+        return InputSource("src_embed.out" if attention.stack == "encoder" else "tgt_embed.out", norm)
+    return InputSource(name(attention.stack, layer - 1, "resid_post"), norm, attention.stack, layer - 1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,8 +76,8 @@ class HeadWalkthrough:
     norm_first: bool
     query_tokens: tuple[str, ...]
     key_tokens: tuple[str, ...]
-    x_query_source: str  # how X was obtained, e.g. "norm1(src_embed.out)"
-    x_key_source: str
+    x_query_source: InputSource  # how X was obtained, e.g. norm1(src_embed.out)
+    x_key_source: InputSource
     x_query: np.ndarray  # (q_len, d_model)
     x_key: np.ndarray  # (k_len, d_model)
     w_q: np.ndarray  # (d_model, d_head)
@@ -79,7 +114,7 @@ class HeadWalkthrough:
     @property
     def unscaled(self) -> bool:
         """The scores are q·k, not divided by √d_head (T5 folds it into W_Q's initial values)."""
-        return self.scale != math.sqrt(self.d_head)
+        return unscaled(self.scale, self.d_head)
 
 
 def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalkthrough:
@@ -93,11 +128,15 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
     attention = ATTENTION_KINDS[kind]
     block = getattr(model, attention.stack).layers[layer]
     attn = getattr(block, attention.sublayer)
+    source = attention_input(kind, layer, config.norm_first)
     with torch.no_grad():
-        x_query, x_query_source = _attention_input(trace, block, layer, kind, config.norm_first)
+        x_query = trace[source.recorded][0].float()  # (q_len, d_model)
+        if source.norm:
+            norm = getattr(block, source.norm)
+            x_query = norm(x_query.to(norm.weight.device)).cpu()  # (q_len, d_model)
     projections = AttentionProjections(attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj, attn.n_heads,
                                        attn.d_head, score_scale(trace, config), float(attn.mask_value))
-    return walk_head(projections, trace, kind, layer, head, (x_query, x_query_source), config.norm_first)
+    return walk_head(projections, trace, kind, layer, head, (x_query, source), config.norm_first)
 
 
 @dataclass(frozen=True)
@@ -116,7 +155,7 @@ class AttentionProjections:
 
 
 def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, head: int,
-              query_input: tuple[torch.Tensor, str], norm_first: bool,
+              query_input: tuple[torch.Tensor, InputSource], norm_first: bool,
               position_bias: torch.Tensor | None = None) -> HeadWalkthrough:
     """head_walkthrough from the attention's projections and what entered its query projection (q_len, d_model),
     checked step by step against `trace` (also for Hugging Face models, transformer_viz.weights.hf). `position_bias`
@@ -125,7 +164,7 @@ def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, h
     x_query, x_query_source = query_input
     with torch.no_grad():
         if kind == "cross":
-            x_key, x_key_source = trace["encoder.out"][0].float(), "encoder.out"  # (k_len, d_model)
+            x_key, x_key_source = trace["encoder.out"][0].float(), InputSource("encoder.out")  # (k_len, d_model)
         else:
             x_key, x_key_source = x_query, x_query_source  # (k_len, d_model)
         mask = trace[attention_name(kind, layer, "mask")][0, 0]  # (q_len, k_len)
@@ -145,8 +184,8 @@ def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, h
     chosen = heads[head]
     return HeadWalkthrough(
         kind=kind, layer=layer, head=head, n_heads=projections.n_heads, norm_first=norm_first,
-        query_tokens=_labels(query_tokens, x_query.shape[0]),
-        key_tokens=_labels(key_tokens, x_key.shape[0]),
+        query_tokens=tuple(token_labels(query_tokens, x_query.shape[0])),
+        key_tokens=tuple(token_labels(key_tokens, x_key.shape[0])),
         x_query_source=x_query_source, x_key_source=x_key_source,
         x_query=_np(x_query), x_key=_np(x_key),
         **{key: _np(value) for key, value in chosen.items() if key not in ("scale", "position_bias")},
@@ -156,48 +195,84 @@ def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, h
     )
 
 
-def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) -> dict:
-    """The numbers behind one attention cell of batch item 0, recomputed from the recorded q and k.
+@dataclass(frozen=True)
+class CellNumbers:
+    """The numbers behind one attention cell of batch item 0 (positions count from 0).
 
-    q and k are this head's vectors (d_head,); `score` = q·k / `scale` (√d_head, 1 in T5) + `position_bias` (T5's
-    self-attention, the recorded score less q·k / scale; else None) equals `recorded_score`.
-    `row_masked_scores` is the recorded masked row (blocked keys hold the mask value) and
-    `row_softmax` its softmax (blocked keys exactly 0, as in the model), whose entry at
-    `key` equals the recorded `weight`.
+    `score` = `dot` / `scale` (√d_head; 1 in T5 or under Intervention(scale=False)) + `position_bias` (T5's
+    self-attention: the recorded score less dot / scale; else None), equal to `recorded_score`.
+    `row_masked_scores` is the recorded masked row (blocked keys hold `mask_value`) and `row_softmax` its softmax
+    (blocked keys exactly 0, as in the model), whose entry at `key` equals the recorded `weight`.
     """
+
+    kind: str
+    layer: int
+    head: int
+    query: int
+    key: int
+    query_token: str
+    key_token: str
+    q: tuple[float, ...]  # (d_head,) this head's query vector
+    k: tuple[float, ...]  # (d_head,)
+    dot: float
+    scale: float
+    position_bias: float | None
+    recorded_score: float
+    allowed: bool
+    mask_value: float
+    masked_score: float
+    row_masked_scores: tuple[float, ...]  # (k_len,)
+    row_softmax: tuple[float, ...]  # (k_len,)
+    weight: float
+
+    @property
+    def d_head(self) -> int:
+        return len(self.q)
+
+    @property
+    def unscaled(self) -> bool:
+        """The scores are q·k, not divided by √d_head."""
+        return unscaled(self.scale, self.d_head)
+
+    @property
+    def score(self) -> float:
+        return self.dot / self.scale + (self.position_bias or 0.0)
+
+
+def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) -> CellNumbers:
+    """The numbers behind one attention cell of batch item 0, recomputed from the recorded q and k."""
     if isinstance(trace, Trace) and trace.config is None:
         raise ValueError("cell_numbers needs a trace from model.run_with_trace: it reads mask_value from trace.config.")
 
-    def recorded(leaf: str) -> np.ndarray:
-        return recorded_attention(trace, kind, layer, leaf)[0].double().numpy()
+    def recorded(leaf: str) -> torch.Tensor:
+        return recorded_attention(trace, kind, layer, leaf)[0].double()
 
     q_all, k_all = recorded("q"), recorded("k")  # (heads, q_len, d_head), (heads, k_len, d_head)
     layer = int(layer)  # a whole number in range: recorded_attention checked it
     head = check_index(head, q_all.shape[0], "head")
     query, key = check_index(query, q_all.shape[1], "query"), check_index(key, k_all.shape[1], "key")
     q, k = q_all[head, query], k_all[head, key]  # (d_head,) each
-    d_head = q.shape[0]
     dot, scale = float(q @ k), score_scale(trace, trace.config)
     recorded_score = float(recorded("scores")[head, query, key])
     relative = trace.config.positional == "relative" and kind != "cross"  # a learned bias added to every score
-    position_bias = recorded_score - dot / scale if relative else None
-    row_allowed = recorded("mask")[0, query].astype(bool)  # (k_len,)
+    row_allowed = recorded("mask")[0, query].bool()  # (k_len,)
     row_masked = recorded("masked_scores")[head, query]  # (k_len,)
-    row_softmax = np.zeros_like(row_masked)  # (k_len,) a row with no allowed key stays all zeros
-    if row_allowed.any():
-        exp = np.exp(row_masked[row_allowed] - row_masked[row_allowed].max())
-        row_softmax[row_allowed] = exp / exp.sum()
+    _, row_softmax = masked_softmax(row_masked, row_allowed, trace.config.mask_value)  # (k_len,)
     query_tokens, key_tokens = trace.attention_tokens(kind)
-    return {
-        "kind": kind, "layer": layer, "head": head, "query": query, "key": key,
-        "query_token": _labels(query_tokens, query + 1)[query], "key_token": _labels(key_tokens, key + 1)[key],
-        "q": q.tolist(), "k": k.tolist(), "dot": dot, "d_head": d_head, "scale": scale, "position_bias": position_bias,
-        "unscaled": scale != math.sqrt(d_head),
-        "score": dot / scale + (position_bias or 0.0), "recorded_score": recorded_score,
-        "allowed": bool(row_allowed[key]), "mask_value": float(trace.config.mask_value),
-        "masked_score": float(row_masked[key]), "row_masked_scores": row_masked.tolist(),
-        "row_softmax": row_softmax.tolist(), "weight": float(recorded("weights")[head, query, key]),
-    }
+    return CellNumbers(
+        kind=kind, layer=layer, head=head, query=query, key=key,
+        query_token=token_labels(query_tokens, query + 1)[query], key_token=token_labels(key_tokens, key + 1)[key],
+        q=tuple(q.tolist()), k=tuple(k.tolist()), dot=dot, scale=scale,
+        position_bias=recorded_score - dot / scale if relative else None, recorded_score=recorded_score,
+        allowed=bool(row_allowed[key]), mask_value=float(trace.config.mask_value),
+        masked_score=float(row_masked[key]), row_masked_scores=tuple(row_masked.tolist()),
+        row_softmax=tuple(row_softmax.tolist()), weight=float(recorded("weights")[head, query, key]),
+    )
+
+
+def unscaled(scale: float, d_head: int) -> bool:
+    """Whether a run that divided q·k by `scale` left it undivided by √d_head (T5, or Intervention(scale=False))."""
+    return scale != math.sqrt(d_head)
 
 
 def score_scale(trace: Trace, config) -> float:
@@ -220,23 +295,6 @@ def _check_choice(model, trace, kind: str, layer: int, head: int) -> tuple[int, 
         raise TraceMismatchError("This trace was recorded by a model with a different configuration; "
                                  "run the shown model again to get its trace.")
     return layer, head
-
-
-def _attention_input(trace, block, layer: int, kind: str, norm_first: bool) -> tuple[torch.Tensor, str]:
-    """What entered the query projection: the residual stream, LayerNorm-ed first in pre-LN. -> (q_len, d_model)."""
-    stack, norm_name = ATTENTION_KINDS[kind].stack, ATTENTION_KINDS[kind].norm
-    if kind == "cross":
-        source = name(stack, layer, "resid_mid")
-    elif layer == 0:
-        source = "src_embed.out" if stack == "encoder" else "tgt_embed.out"
-    else:
-        source = name(stack, layer - 1, "resid_post")
-    residual = trace[source][0].float()  # (q_len, d_model)
-    if not norm_first:
-        return residual, source
-    norm = getattr(block, norm_name)
-    device = norm.weight.device
-    return norm(residual.to(device)).cpu(), f"{norm_name}({source})"
 
 
 def _bias(linear: torch.nn.Linear, cols: slice) -> torch.Tensor:
@@ -263,9 +321,7 @@ def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Ten
     scores = qk / scale  # (q_len, k_len)
     if position_bias is not None:
         scores = scores + position_bias  # (q_len, k_len)
-    masked_scores = scores.masked_fill(~mask, projections.mask_value)  # (q_len, k_len)
-    # Blocked keys get exactly 0, and a row with no allowed key is all zeros, as in the model.
-    weights = masked_scores.softmax(dim=-1).masked_fill(~mask, 0.0)  # (q_len, k_len)
+    masked_scores, weights = masked_softmax(scores, mask, projections.mask_value)  # (q_len, k_len) each
     return dict(w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, q=q, k=k, v=v, qk=qk, scale=scale,
                 position_bias=position_bias, scores=scores, masked_scores=masked_scores, weights=weights,
                 head_output=weights @ v)
@@ -283,12 +339,6 @@ def _check(recomputed: torch.Tensor, recorded: torch.Tensor, what: str) -> None:
             f"Recomputed {what} differs from the recorded trace by up to {gap:.3g}: the trace was not "
             f"produced by this model's weights. Run the model again to get a matching trace."
         )
-
-
-def _labels(tokens, length: int) -> tuple[str, ...]:
-    """Display strings for positions 0..length-1 (positions themselves where tokens are unknown)."""
-    known = [str(t) for t in (tokens or ())][:length]
-    return (*known, *(str(i) for i in range(len(known), length)))
 
 
 def _cpu(parameter: torch.Tensor) -> torch.Tensor:

@@ -7,14 +7,13 @@ softmax(QKᵀ/√d_k, blocked scores replaced by the mask value)·V, then the co
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
 
-from transformer_viz.analysis.walkthrough import HeadWalkthrough
+from transformer_viz.analysis.walkthrough import HeadWalkthrough, InputSource
 from transformer_viz.figures.common import (
     BLOCKED_GREY,
     DIVERGING,
@@ -81,17 +80,15 @@ def matrix_heatmap(matrix, row_labels, col_labels, title: str, signed: bool = Tr
     return _grid([[panel]], title, show_values=show_values, colorbar=True, lang=lang)
 
 
-def source_text(source: str, lang: str = "en") -> str:
+def source_text(source: InputSource, lang: str = "en") -> str:
     """How the walkthrough's X or M was obtained: "norm1(src_embed.out)" in English (the trace's names),
     "LayerNorm(编码器的输入（嵌入之和）)" in Chinese. `source`: HeadWalkthrough.x_query_source or .x_key_source."""
-    normed = re.fullmatch(r"(norm\d)\((.+)\)", source)
-    if normed:
-        return label("source.norm", lang, norm=normed[1], inner=source_text(normed[2], lang))
-    residual = re.fullmatch(r"(encoder|decoder)\.layers\.(\d+)\.(resid_mid|resid_post)", source)
-    if residual:
-        return label(f"source.{residual[3]}", lang, stack=label(f"stack.{residual[1]}", lang),
-                     index=residual[2], layer=int(residual[2]) + 1)
-    return label(f"source.{source}", lang)  # src_embed.out, tgt_embed.out, encoder.out
+    if source.norm:
+        return label("source.norm", lang, norm=source.norm, inner=source_text(replace(source, norm=None), lang))
+    if source.stack is not None:  # a layer's residual stream
+        return label(f"source.{source.leaf}", lang, stack=label(f"stack.{source.stack}", lang),
+                     index=source.layer, layer=source.layer + 1)
+    return label(f"source.{source.recorded}", lang)  # src_embed.out, tgt_embed.out, encoder.out
 
 
 def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None, *,

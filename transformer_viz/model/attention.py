@@ -13,6 +13,21 @@ from transformer_viz.config import ModelConfig
 from transformer_viz.model.hooks import HookPoint, active_intervention
 
 
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None,
+                   mask_value: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(masked_scores, weights): every blocked score replaced by `mask_value`, then the softmax over the keys.
+
+    scores (..., q_len, k_len); mask broadcastable to it, True = may attend. Blocked keys get weight exactly 0,
+    and a row with no allowed key gets all zeros (not uniform, nor NaN even with mask_value = -inf).
+    """
+    if mask is None:
+        return scores, scores.softmax(dim=-1)
+    # float(): a whole-number fill beyond int64 (allowed: it is above the float32 limit) overflows masked_fill.
+    masked_scores = scores.masked_fill(~mask, float(mask_value))  # (..., q_len, k_len)
+    weights = masked_scores.softmax(dim=-1).masked_fill(~mask, 0.0)  # (..., q_len, k_len)
+    return masked_scores, weights
+
+
 def scaled_dot_product_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, mask_value: float,
     dropout: nn.Module | None = None, scale: bool = True,
@@ -23,19 +38,13 @@ def scaled_dot_product_attention(
     (..., q_len, k_len) with True = may attend. Returns (output, weights, scores,
     masked_scores): scores before masking, masked_scores with every blocked score
     replaced by mask_value (the softmax's input), weights before the optional dropout.
-    Blocked keys get weight exactly 0; a row with no allowed key gets all zeros
-    (not NaN, even with mask_value = -inf).
+    The mask is applied by `masked_softmax`.
     """
     # Divide by sqrt(d_head): dot products grow with d_head and would push the softmax to one-hot.
     scores = q @ k.transpose(-2, -1)  # (..., q_len, k_len)
     if scale:
         scores = scores / math.sqrt(q.shape[-1])
-    # float(): a whole-number fill beyond int64 (allowed: it is above the float32 limit) overflows masked_fill.
-    masked_scores = scores if mask is None else scores.masked_fill(~mask, float(mask_value))  # (..., q_len, k_len)
-    weights = masked_scores.softmax(dim=-1)  # (..., q_len, k_len)
-    if mask is not None:
-        # Exact zeros where blocked; also turns an all-blocked row (uniform or NaN) into zeros.
-        weights = weights.masked_fill(~mask, 0.0)
+    masked_scores, weights = masked_softmax(scores, mask, mask_value)  # (..., q_len, k_len) each
     attended = weights if dropout is None else dropout(weights)
     return attended @ v, weights, scores, masked_scores  # (..., q_len, d_head), (..., q_len, k_len) x 3
 

@@ -484,7 +484,7 @@ def head_walkthrough(hf: HFModel, trace: Trace, kind: str, layer: int, head: int
     """walkthrough.head_walkthrough for a Hugging Face model: one head recomputed from what entered the attention
     and the model's own projections, checked against the trace. T5's self-attention adds its learned relative
     position bias to the scores (a step of its own); its cross-attention has none."""
-    from transformer_viz.analysis.walkthrough import AttentionProjections, walk_head
+    from transformer_viz.analysis.walkthrough import AttentionProjections, attention_input, walk_head
     from transformer_viz.trace.names import check_index, check_kind
 
     check_kind(kind)
@@ -498,19 +498,14 @@ def head_walkthrough(hf: HFModel, trace: Trace, kind: str, layer: int, head: int
                                        if trace_name == prefix)
     q, k, v, out = (getattr(attention, projection) for projection in projection_names)
     block = _layers(_stacks(hf)[stack])[layer]
-    if kind == "cross":
-        source = name(stack, layer, "resid_mid")
-    else:
-        source = name(stack, layer - 1, "resid_post") if layer else ("src_embed.out" if stack == "encoder"
-                                                                     else "tgt_embed.out")
-    x = trace[source][0].float()  # (q_len, d_model)
+    source = attention_input(kind, layer, config.norm_first)  # pre-LN (T5): the sublayer's own norm first
+    x = trace[source.recorded][0].float()  # (q_len, d_model)
     position_bias = None
-    if hf.family == "t5":  # pre-LN: the sublayer's own norm first
+    if source.norm:
         with torch.no_grad():
-            x = block.layer[1 if kind == "cross" else 0].layer_norm(x)
-        source = f"norm{2 if kind == 'cross' else 1}({source})"  # the sublayer's first and second norms
-        if kind != "cross":
-            position_bias = _position_bias(hf, stack, len(x), len(x))[0]  # (H, q_len, k_len)
+            x = block.layer[1 if kind == "cross" else 0].layer_norm(x)  # (q_len, d_model)
+    if hf.family == "t5" and kind != "cross":
+        position_bias = _position_bias(hf, stack, len(x), len(x))[0]  # (H, q_len, k_len)
     projections = AttentionProjections(q, k, v, out, config.n_heads, config.d_head, config.score_scale,
                                        config.mask_value)
     return walk_head(projections, trace, kind, layer, head, (x, source), config.norm_first, position_bias)

@@ -91,22 +91,22 @@ def on_cell_click() -> None:
 def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, key: int) -> None:
     """The arithmetic of one weight: q·k, ÷√d_k, the mask, the softmax of its row."""
     numbers = cell_numbers(ctx.trace, kind, layer, head, query, key)
-    query, key = literal(numbers["query_token"]), literal(numbers["key_token"])
+    query, key = literal(numbers.query_token), literal(numbers.key_token)
     st.markdown(f"#### {tr('attention.cell_title', query=query, key=key)}")
-    bias = numbers["position_bias"]
+    bias = numbers.position_bias
     columns = iter(st.columns(5 if bias is None else 6))
-    next(columns).metric(tr("cell.dot"), f"{numbers['dot']:.3f}")
-    next(columns).metric(tr("cell.scale_folded") if numbers["unscaled"] else tr("cell.scale", d_head=numbers["d_head"]),
-                         f"{numbers['scale']:.3f}")
+    next(columns).metric(tr("cell.dot"), f"{numbers.dot:.3f}")
+    next(columns).metric(tr("cell.scale_folded") if numbers.unscaled else tr("cell.scale", d_head=numbers.d_head),
+                         f"{numbers.scale:.3f}")
     if bias is not None:
         next(columns).metric(tr("cell.bias"), f"{bias:.3f}")
-    next(columns).metric(tr("cell.score"), f"{numbers['score']:.3f}")
-    fill = numbers["mask_value"]
-    next(columns).metric(tr("cell.mask"), "✓" if numbers["allowed"] else format_number(fill))
-    next(columns).metric(tr("cell.weight_short"), f"{numbers['weight']:.3f}")
+    next(columns).metric(tr("cell.score"), f"{numbers.score:.3f}")
+    fill = numbers.mask_value
+    next(columns).metric(tr("cell.mask"), "✓" if numbers.allowed else format_number(fill))
+    next(columns).metric(tr("cell.weight_short"), f"{numbers.weight:.3f}")
     _, key_tokens = ctx.trace.attention_tokens(kind)
     st.caption(tr("cell.row", query=query))
     # A static table: lighter in the browser than the interactive data grid.
     st.table({tr("attention.key"): [f"{j}: {token}" for j, token in enumerate(key_tokens)],
-              tr("cell.masked_score"): [format_number(v, digits=3) for v in numbers["row_masked_scores"]],
-              tr("cell.weight"): [format_number(w, digits=4) for w in numbers["row_softmax"]]}, border="horizontal")
+              tr("cell.masked_score"): [format_number(v, digits=3) for v in numbers.row_masked_scores],
+              tr("cell.weight"): [format_number(w, digits=4) for w in numbers.row_softmax]}, border="horizontal")
