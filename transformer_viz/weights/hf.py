@@ -28,6 +28,8 @@ from torch import nn
 
 from transformer_viz.analysis.inference import TextRun
 from transformer_viz.errors import TranslatableError
+from transformer_viz.model.attention import masked_softmax
+from transformer_viz.model.masks import decoder_self_mask, padding_mask
 from transformer_viz.trace.names import ATTENTION_KINDS, name
 from transformer_viz.trace.record import Trace
 
@@ -278,8 +280,7 @@ def _attention(hf: HFModel, tensors: dict[str, torch.Tensor], prefix: str, mask:
     scores = q @ k.transpose(-2, -1) / config.score_scale  # (B, H, Lq, Lk)
     if bias is not None:
         scores = scores + bias
-    masked = scores.masked_fill(~mask, config.mask_value)
-    weights = masked.softmax(dim=-1) * mask  # a row with no allowed key is all zeros
+    masked, weights = masked_softmax(scores, mask, config.mask_value)  # (B, H, Lq, Lk) each
     allowed_rows = mask.any(dim=-1, keepdim=True).expand_as(weights)
     difference = (weights - own_weights).abs().masked_fill(~allowed_rows, 0).max().item()
     if not difference <= WEIGHTS_TOLERANCE:
@@ -300,11 +301,11 @@ def run_with_trace(hf: HFModel, src_ids: torch.Tensor, tgt_ids: torch.Tensor, sr
         output = hf.model(input_ids=src_ids, attention_mask=src_mask, decoder_input_ids=tgt_ids,
                           decoder_attention_mask=tgt_mask, output_attentions=True, use_cache=False, return_dict=True)
     source_len, target_len = src_ids.shape[1], tgt_ids.shape[1]
-    src_keys = src_mask.bool()[:, None, None, :]  # (B, 1, 1, S)
-    look_ahead = torch.ones(target_len, target_len, dtype=torch.bool).tril()  # (T, T)
+    # The attention masks are 1 for a real token: as token ids with pad id 0, they give the model's own masks.
+    src_keys = padding_mask(src_mask, pad_id=0)  # (B, 1, 1, S)
     masks = {
         "encoder_self": src_keys.expand(-1, 1, source_len, source_len),
-        "decoder_self": look_ahead & tgt_mask.bool()[:, None, None, :],
+        "decoder_self": decoder_self_mask(tgt_mask, pad_id=0),  # (B, 1, T, T)
         "cross": src_keys.expand(-1, 1, target_len, source_len),
     }
     biases = {"encoder_self": None, "decoder_self": None, "cross": None}
