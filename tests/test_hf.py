@@ -192,7 +192,7 @@ def test_a_cells_numbers_divide_as_the_model_does_and_add_t5s_bias(tiny):
         length = len(trace.src_tokens)
         own = tiny.model.encoder.block[0].layer[0].SelfAttention.compute_bias(length, length)[0, 1, 2, 0].item()
         assert numbers.scale == 1.0 and numbers.position_bias == pytest.approx(own, abs=1e-5)
-        assert cell_numbers(trace, "cross", 0, 1, 0, 0)["position_bias"] is None
+        assert cell_numbers(trace, "cross", 0, 1, 0, 0).position_bias is None
     else:
         assert numbers.scale == tiny.config.d_head ** 0.5 and numbers.position_bias is None
 
