@@ -19,7 +19,6 @@ from transformer_viz.trace.names import ATTENTION_KINDS, check_index, check_kind
 from transformer_viz.trace.record import Trace, check_trace, recorded_attention, recorded_mask
 
 HEAD_SCORES = ("diagonal", "previous", "first", "entropy")  # the keys of `head_scores`
-STACKS = ("encoder", "decoder")
 SUBLAYERS = {"encoder": ("self_attn", "ffn"), "decoder": ("self_attn", "cross_attn", "ffn")}
 # The residual stream after each sublayer, in the order of SUBLAYERS.
 STREAMS = {"encoder": ("resid_mid", "resid_post"), "decoder": ("resid_mid", "resid_cross", "resid_post")}
@@ -187,23 +186,6 @@ def logit_lens(model, trace: Trace, vocab=None) -> LogitLens:
 
 # Residual norms ----------------------------------------------------------------------------------------------------
 
-def check_stack(stack: str) -> None:
-    if not isinstance(stack, str) or stack not in STACKS:
-        raise ValueError(f"stack must be one of {', '.join(STACKS)}, got {stack!r}.")
-
-
-def stack_layers(trace: Trace, stack: str) -> int:
-    """How many layers of `stack` the trace holds: from the config, else from the recorded residual streams."""
-    check_trace(trace)
-    check_stack(stack)
-    if trace.config is not None:
-        return trace.config.n_encoder_layers if stack == "encoder" else trace.config.n_decoder_layers
-    count = 0
-    while name(stack, count, "resid_post") in trace:
-        count += 1
-    return count
-
-
 def _stream(trace: Trace, recorded: str) -> torch.Tensor:
     """Batch item 0 of a recorded residual stream: (seq_len, d_model) float64; ValueError if not recorded."""
     if recorded not in trace:
@@ -221,7 +203,8 @@ def residual_norms(trace: Trace, stack: str) -> dict[str, np.ndarray]:
     changes is the layer's output. Post-LN (LayerNorm(x + sublayer(x))): the change is the sublayer's
     output and the LayerNorm's re-centring and rescaling together, not the sublayer's output alone.
     """
-    layers = stack_layers(trace, stack)
+    check_trace(trace)
+    layers = trace.stack_layers(stack)
     if layers == 0:
         raise ValueError(f"This trace holds no {stack} layer.")
     embedding = "src_embed.out" if stack == "encoder" else "tgt_embed.out"

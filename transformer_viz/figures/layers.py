@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from transformer_viz.analysis.measures import SUBLAYERS, LogitLens, check_stack, residual_norms, stack_layers
+from transformer_viz.analysis.measures import SUBLAYERS, LogitLens, residual_norms
 from transformer_viz.figures.common import (
     LINE_COLOURS,
     SEQUENTIAL,
@@ -23,7 +23,7 @@ from transformer_viz.figures.common import (
     token_texts,
 )
 from transformer_viz.figures.labels import label
-from transformer_viz.trace.names import check_index, name
+from transformer_viz.trace.names import check_index, check_stack, name
 from transformer_viz.trace.record import check_trace
 
 
@@ -83,7 +83,7 @@ def ffn_figure(trace, stack: str, layer: int, *, lang: str = "en") -> go.Figure:
     """
     check_trace(trace)
     check_stack(stack)
-    layer = check_index(layer, stack_layers(trace, stack), f"{stack} layer")
+    layer = check_index(layer, trace.stack_layers(stack), f"{stack} layer")
     recorded = name(stack, layer, "ffn", "hidden")
     if recorded not in trace:
         raise ValueError(f"This trace did not record {recorded}: record one with model.run_with_trace.")

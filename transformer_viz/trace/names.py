@@ -39,6 +39,15 @@ ATTENTION_KINDS: dict[str, AttentionKind] = {
 }
 
 
+STACKS = ("encoder", "decoder")
+
+
+def check_stack(stack: str) -> None:
+    """Raise ValueError naming the stacks unless `stack` is one of them."""
+    if not isinstance(stack, str) or stack not in STACKS:
+        raise ValueError(f"stack must be one of {', '.join(STACKS)}, got {stack!r}.")
+
+
 def attention_name(kind: str, layer: int, leaf: str) -> str:
     """attention_name("cross", 1, "weights") -> "decoder.layers.1.cross_attn.weights"."""
     attention = ATTENTION_KINDS[kind]

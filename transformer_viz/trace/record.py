@@ -13,7 +13,15 @@ from typing import Any
 import torch
 
 from transformer_viz.trace import export
-from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, target_axes
+from transformer_viz.trace.names import (
+    ATTENTION_KINDS,
+    attention_name,
+    check_index,
+    check_kind,
+    check_stack,
+    name,
+    target_axes,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,16 +52,23 @@ class Trace(Mapping):
     def __len__(self) -> int:
         return len(self.tensors)
 
-    def n_layers(self, kind: str) -> int:
-        """How many layers of attention `kind` the trace holds: from the config, else from the recorded names."""
-        check_kind(kind)
+    def stack_layers(self, stack: str) -> int:
+        """How many layers of `stack` ("encoder" or "decoder") the trace holds: from the config, else from the
+        recorded names (a layer counts when its output or any of its attention weights was recorded)."""
+        check_stack(stack)
         if self.config is not None:
-            encoder = ATTENTION_KINDS[kind].stack == "encoder"
-            return self.config.n_encoder_layers if encoder else self.config.n_decoder_layers
+            return self.config.n_encoder_layers if stack == "encoder" else self.config.n_decoder_layers
+        kinds = [kind for kind, attention in ATTENTION_KINDS.items() if attention.stack == stack]
         count = 0
-        while attention_name(kind, count, "weights") in self:
+        while name(stack, count, "resid_post") in self or any(
+                attention_name(kind, count, "weights") in self for kind in kinds):
             count += 1
         return count
+
+    def n_layers(self, kind: str) -> int:
+        """How many layers of attention `kind` the trace holds: those of its stack."""
+        check_kind(kind)
+        return self.stack_layers(ATTENTION_KINDS[kind].stack)
 
     def attention_tokens(self, kind: str) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
         """(query tokens, key tokens) of attention `kind`: display strings, None where unknown."""
