@@ -47,7 +47,7 @@ def main() -> int:
             reached.update(step=info.step, seconds=clock["training"])
 
     start = time.perf_counter()
-    train(model, task, seed=0, on_step=on_step, should_stop=lambda: bool(reached), threads=threads)
+    train(model, task, seed=0, on_step=on_step, should_stop=lambda: bool(reached))  # at the threads set above
     total = time.perf_counter() - start
     if not reached:
         print(f"reverse never reached {TARGET:.0%} exact match in {task.train_defaults.steps} steps ({total:.1f} s)")

@@ -37,7 +37,7 @@ def test_a_worker_trains_exactly_what_train_would_in_this_process(pool):
     job = pool.submit(model, "reverse", steps=30, batch_size=16, seed=3, snapshot_every=10)
     trained, result, exact = job.result(timeout=120)
     reference = small_model()
-    expected = train(reference, get_task("reverse"), steps=30, batch_size=16, seed=3, snapshot_every=10, threads=1)
+    expected = train(reference, get_task("reverse"), steps=30, batch_size=16, seed=3, snapshot_every=10)
     assert result.history == expected.history and result.steps == 30 and not result.stopped_early
     assert [s.step for s in result.snapshots] == [0, 10, 20, 30] and exact is None
     for name, tensor in reference.state_dict().items():
@@ -78,11 +78,10 @@ def test_a_pool_needs_a_worker():
         TrainingPool(workers=0)
 
 
-def test_train_sets_its_threads_for_the_run_and_restores_them():
-    before = torch.get_num_threads()
+def test_train_runs_at_the_process_thread_count_and_leaves_it_alone():
+    """The thread count is process-wide: whoever owns the process sets it (a worker: one thread), never train()."""
+    torch.set_num_threads(3)  # the conftest fixture puts the test process's count back afterwards
     seen = []
-    train(small_model(), get_task("reverse"), steps=2, batch_size=4, threads=1,
+    train(small_model(), get_task("reverse"), steps=2, batch_size=4,
           on_step=lambda info: seen.append(torch.get_num_threads()))
-    assert seen == [1, 1] and torch.get_num_threads() == before
-    with pytest.raises(ValueError, match="threads"):
-        train(small_model(), get_task("reverse"), steps=2, threads=0)
+    assert seen == [3, 3] and torch.get_num_threads() == 3

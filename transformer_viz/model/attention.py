@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from transformer_viz.config import ModelConfig
-from transformer_viz.model.hooks import HookPoint, active_intervention
+from transformer_viz.model.hooks import Dropout, HookPoint, active_intervention
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None,
@@ -60,7 +60,7 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(config.d_model, config.d_model)
         self.v_proj = nn.Linear(config.d_model, config.d_model)
         self.out_proj = nn.Linear(config.d_model, config.d_model)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()
         self.hook_scores = HookPoint()
         self.hook_masked_scores = HookPoint()

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from transformer_viz.config import ModelConfig
-from transformer_viz.model.hooks import HookPoint, active_intervention
+from transformer_viz.model.hooks import Dropout, HookPoint, active_intervention
 
 
 def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
@@ -71,15 +71,19 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.kind = config.positional
+        self.kind, self.max_len, self.d_model = config.positional, config.max_len, config.d_model
         if self.kind == "learned":
             self.table = nn.Embedding(config.max_len, config.d_model)
         else:
-            builders = {"sinusoidal": sinusoidal_encoding, "sinusoidal_concat": sinusoidal_concat_encoding}
-            fixed = builders[self.kind](config.max_len, config.d_model) if self.kind in builders \
-                else torch.zeros(config.max_len, config.d_model)
             # A buffer, not a parameter: fixed, and rebuilt from the config rather than saved.
-            self.register_buffer("table", fixed, persistent=False)
+            self.register_buffer("table", self.fixed_table(), persistent=False)
+
+    def fixed_table(self) -> torch.Tensor:
+        """The table of a fixed kind (zeros for "none") -> (max_len, d_model)."""
+        builders = {"sinusoidal": sinusoidal_encoding, "sinusoidal_concat": sinusoidal_concat_encoding}
+        if self.kind in builders:
+            return builders[self.kind](self.max_len, self.d_model)
+        return torch.zeros(self.max_len, self.d_model)
 
     def forward(self, length: int) -> torch.Tensor:
         """-> (length, d_model). A copy, so a recording never aliases the table that training updates."""
@@ -96,7 +100,7 @@ class Embeddings(nn.Module):
         self.positional = PositionalEncoding(config)
         self.scale = math.sqrt(config.d_model) if config.scale_embeddings else 1.0
         self.norm = nn.LayerNorm(config.d_model) if config.embed_norm else nn.Identity()
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.hook_token = HookPoint()
         self.hook_position = HookPoint()
         self.hook_out = HookPoint()

@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from transformer_viz.config import ModelConfig
-from transformer_viz.model.hooks import HookPoint
+from transformer_viz.model.hooks import Dropout, HookPoint
 
 
 class FeedForward(nn.Module):
@@ -14,7 +14,7 @@ class FeedForward(nn.Module):
         super().__init__()
         self.linear1 = nn.Linear(config.d_model, config.d_ff)
         self.linear2 = nn.Linear(config.d_ff, config.d_model)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.hook_hidden = HookPoint()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -1,9 +1,11 @@
-"""What the model's forward pass reads from its caller's context: the recording and the intervention.
+"""What the model's forward pass reads from its caller's context: the recording, the intervention and
+the generator of dropout's masks.
 
 A HookPoint is an identity placed on a tensor worth seeing. It costs one context-variable lookup when
 nothing records. `recording()` installs a recorder for the current thread (or asyncio task) only, so
 several users can trace the same shared model at once and each gets their own tensors; `intervening()`
-does the same for an Intervention. Nothing is ever stored on a module.
+does the same for an Intervention, and `dropout_from()` for the generator a training draws its dropout
+masks from. Nothing is ever stored on a module.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from transformer_viz.trace.intervention import NO_INTERVENTION, Intervention
@@ -85,3 +88,33 @@ def intervening(intervention: Intervention | None) -> Iterator[Intervention]:
         yield intervention
     finally:
         _active.reset(token)
+
+
+_dropout_generator: contextvars.ContextVar[torch.Generator | None] = contextvars.ContextVar(
+    "transformer_viz_dropout_generator", default=None
+)
+
+
+@contextmanager
+def dropout_from(generator: torch.Generator) -> Iterator[torch.Generator]:
+    """Draw the masks of every Dropout of this thread inside the block from `generator`, not the global RNG."""
+    token = _dropout_generator.set(generator)
+    try:
+        yield generator
+    finally:
+        _dropout_generator.reset(token)
+
+
+class Dropout(nn.Dropout):
+    """nn.Dropout whose masks come from the generator of `dropout_from` (outside one: torch's global RNG).
+
+    The same draws and arithmetic as torch's CPU dropout: a generator seeded with s gives the masks that
+    `torch.manual_seed(s)` gave. The global RNG is shared by every thread of a process; a generator is not.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        generator = _dropout_generator.get()
+        if generator is None or not self.training or self.p == 0:
+            return F.dropout(x, self.p, self.training, self.inplace)
+        keep = torch.empty_like(x).bernoulli_(1 - self.p, generator=generator)  # same shape as x: 1 keeps
+        return x.mul_(keep.div_(1 - self.p)) if self.inplace else x * keep.div_(1 - self.p)

@@ -14,7 +14,7 @@ from torch import nn
 from transformer_viz.config import ModelConfig
 from transformer_viz.model.attention import MultiHeadAttention
 from transformer_viz.model.feed_forward import FeedForward
-from transformer_viz.model.hooks import HookPoint
+from transformer_viz.model.hooks import Dropout, HookPoint
 
 
 class ResidualBlock(nn.Module):
@@ -23,7 +23,7 @@ class ResidualBlock(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.norm_first = config.norm_first
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
 
     def residual(
         self, x: torch.Tensor, sublayer: Callable[[torch.Tensor], torch.Tensor], norm: nn.LayerNorm

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
 from transformer_viz.config import ModelConfig, is_whole
-from transformer_viz.model.embeddings import Embeddings
+from transformer_viz.model.embeddings import Embeddings, PositionalEncoding
 from transformer_viz.model.hooks import HookPoint, active_intervention, intervening, name_hook_points, recording
 from transformer_viz.model.layers import Decoder, Encoder
 from transformer_viz.model.masks import decoder_self_mask, padding_mask
@@ -22,27 +24,32 @@ class Transformer(nn.Module):
     so one instance can serve many concurrent callers.
     """
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, generator: torch.Generator | None = None) -> None:
+        """The initial weights are drawn from `generator` (None: torch's global RNG, which every thread of the
+        process shares: a server gives each model its own seeded generator). See `init_parameters`."""
         super().__init__()
         self.config = config
-        self.src_embed = Embeddings(config, config.src_vocab_size)
-        self.tgt_embed = Embeddings(config, config.tgt_vocab_size)
-        self.encoder = Encoder(config)
-        self.decoder = Decoder(config)
-        self.output_proj = nn.Linear(config.d_model, config.tgt_vocab_size)
+        device = torch.get_default_device()
+        with torch.device("meta"):  # shapes only: torch's modules would draw their initial values from the global RNG
+            self.src_embed = Embeddings(config, config.src_vocab_size)
+            self.tgt_embed = Embeddings(config, config.tgt_vocab_size)
+            self.encoder = Encoder(config)
+            self.decoder = Decoder(config)
+            self.output_proj = nn.Linear(config.d_model, config.tgt_vocab_size)
+        self.to_empty(device=device)
         self.hook_logits = HookPoint()
         name_hook_points(self)
         for i, layer in enumerate(self.encoder.layers):
             layer.self_attn.site = ("encoder_self", i)
         for i, layer in enumerate(self.decoder.layers):
             layer.self_attn.site, layer.cross_attn.site = ("decoder_self", i), ("cross", i)
-        self.reset_parameters()
+        init_parameters(self, generator)
 
-    def reset_parameters(self) -> None:
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         """Xavier-uniform for every matrix (as the paper's reference code), padding rows back to zero."""
         for parameter in self.parameters():
             if parameter.dim() > 1:
-                nn.init.xavier_uniform_(parameter)
+                nn.init.xavier_uniform_(parameter, generator=generator)
         with torch.no_grad():
             for embed in (self.src_embed, self.tgt_embed):
                 embed.token_table.weight[self.config.pad_id].zero_()
@@ -156,6 +163,31 @@ class Transformer(nn.Module):
                 if finished.all():
                     break
         return tgt_ids, steps
+
+
+def init_parameters(model: Transformer, generator: torch.Generator | None = None) -> Transformer:
+    """Set every parameter (and fixed table) of `model` afresh, drawing from `generator` (None: the global RNG).
+
+    The draws of `torch.manual_seed(s); Transformer(config)` before models had generators: torch's own
+    initialisation of each module in order (Linear: Kaiming-uniform weight, uniform bias; Embedding: normal;
+    LayerNorm: ones and zeros), then `reset_parameters`. The Kaiming draws are overwritten by Xavier's but keep
+    the later draws where they were: a generator seeded with s gives the weights that seed s always gave.
+    """
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.kaiming_uniform_(module.weight, a=math.sqrt(5), generator=generator)
+                if module.bias is not None:
+                    bound = 1 / math.sqrt(module.in_features)
+                    nn.init.uniform_(module.bias, -bound, bound, generator=generator)
+            elif isinstance(module, nn.Embedding):
+                nn.init.normal_(module.weight, generator=generator)
+            elif isinstance(module, nn.LayerNorm):
+                module.reset_parameters()
+            elif isinstance(module, PositionalEncoding) and module.kind != "learned":
+                module.table.copy_(module.fixed_table())  # (max_len, d_model)
+    model.reset_parameters(generator)
+    return model
 
 
 def _rows(count: int, side: str) -> str:

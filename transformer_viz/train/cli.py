@@ -42,15 +42,14 @@ def train_task(task_name: str, out: str, *, steps: int | None, batch_size: int |
         warmup=defaults.warmup if warmup is None else warmup,
         label_smoothing=defaults.label_smoothing,
     )
-    torch.manual_seed(seed)
-    model = Transformer(model_config_for(task))
+    model = Transformer(model_config_for(task), generator=torch.Generator().manual_seed(seed))
     with tqdm(total=settings["steps"], desc=task.name, unit="step", dynamic_ncols=True) as bar:
         def on_step(info: StepInfo) -> None:
             bar.update(1)
             if info.step % 10 == 0:
                 bar.set_postfix(loss=f"{info.loss:.4f}", acc=f"{info.accuracy:.3f}")
 
-        result = train(model, task, seed=seed, on_step=on_step, threads=torch.get_num_threads(), **settings)
+        result = train(model, task, seed=seed, on_step=on_step, **settings)
     training = {
         "command": command,
         **settings,
@@ -100,8 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     if args.name is not None and len(names) > 1:
         parser.error(f"--name names one checkpoint, but {len(names)} tasks were asked for: train them one by one.")
+    if args.threads is not None and args.threads < 1:
+        parser.error(f"--threads must be at least 1, got {args.threads}.")
     previous_threads = torch.get_num_threads()
-    torch.set_num_threads(recommended_threads() if args.threads is None else args.threads)
+    torch.set_num_threads(recommended_threads() if args.threads is None else args.threads)  # train() never sets it
     command = shlex.join(["python", "-m", "transformer_viz.train", *(sys.argv[1:] if argv is None else argv)])
     try:
         for task_name in names:

@@ -23,7 +23,7 @@ from transformer_viz.config import is_real, is_whole
 from transformer_viz.data.tasks import Task, encode_source, encode_target
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.model import Transformer
-from transformer_viz.model.hooks import intervening
+from transformer_viz.model.hooks import dropout_from, intervening
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.names import attention_name
 
@@ -145,20 +145,19 @@ def train(
     lr: float | None = None, warmup: int | None = None, seed: int = 0, label_smoothing: float | None = None,
     on_step: Callable[[StepInfo], None] | None = None, snapshot_every: int = 0,
     should_stop: Callable[[], bool] | None = None, intervention: Intervention | None = None,
-    threads: int | None = None,
 ) -> TrainResult:
     """Train `model` in place on `task` and return its history.
 
-    Settings left as None come from `task.train_defaults`. Deterministic for a given
-    seed and thread count: the batches (see `batch_stream`) come from `random.Random(seed)`,
-    dropout from torch's generator seeded with `seed` (the caller's global RNG state is
-    restored). With `snapshot_every` > 0 the probe's attention is captured
-    before training, every `snapshot_every` steps and after the last step. `should_stop()`
-    is asked before every step; returning True ends training early. The whole run (snapshots too) is
-    under `intervention`: e.g. `Intervention(look_ahead=False)` trains a decoder that may read the future.
-    `threads`: torch's CPU threads for the run (None: `recommended_threads()`), never torch's default of one per
-    core; the setting is process-wide in torch, so it is restored afterwards (a server that trains in threads
-    gives every run the same count).
+    Settings left as None come from `task.train_defaults`. Deterministic for a given seed (at the
+    process's thread count): the batches (see `batch_stream`) come from `random.Random(seed)`, dropout's
+    masks from `torch.Generator().manual_seed(seed)` (see `dropout_from`). Torch's process-wide state is
+    left alone, so trainings in threads of one process never disturb each other: the global RNG is neither
+    seeded nor drawn from (give a fresh model its own: `Transformer(config, generator=...)`), and the thread
+    count is set by whoever owns the process (the CLI, train/pool.py's workers, the server), never here.
+    With `snapshot_every` > 0 the probe's attention is captured before training, every `snapshot_every`
+    steps and after the last step. `should_stop()` is asked before every step; returning True ends training
+    early. The whole run (snapshots too) is under `intervention`: e.g. `Intervention(look_ahead=False)`
+    trains a decoder that may read the future.
     """
     defaults = task.train_defaults
     steps = defaults.steps if steps is None else steps
@@ -172,9 +171,6 @@ def train(
             raise ValueError(f"{label} must be a whole number of at least {least}, got {value!r}.")
     if not is_whole(seed):
         raise ValueError(f"seed must be a whole number, got {seed!r}.")
-    threads = recommended_threads() if threads is None else threads
-    if not is_whole(threads) or threads < 1:
-        raise ValueError(f"threads must be a whole number of at least 1, got {threads!r}.")
     if not (is_real(lr) and 0 < lr < math.inf):
         raise ValueError(f"lr must be a positive number, got {lr!r}.")
     if not (is_real(label_smoothing) and 0 <= label_smoothing <= 1):
@@ -186,10 +182,8 @@ def train(
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, steps, warmup))
     result = TrainResult()
     start = time.perf_counter()
-    was_training, previous_threads = model.training, torch.get_num_threads()
-    torch.set_num_threads(threads)
-    with torch.random.fork_rng(devices=[]), intervening(model.checked(intervention)):
-        torch.manual_seed(seed)
+    was_training = model.training
+    with dropout_from(torch.Generator().manual_seed(seed)), intervening(model.checked(intervention)):
         if snapshot_every > 0:
             result.snapshots.append(probe_snapshot(model, task, 0))
         model.train()
@@ -219,7 +213,6 @@ def train(
                     on_step(StepInfo(step, loss.item(), accuracy, schedule.get_last_lr()[0], snapshot))
         finally:
             model.train(was_training)
-            torch.set_num_threads(previous_threads)
             result.seconds = time.perf_counter() - start
     return result
 

@@ -37,6 +37,7 @@ NICENESS = 10  # workers yield the CPU to the server's reruns
 
 
 def _start_worker() -> None:
+    """The worker owns its process: one torch thread (train() never sets it), a lower priority."""
     torch.set_num_threads(1)
     with contextlib.suppress(OSError, AttributeError):  # not on Windows
         os.nice(NICENESS)
@@ -53,7 +54,7 @@ def _train_job(config: dict, weights: dict, task_name: str, settings: dict, upda
     def on_step(info: StepInfo) -> None:
         updates.put(StepInfo(info.step, info.loss, info.accuracy, info.lr))  # the snapshots come with the result
 
-    result = train(model, task, threads=1, on_step=on_step, should_stop=stop_event.is_set, **settings)
+    result = train(model, task, on_step=on_step, should_stop=stop_event.is_set, **settings)
     exact = None
     if evaluate_on and not result.stopped_early:
         exact = evaluate(model, task, n=evaluate_on)["exact_match"]

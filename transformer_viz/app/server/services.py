@@ -130,8 +130,8 @@ def pretrained_fits(view: View) -> bool:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def random_model(config: ModelConfig, seed: int) -> Transformer:
-    torch.manual_seed(seed)
-    return Transformer(config).eval()
+    """Fresh weights drawn from `seed` alone: never torch's global RNG, which every session's thread shares."""
+    return Transformer(config, generator=torch.Generator().manual_seed(seed)).eval()
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -362,9 +362,9 @@ def measured(model_id: str, task_name: str, intervention: Intervention, n: int =
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def cheating_model(task_name: str) -> Transformer:
-    """A fresh model trained without the look-ahead mask (deterministic: one per server and task)."""
+    """A fresh model trained without the look-ahead mask (deterministic: one per server and task; its weights and
+    dropout come from seed 0's generators, never the global RNG other sessions' threads use)."""
     task = TASKS[task_name]
-    torch.manual_seed(0)
-    model = Transformer(model_config_for(task))
-    train(model, task, steps=CHEAT_STEPS, intervention=Intervention(look_ahead=False), threads=1)
+    model = Transformer(model_config_for(task), generator=torch.Generator().manual_seed(0))
+    train(model, task, steps=CHEAT_STEPS, seed=0, intervention=Intervention(look_ahead=False))
     return model.eval()
