@@ -1,4 +1,4 @@
-"""transformer_viz.lessons.facts: each fact the lesson reveals, against a hand computation or an independent one."""
+"""The facts the lesson's steps reveal (transformer_viz/lessons/), against hand or independent computations."""
 
 import math
 
@@ -9,15 +9,13 @@ import torch
 from transformer_viz import Transformer
 from transformer_viz.analysis.inference import run_text
 from transformer_viz.data.tasks import TASKS, model_config_for
-from transformer_viz.lessons.facts import (
-    blocked_by_padding_only,
-    equal_token_rows,
-    head_patterns,
-    mirror_mass,
-    shuffle_difference,
-    softmax_entropy,
-    strongest_key,
-)
+from transformer_viz.lessons.cross import strongest_key
+from transformer_viz.lessons.embeddings import equal_token_rows
+from transformer_viz.lessons.heads import head_patterns
+from transformer_viz.lessons.masks import blocked_by_padding_only
+from transformer_viz.lessons.positions import shuffle_difference
+from transformer_viz.lessons.scaling import softmax_entropy
+from transformer_viz.lessons.training import mirror_mass
 from transformer_viz.trace.names import attention_name
 from transformer_viz.weights.pretrained import load_pretrained
 
@@ -112,7 +110,7 @@ def test_padding_blocks_the_pad_keys_under_the_diagonal(reverse_model):
 
 
 def test_mean_entropy_is_zero_for_one_hot_rows_and_log2_n_for_uniform_ones(reverse_model):
-    from transformer_viz.lessons.facts import mean_entropy
+    from transformer_viz.analysis.measures import mean_entropy
 
     trace = run_text(reverse_model, TASKS["reverse"], "abc", "cba").trace
     name = attention_name("cross", 0, "weights")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from transformer_viz.trace.names import ATTENTION_KINDS, check_index, check_kind, name
+from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, name
 from transformer_viz.trace.record import Trace, check_trace, recorded_attention, recorded_mask
 
 HEAD_SCORES = ("diagonal", "previous", "first", "entropy")  # the keys of `head_scores`
@@ -218,3 +218,12 @@ def residual_norms(trace: Trace, stack: str) -> dict[str, np.ndarray]:
             norms.setdefault(sublayer, []).append((after - before).norm(dim=-1).numpy())
             before = after
     return {key: np.stack(rows) for key, rows in norms.items()}
+
+
+def mean_entropy(trace: Trace, kind: str) -> float:
+    """The mean entropy (bits) of the attention rows of `kind`, over every layer, head and query: low when
+    each query puts its weight on one key (saturated), log2(keys) when it spreads it evenly."""
+    rows = torch.cat([trace[attention_name(kind, layer, "weights")][0].flatten(0, 1).double()
+                      for layer in range(trace.n_layers(kind))])  # (layers·heads·q_len, k_len)
+    entropy = -(rows * torch.log2(rows.clamp_min(1e-300))).sum(-1)  # blocked keys have weight 0: no term
+    return float(entropy[rows.sum(-1) > 0].mean())

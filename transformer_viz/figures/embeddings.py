@@ -27,16 +27,16 @@ from transformer_viz.figures.common import (
     token_axis,
     token_texts,
 )
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 from transformer_viz.trace.names import check_index
 
 BUG_RED = "#b00020"
-VARIANTS = ("sinusoidal", "sinusoidal_concat", "seed002_bug", "learned_init")  # titled by label(f"variant.{key}")
+VARIANTS = ("sinusoidal", "sinusoidal_concat", "seed002_bug", "learned_init")  # titled by text(f"variant.{key}")
 
 
 def matrix_hover(lang: str = "en") -> str:
     """The hover of an embedding matrix: token, position, dimension, value."""
-    return label("matrix.hover", lang, token="%{customdata}", position="%{y}", dim="%{x}",
+    return text("matrix.hover", lang, token="%{customdata}", position="%{y}", dim="%{x}",
                  value="%{z:.3f}") + "<extra></extra>"
 
 
@@ -63,8 +63,8 @@ def embedding_heatmap(matrix, tokens: Sequence[str] | None, title: str, zmax: fl
     limit = zmax if zmax is not None else symmetric_limit(matrix)
     fig = go.Figure(embedding_heatmap_trace(matrix, tokens, limit, lang=lang))
     base_layout(fig, title, height=max(260, 60 + 28 * matrix.shape[0]))
-    fig.update_xaxes(title_text=label("dimension", lang), showgrid=False, zeroline=False)
-    fig.update_yaxes(token_axis(tokens, len(matrix), reverse=True), title_text=label("position", lang))
+    fig.update_xaxes(title_text=text("dimension", lang), showgrid=False, zeroline=False)
+    fig.update_yaxes(token_axis(tokens, len(matrix), reverse=True), title_text=text("position", lang))
     return fig
 
 
@@ -95,7 +95,7 @@ def no_encoding_note(fig: go.Figure, lang: str) -> None:
 
 def no_encoding_annotation(lang: str) -> dict:
     """The annotation of `no_encoding_note`."""
-    return dict(text=label("positional.none_note", lang), xref="paper", yref="paper", x=0.5, y=0.5,
+    return dict(text=text("encoding.none_note", lang), xref="paper", yref="paper", x=0.5, y=0.5,
                 showarrow=False, font=dict(size=15, color=BUG_RED), bgcolor="rgba(255, 255, 255, 0.85)")
 
 
@@ -116,21 +116,21 @@ def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | Non
     for index, dim in enumerate(dims):
         dim = check_index(dim, encoding.shape[1], "dimension")
         column = encoding[:, dim]  # (positions,)
-        kind = label("learned", lang) if positional == "learned" else \
+        kind = text("learned", lang) if positional == "learned" else \
             wave_kind(column) if positional.startswith("sinusoidal") else ""
-        name = label("curves.dim_kind" if kind else "curves.dim", lang, dim=dim, kind=kind)
+        name = text("curves.dim_kind" if kind else "curves.dim", lang, dim=dim, kind=kind)
         colour = LINE_COLOURS[index % len(LINE_COLOURS)]
         traces.append(go.Scatter(
             x=positions, y=column, name=name, mode="lines+markers", line=dict(color=colour, width=2.5, shape="spline"),
             marker=dict(color=colour, size=8), customdata=labels,
-            hovertemplate=name + "<br>" + label("curves.hover", lang, token="%{customdata}", position="%{x}",
+            hovertemplate=name + "<br>" + text("curves.hover", lang, token="%{customdata}", position="%{x}",
                                                 value="%{y:.3f}") + "<extra></extra>",
         ))
     layout = dict(annotations=[no_encoding_annotation(lang)]) if positional == "none" else {}
     axis = token_axis(tokens, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
-    return styled_figure(traces, layout, label(f"curves.title.{positional}", lang), height=440, then=dict(
-        xaxis=dict(axis, title=dict(text=label("position", lang))),
-        yaxis=dict(title=dict(text=label("value", lang)), range=[-1.15, 1.15] if np.abs(encoding).max() <= 1 else None,
+    return styled_figure(traces, layout, text(f"curves.title.{positional}", lang), height=440, then=dict(
+        xaxis=dict(axis, title=dict(text=text("position", lang))),
+        yaxis=dict(title=dict(text=text("value", lang)), range=[-1.15, 1.15] if np.abs(encoding).max() <= 1 else None,
                    zeroline=True, zerolinecolor="#888"),
         legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0), hovermode="closest",
         margin=dict(b=20)))
@@ -150,18 +150,18 @@ def position_similarity(encoding, tokens: Sequence[str] | None = None, *, positi
     similarity = unit @ unit.T  # (positions, positions)
     length = len(similarity)
     labels = token_texts(tokens, length)
-    pairs = np.array([[label("similarity.pair", lang, a=labels[i], i=i, b=labels[j], j=j) for j in range(length)]
+    pairs = np.array([[text("similarity.pair", lang, a=labels[i], i=i, b=labels[j], j=j) for j in range(length)]
                       for i in range(length)], dtype=object)
     heatmap = go.Heatmap(
         z=similarity, x=np.arange(length), y=np.arange(length), customdata=pairs,
         colorscale=DIVERGING, zmin=-1.0, zmax=1.0, zmid=0.0,
         # The title beside the bar: above it, it meets the top tick label.
-        colorbar=dict(thickness=14, title=dict(text=label("similarity.colorbar", lang), side="right")),
-        hovertemplate="%{customdata}<br>" + label("similarity.hover", lang, value="%{z:.3f}") + "<extra></extra>",
+        colorbar=dict(thickness=14, title=dict(text=text("similarity.colorbar", lang), side="right")),
+        hovertemplate="%{customdata}<br>" + text("similarity.hover", lang, value="%{z:.3f}") + "<extra></extra>",
     )
-    position = dict(title=dict(text=label("position", lang)))
+    position = dict(title=dict(text=text("position", lang)))
     return styled_figure([heatmap], dict(annotations=[no_encoding_annotation(lang)]) if positional == "none" else {},
-                         label("similarity.title", lang), height=520, then=dict(
+                         text("similarity.title", lang), height=520, then=dict(
                              xaxis=dict(token_axis(tokens, length), **position),
                              yaxis=dict(token_axis(tokens, length, reverse=True), **position)))
 
@@ -172,22 +172,22 @@ def positional_variants(tables: Mapping[str, np.ndarray], *, lang: str = "en") -
     `tables` as `model.embeddings.encoding_tables` gives them, in the order to draw; keys from
     VARIANTS. Seed 002's table is a bug, shown as one: its title is red and says what is wrong.
     """
-    titles = [label(f"variant.{key}", lang) for key in tables]
+    titles = [text(f"variant.{key}", lang) for key in tables]
     fig = make_subplots(rows=1, cols=len(tables), shared_yaxes=True, horizontal_spacing=0.025, subplot_titles=titles)
     for col, (table, title) in enumerate(zip(tables.values(), titles, strict=True), start=1):
         trace = embedding_heatmap_trace(as_numpy(table), None, 1.0, showscale=col == len(tables),
                                         name=title.split("<br>")[0], lang=lang)
         fig.add_trace(trace, row=1, col=col)
-        fig.update_xaxes(title_text=label("dimension", lang), showgrid=False, zeroline=False, row=1, col=col)
+        fig.update_xaxes(title_text=text("dimension", lang), showgrid=False, zeroline=False, row=1, col=col)
     for annotation, key in zip(fig.layout.annotations, tables, strict=True):
         if key == "seed002_bug":
             annotation.font.color = BUG_RED
     max_len, d_model = as_numpy(next(iter(tables.values()))).shape
-    base_layout(fig, label("variants.title", lang, positions=max_len, dims=d_model), height=560)
+    base_layout(fig, text("variants.title", lang, positions=max_len, dims=d_model), height=560)
     fig.update_layout(margin=dict(t=100))
     fig.update_annotations(font_size=14)
     fig.update_yaxes(autorange="reversed", showgrid=False, zeroline=False)
-    fig.update_yaxes(title_text=label("position", lang), row=1, col=1)
+    fig.update_yaxes(title_text=text("position", lang), row=1, col=1)
     return fig
 
 
@@ -205,9 +205,9 @@ def embedding_pipeline(trace, side: str, *, lang: str = "en") -> go.Figure:
     summed = token + position  # (len, d_model)
     tokens = trace.src_tokens if side == "src" else trace.tgt_tokens
     scaled = f" × √{config.d_model}" if config is not None and config.scale_embeddings else ""
-    variant = label(f"positional.{config.positional}", lang) if config is not None else ""
-    panels = [(label("pipeline.token", lang) + scaled, token), (label("pipeline.position", lang, variant=variant),
-                                                                 position), (label("pipeline.sum", lang), summed)]
+    variant = text(f"encoding.{config.positional}", lang) if config is not None else ""
+    panels = [(text("pipeline.token", lang) + scaled, token), (text("pipeline.position", lang, variant=variant),
+                                                                 position), (text("pipeline.sum", lang), summed)]
     if config is not None and config.embed_norm:
         panels.append(("→ LayerNorm", as_numpy(trace[f"{side}_embed.out"])[0]))
     limit = symmetric_limit(*(matrix for _, matrix in panels))
@@ -218,8 +218,25 @@ def embedding_pipeline(trace, side: str, *, lang: str = "en") -> go.Figure:
         trace.xaxis, trace.yaxis = subplot_axes(col).values()
         traces.append(trace)
         x, y = ("xaxis", "yaxis") if col == 1 else (f"xaxis{col}", f"yaxis{col}")
-        merge_into(layout[x], dict(title=dict(text=label("dimension", lang)), showgrid=False, zeroline=False))
+        merge_into(layout[x], dict(title=dict(text=text("dimension", lang)), showgrid=False, zeroline=False))
         then[y] = token_axis(tokens, len(token), reverse=True)
-    then["yaxis"]["title"] = dict(text=label("position", lang))
-    return styled_figure(traces, layout, label(f"pipeline.title.{side}", lang, limit=f"{limit:.2f}"),
+    then["yaxis"]["title"] = dict(text=text("position", lang))
+    return styled_figure(traces, layout, text(f"pipeline.title.{side}", lang, limit=f"{limit:.2f}"),
                          height=max(300, 110 + 30 * len(token)), then=then)
+
+
+def side_encoding(trace, side: str):
+    """The positional encoding a side's tokens got, (seq_len, d_model), and those tokens."""
+    return as_numpy(trace[f"{side}_embed.position"]), trace.src_tokens if side == "src" else trace.tgt_tokens
+
+
+def trace_curves(trace, side: str, dims: tuple[int, ...], *, lang: str = "en") -> go.Figure:
+    """`positional_curves` of the encoding a run's `side` ("src" or "tgt") got."""
+    encoding, tokens = side_encoding(trace, side)
+    return positional_curves(encoding, list(dims), tokens, positional=trace.config.positional, lang=lang)
+
+
+def trace_similarity(trace, side: str, *, lang: str = "en") -> go.Figure:
+    """`position_similarity` of the encoding a run's `side` got."""
+    encoding, tokens = side_encoding(trace, side)
+    return position_similarity(encoding, tokens, positional=trace.config.positional, lang=lang)

@@ -44,12 +44,14 @@ from transformer_viz.figures.fit import (
     tick_plan,
     widest_em,
 )
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 
 MASK_PX = 260  # the width one mask is laid out for (four side by side)
 STEPS_PX, STEPS_RIGHT_PX = 1100, 70  # the width the three masking panels are laid out for; their colour bar
 SUBTITLE_PX = 13
 BLOCKED_TEXT = "#3b3b3b"
+
+MASK_PX = 180  # the width of one mask figure: a quarter of the narrowest main column, less the gaps
 
 
 def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, **position) -> go.Heatmap:
@@ -79,7 +81,7 @@ def _mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence
     q_len, k_len = mask.shape
     q_text, k_text = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
     blocked_colour, allowed_colour = MASK_COLOURS[0][1], MASK_COLOURS[-1][1]
-    allowed, blocked = label("may_attend", lang), label("blocked", lang)
+    allowed, blocked = text("may_attend", lang), text("blocked", lang)
     hover = [[f"{cell_label(i, q_text[i], j, k_text[j], lang)}<br><b>{allowed if mask[i, j] else blocked}</b>"
               for j in range(k_len)] for i in range(q_len)]
     gap = 1 if max(q_len, k_len) <= 24 else 0
@@ -125,7 +127,7 @@ def mask_figures(trace, width: int = MASK_PX, *, lang: str = "en") -> dict[str, 
     masks = {"source_padding": (source, src, src), "target_padding": (target, tgt, tgt),
              "look_ahead": (look_ahead, tgt, tgt), "decoder_self": (combined, tgt, tgt)}
     # Short lines under the titles: the app shows the four side by side in narrow columns.
-    return {key: _mask_heatmap(*arrays, label(f"masks.{key}", lang), width, label(f"masks.{key}.subtitle", lang),
+    return {key: _mask_heatmap(*arrays, text(f"masks.{key}", lang), width, text(f"masks.{key}.subtitle", lang),
                                lang=lang)
             for key, arrays in masks.items()}
 
@@ -167,35 +169,35 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
 
     fill_text = format_number(fill)
     layout = subplot_row(3, spacing, shared_yaxes=True, titles=[
-        label("steps.scores", lang), label("steps.masked", lang, fill=fill_text), label("steps.weights", lang)])
+        text("steps.scores", lang), text("steps.masked", lang, fill=fill_text), text("steps.weights", lang)])
     traces = []
 
-    def text(key: str, **values) -> str:
-        return label(f"steps.{key}", lang, fill=fill_text, **values)
+    def step_text(key: str, **values) -> str:
+        return text(f"steps.{key}", lang, fill=fill_text, **values)
 
     panels = (
-        (score, -limit, limit, DIVERGING, hover(lambda i, j: text("score_hover", score=score[i, j]) + (
-            "" if mask[i, j] else "<br>" + text("score_blocked")))),
-        (masked, -limit, limit, DIVERGING, hover(lambda i, j: text("masked_hover", score=score[i, j])
-                                                  if mask[i, j] else text("masked_blocked"))),
-        (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: text("weight_hover", weight=weight[i, j]) + (
-            "" if mask[i, j] else "<br>" + text("weight_blocked")))),
+        (score, -limit, limit, DIVERGING, hover(lambda i, j: step_text("score_hover", score=score[i, j]) + (
+            "" if mask[i, j] else "<br>" + step_text("score_blocked")))),
+        (masked, -limit, limit, DIVERGING, hover(lambda i, j: step_text("masked_hover", score=score[i, j])
+                                                  if mask[i, j] else step_text("masked_blocked"))),
+        (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: step_text("weight_hover", weight=weight[i, j]) + (
+            "" if mask[i, j] else "<br>" + step_text("weight_blocked")))),
     )
-    for col, (z, zmin, zmax, colorscale, text) in enumerate(panels, start=1):
+    for col, (z, zmin, zmax, colorscale, hover_texts) in enumerate(panels, start=1):
         colorbar = dict(thickness=12, len=0.9, x=col * panel + (col - 1) * spacing + 0.005, xanchor="left",
-                        title=dict(text=label("score" if col == 2 else "value.weights", lang), side="right"))
+                        title=dict(text=text("score" if col == 2 else "cell_value.weights", lang), side="right"))
         traces.append(go.Heatmap(
             z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
             colorscale=colorscale, showscale=col > 1, colorbar=colorbar, hoverongaps=True,
             text=texts[col - 1] if show else None,
             texttemplate="%{text}" if show else None, textfont_size=font,
-            hovertext=text, hovertemplate="%{hovertext}<extra></extra>", **subplot_axes(col),
+            hovertext=hover_texts, hovertemplate="%{hovertext}<extra></extra>", **subplot_axes(col),
         ))
         if col > 1 and not mask.all():
             traces.append(blocked_layer(mask, blocked_texts[col], show, font, **subplot_axes(col)))
 
-    title = label("steps.title", lang, kind=label(f"kind.{kind}", lang),
-                  where=label("layer_head", lang, layer=layer + 1, head=head + 1))
+    title = text("steps.title", lang, kind=text(f"kind.{kind}", lang),
+                  where=text("layer_head", lang, layer=layer + 1, head=head + 1))
     keys, queries = tick_plan(k_text, cell_width, "x", FLAT_FONT_PX), tick_plan(q_text, cell, "y", FLAT_FONT_PX)
     then = dict(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
     if show and numbers.min_width:

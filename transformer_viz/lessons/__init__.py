@@ -1,1 +1,11 @@
-"""The lesson a teacher runs without preparation: its facts (no Streamlit)."""
+"""The lesson a teacher runs without preparation: one module per step, in the order of STEPS.
+
+A step sets the view for the point it makes, explains it with a formula and live figures, asks a question to
+predict and reveals the answer computed from the model. Adding a step: write its module here (see step.py),
+add it to STEPS, and write its `lesson.<name>.*` sentences in both catalogs (i18n/).
+"""
+
+from transformer_viz.lessons import cross, decoding, embeddings, heads, masks, positions, scaling, tokens, training
+
+STEPS = tuple(module.STEP for module in (tokens, embeddings, positions, scaling, masks, heads, cross, decoding,
+                                         training))

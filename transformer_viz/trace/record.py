@@ -59,16 +59,22 @@ class Trace(Mapping):
         if self.config is not None:
             return self.config.n_encoder_layers if stack == "encoder" else self.config.n_decoder_layers
         kinds = [kind for kind, attention in ATTENTION_KINDS.items() if attention.stack == stack]
-        count = 0
-        while name(stack, count, "resid_post") in self or any(
-                attention_name(kind, count, "weights") in self for kind in kinds):
-            count += 1
-        return count
+        return self._recorded_layers(lambda i: [name(stack, i, "resid_post"),
+                                                *(attention_name(kind, i, "weights") for kind in kinds)])
 
     def n_layers(self, kind: str) -> int:
-        """How many layers of attention `kind` the trace holds: those of its stack."""
+        """How many layers of attention `kind` the trace holds: its stack's, else those whose weights it recorded."""
         check_kind(kind)
-        return self.stack_layers(ATTENTION_KINDS[kind].stack)
+        if self.config is not None:
+            return self.stack_layers(ATTENTION_KINDS[kind].stack)
+        return self._recorded_layers(lambda i: [attention_name(kind, i, "weights")])
+
+    def _recorded_layers(self, names_of_layer) -> int:
+        """The layers 0, 1, ... for which any of `names_of_layer(layer)` was recorded, counted up to the first gap."""
+        count = 0
+        while any(recorded in self for recorded in names_of_layer(count)):
+            count += 1
+        return count
 
     def attention_tokens(self, kind: str) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
         """(query tokens, key tokens) of attention `kind`: display strings, None where unknown."""

@@ -8,13 +8,7 @@ from transformer_viz.app.server import services
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, lang, tr, view_widget
-from transformer_viz.figures.common import as_numpy
-from transformer_viz.figures.embeddings import (
-    embedding_pipeline,
-    position_similarity,
-    positional_curves,
-    positional_variants,
-)
+from transformer_viz.figures.embeddings import embedding_pipeline, positional_variants, trace_curves, trace_similarity
 from transformer_viz.model import encoding_tables
 
 # What the curves show depends on the encoding: waves, a learned table, or nothing at all.
@@ -42,32 +36,17 @@ def render() -> None:
             st.session_state[state.DIMS] = [d for d in st.session_state[state.DIMS] if d < config.d_model]
         telling = sorted({0, 1, config.d_model // 2, config.d_model - 1})  # fast and slow waves
         dims = view_widget(st.multiselect, state.DIMS, tr("embeddings.dims"), range(config.d_model), default=telling)
-        chart(ctx.figure(curves_figure, side, tuple(dims)), key="embeddings_curves")
+        chart(ctx.figure(trace_curves, side, tuple(dims)), key="embeddings_curves")
         st.caption(tr(CURVES_HELP.get(config.positional, "embeddings.curves_help")))
     with similarity:
         st.subheader(tr("embeddings.similarity"))
-        chart(ctx.figure(similarity_figure, side), key="embeddings_similarity")
+        chart(ctx.figure(trace_similarity, side), key="embeddings_similarity")
         st.caption(tr("embeddings.similarity_help"))
 
     st.subheader(tr("embeddings.variants"))
     st.caption(tr("embeddings.variants_help"))
     if config.d_model % 2 == 0:
         chart(variants_figure(config.max_len, config.d_model, lang()), key="embeddings_variants")
-
-
-def side_encoding(trace, side: str):
-    """The positional encoding a side's tokens got, (seq_len, d_model), and those tokens."""
-    return as_numpy(trace[f"{side}_embed.position"]), trace.src_tokens if side == "src" else trace.tgt_tokens
-
-
-def curves_figure(trace, side: str, dims: tuple[int, ...], *, lang: str):
-    encoding, tokens = side_encoding(trace, side)
-    return positional_curves(encoding, list(dims), tokens, positional=trace.config.positional, lang=lang)
-
-
-def similarity_figure(trace, side: str, *, lang: str):
-    encoding, tokens = side_encoding(trace, side)
-    return position_similarity(encoding, tokens, positional=trace.config.positional, lang=lang)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

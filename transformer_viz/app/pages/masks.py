@@ -9,12 +9,9 @@ from transformer_viz.app.session.page import attention_selectors, page_context
 from transformer_viz.app.session.state import View
 from transformer_viz.app.session.widgets import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, tr, view_widget
 from transformer_viz.figures.common import format_number
-from transformer_viz.figures.masks import mask_figures, masking_steps
+from transformer_viz.figures.masks import MASK_PX, mask_figures, masking_steps
 
 MAX_PAD = 32
-MASK_WIDTH = 180  # px: a quarter of MAIN_WIDTH, less the gaps
-
-
 def render() -> None:
     st.title(tr("masks.title"))
     st.markdown(tr("masks.intro"))
@@ -23,7 +20,7 @@ def render() -> None:
     ctx = page_context(pad_to=pad_to, teacher_forced=True)
     if ctx is None:
         return
-    figures = ctx.figure(mask_figures, width=MASK_WIDTH)
+    figures = ctx.figure(mask_figures, width=MASK_PX)
     columns = st.columns(len(figures))
     for column, (title, fig) in zip(columns, figures.items(), strict=True):
         with column:

@@ -1,0 +1,36 @@
+"""Step 8, decoding: greedy decoding writes the most probable next token, one step at a time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transformer_viz.analysis.inference import next_token_probabilities
+from transformer_viz.data.tasks import TASKS
+from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
+from transformer_viz.lessons.step import Host, Step, layer_head, not_here
+
+
+def show(host: Host) -> tuple[str, str]:
+    ctx = host.page()
+    if ctx is None or ctx.run.teacher_forced:
+        return (host.text("lesson.decoding.question", prefix="…"),
+                not_here(host, host.text("lesson.decoding.why", steps=2)))
+    k = min(max(ctx.view.step, 1), ctx.run.n_steps) - 1  # the step shown, from 0
+    trace = ctx.run.step(k)
+    question = host.text("lesson.decoding.question", prefix=host.literal(" ".join(trace.tgt_tokens)))
+    layer, head = layer_head(ctx, "cross")
+    vocab = TASKS[ctx.view.task].tgt_vocab
+    probabilities = next_token_probabilities(trace)
+    bars, steps = host.columns([2, 3], gap="large")
+    bars.chart(topk_bars(probabilities, vocab.tokens, k=5, chosen=int(probabilities.argmax()), lang=host.lang),
+               key="lesson_topk")
+    steps.chart(cross_attention_by_step([ctx.run.step(i) for i in range(k + 1)], layer, head,
+                                        produced=ctx.run.output_tokens[: k + 1], lang=host.lang),
+                key="lesson_by_step")
+    first, second = np.argsort(probabilities)[::-1][:2]
+    return question, host.text("lesson.decoding.answer", token=vocab.tokens[first], p=probabilities[first],
+                               second=vocab.tokens[second], p2=probabilities[second])
+
+
+STEP = Step("decoding", "decoding", r"y_t=\arg\max_{w}\ P(w\mid y_{<t},\,x)", show,
+            setup={"task": "en-fr", "src_text": TASKS["en-fr"].examples[0], "step": 3, "head": 1})

@@ -1,0 +1,31 @@
+"""Step 2, embeddings: a token's vector is a row of a table, the same wherever the token stands; the position
+is added to it."""
+
+from __future__ import annotations
+
+from transformer_viz.figures.embeddings import embedding_pipeline
+from transformer_viz.lessons.step import Host, Step, not_here
+from transformer_viz.trace.record import Trace
+
+
+def equal_token_rows(trace: Trace, first: int, second: int, side: str = "src") -> tuple[float, float]:
+    """Two positions holding the same token: the largest difference of their token embeddings (0: the same
+    vector) and of their inputs to layer 1 (embedding + position)."""
+    token, total = trace[f"{side}_embed.token"][0], trace[f"{side}_embed.out"][0]  # (seq_len, d_model)
+    return (float((token[first] - token[second]).abs().max()), float((total[first] - total[second]).abs().max()))
+
+
+def show(host: Host) -> tuple[str, str]:
+    ctx = host.page()
+    question = host.text("lesson.embeddings.question")
+    if ctx is None:
+        return question, ""
+    host.chart(ctx.figure(embedding_pipeline, "src"), key="lesson_pipeline")
+    tokens = ctx.trace.src_tokens
+    if len(tokens) < 4 or tokens[2] != tokens[3]:
+        return question, not_here(host, host.text("lesson.embeddings.why"))
+    token, total = equal_token_rows(ctx.trace, 2, 3)
+    return question, host.text("lesson.embeddings.answer", token=token, total=total)
+
+
+STEP = Step("embeddings", "embeddings", r"x_i = E[t_i] + PE_i", show, setup={"src_text": "hello"})

@@ -1,0 +1,45 @@
+"""Step 5, masks: padding hides the <pad> keys, look-ahead hides the future; the decoder needs both."""
+
+from __future__ import annotations
+
+import torch
+
+from transformer_viz.figures.masks import MASK_PX, mask_figures, masking_steps
+from transformer_viz.lessons.step import Host, Step, layer_head, not_here
+from transformer_viz.trace.names import attention_name
+from transformer_viz.trace.record import Trace
+
+
+def blocked_by_padding_only(trace: Trace) -> int:
+    """Cells of the decoder's combined mask that are blocked although look-ahead alone would allow them:
+    the queries' looks at target <pad> keys."""
+    combined = trace[attention_name("decoder_self", 0, "mask")][0, 0].bool()  # (tgt_len, tgt_len)
+    look_ahead = torch.tril(torch.ones_like(combined))
+    return int((look_ahead & ~combined).sum())
+
+
+def show(host: Host) -> tuple[str, str]:
+    view = host.view()
+    ctx = host.page(pad_to=view.pad)
+    question = host.text("lesson.masks.question", length=view.pad)
+    if ctx is None:
+        return question, ""
+    figures = ctx.figure(mask_figures, width=MASK_PX)
+    for column, (title, fig) in zip(host.columns(len(figures)), figures.items(), strict=True):
+        column.chart(fig, key=f"lesson_mask_{title}")
+    layer, head = layer_head(ctx, "decoder_self")
+    host.chart(ctx.figure(masking_steps, "decoder_self", layer, head, width=host.width, max_width=host.max_width),
+               key="lesson_masking_steps")
+    pads = ctx.trace.tgt_tokens.count("<pad>")
+    if ctx.run.teacher_forced is False or not pads:
+        return question, not_here(host, host.text("lesson.masks.why"))
+    return question, host.text("lesson.masks.answer", n=blocked_by_padding_only(ctx.trace), pads=pads)
+
+
+STEP = Step(
+    "masks", "masks",
+    r"\begin{gathered}S=\frac{QK^{\top}}{\sqrt{d_k}},\qquad \mathrm{softmax}(\tilde S)\\ "
+    r"\tilde S_{ij}=\begin{cases}S_{ij} & \text{%s}\\ -10^{9} & \text{%s}\end{cases}\end{gathered}",
+    show, setup={"src_text": "hello", "tgt_text": "olleh", "pad": 8, "kind": "decoder_self", "layer": 0},
+    formula_words=("lesson.masks.allowed", "lesson.masks.blocked"),
+)

@@ -1,0 +1,59 @@
+"""Step 3, positions: attention alone cannot tell where a token stands; the sinusoidal encoding can."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from transformer_viz.data.tasks import TASKS, Task, encode_source
+from transformer_viz.figures.embeddings import trace_curves, trace_similarity
+from transformer_viz.lessons.step import Host, Step
+from transformer_viz.model import Transformer
+
+
+@torch.no_grad()
+def shuffle_difference(model: Transformer, task: Task, text: str, order: list[int]) -> float:
+    """Read the tokens of `text` in `order`: the largest difference between the encoder outputs of the
+    shuffled input and the original outputs put in the same order. 0 (up to rounding) without positions:
+    self-attention alone cannot tell where a token stands."""
+    src_ids = encode_source(task, text, model.config.max_len).ids  # (1, n + 1), ending with <eos>
+    n = src_ids.shape[1] - 1
+    if sorted(order) != list(range(n)):
+        raise ValueError(f"order must reorder the {n} tokens of {text!r}, got {order}")
+    keep = [*order, n]  # <eos> stays last
+    original, _ = model.encode(src_ids)  # (1, n + 1, d_model)
+    moved, _ = model.encode(src_ids[:, keep])
+    return float((original[0, keep] - moved[0]).abs().max())
+
+
+def show(host: Host) -> tuple[str, str]:
+    ctx = host.page()
+    view = host.view()
+    text, backwards = view.src_text, view.src_text[::-1]
+    question = host.text("lesson.positions.question", text=host.literal(text), shuffled=host.literal(backwards))
+    if ctx is None:
+        return question, ""
+    task = TASKS[view.task]
+    order = list(range(len(task.split(text))))[::-1]
+    even = replace(view, d_model=view.d_model + view.d_model % 2)  # sinusoidal needs an even width
+    differences = {p: shuffle_difference(host.random_model(replace(even, positional=p).model_config(), view.seed),
+                                         task, text, order)
+                   for p in ("none", "sinusoidal")}
+    none_column, sine_column = host.columns(2)
+    none_column.metric(host.text("lesson.positions.none"), f"{differences['none']:.1e}")
+    sine_column.metric(host.text("lesson.positions.sinusoidal"), f"{differences['sinusoidal']:.2f}")
+    curves, similarity = host.columns(2)
+    d = ctx.trace.config.d_model
+    curves.chart(ctx.figure(trace_curves, "src", tuple(sorted({0, 1, d // 2, d - 1}))), key="lesson_curves")
+    similarity.chart(ctx.figure(trace_similarity, "src"), key="lesson_similarity")
+    return question, host.text("lesson.positions.answer", **differences)
+
+
+STEP = Step(
+    "positions", "embeddings",
+    # Two lines where two formulas would be wider than the text column on a projector.
+    r"\begin{aligned}PE_{(pos,\,2i)}&=\sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\\ "
+    r"PE_{(pos,\,2i+1)}&=\cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\end{aligned}",
+    show, setup={"src_text": "hello"},
+)

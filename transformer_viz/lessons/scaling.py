@@ -1,0 +1,82 @@
+"""Step 4, scaling: without the division by √d_k, wide heads' scores saturate the softmax towards one key."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+
+from transformer_viz.figures.common import HIGHLIGHT, LINE_COLOURS, MUTED, base_layout
+from transformer_viz.i18n import text
+from transformer_viz.lessons.step import Host, Step
+
+D_KS = (2, 4, 8, 16, 32, 64, 128, 256, 512)
+ASKED_D_K, N_KEYS = 256, 8
+
+
+def softmax_entropy(d_ks, n_keys: int, scaled: bool, samples: int = 2000, seed: int = 0) -> np.ndarray:
+    """Mean entropy (bits) of softmax(q·k / √d_k) rows over `n_keys` keys, for q and k with unit-variance
+    entries (as after a LayerNorm and an initialised projection). -> (len(d_ks),)
+
+    Without the scaling the scores' spread grows like √d_k and the softmax saturates towards one key.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    entropies = []
+    for d_k in d_ks:
+        q = torch.randn(samples, 1, d_k, generator=generator, dtype=torch.float64)
+        k = torch.randn(samples, n_keys, d_k, generator=generator, dtype=torch.float64)
+        scores = (q @ k.transpose(1, 2)).squeeze(1)  # (samples, n_keys)
+        if scaled:
+            scores = scores / math.sqrt(d_k)
+        p = scores.softmax(-1)
+        entropies.append(float(-(p * torch.log2(p.clamp_min(1e-300))).sum(-1).mean()))
+    return np.array(entropies)
+
+
+def entropies() -> tuple[np.ndarray, np.ndarray]:
+    return softmax_entropy(D_KS, N_KEYS, scaled=True), softmax_entropy(D_KS, N_KEYS, scaled=False)
+
+
+def softmax_entropy_figure(d_ks: Sequence[int], scaled: Sequence[float], unscaled: Sequence[float], n_keys: int,
+                           lang: str = "en") -> go.Figure:
+    """Mean entropy (bits) of softmax rows over `n_keys` keys against d_k (log axis), with and without ÷√d_k;
+    a dotted line at log₂(n_keys), the entropy of uniform attention."""
+    fig = go.Figure()
+    lines = ((scaled, "saturation.scaled", LINE_COLOURS[0]), (unscaled, "saturation.unscaled", HIGHLIGHT))
+    for values, key, colour in lines:
+        fig.add_scatter(x=list(d_ks), y=list(values), mode="lines+markers", name=text(key, lang),
+                        line=dict(color=colour, width=3), marker=dict(size=8),
+                        hovertemplate=text("saturation.hover", lang) + "<extra></extra>")
+    uniform = float(np.log2(n_keys))
+    fig.add_hline(y=uniform, line=dict(color=MUTED, dash="dot"),
+                  annotation_text=text("saturation.uniform", lang, bits=f"{uniform:.0f}"),
+                  annotation_position="top right")
+    base_layout(fig, text("saturation.title", lang, n_keys=n_keys), height=360)
+    fig.update_xaxes(type="log", title=text("saturation.d_k", lang), tickvals=list(d_ks),
+                     ticktext=[str(d) for d in d_ks])
+    fig.update_yaxes(title=text("saturation.bits", lang), range=[0, uniform * 1.15])
+    fig.update_layout(legend=dict(orientation="h", y=-0.25, x=0))
+    return fig
+
+
+def entropy_chart(*, lang: str) -> go.Figure:
+    """The entropies of the scaled and unscaled softmax by d_k (the same for every view)."""
+    return softmax_entropy_figure(D_KS, *entropies(), N_KEYS, lang=lang)
+
+
+def show(host: Host) -> tuple[str, str]:
+    scaled, unscaled = host.cached(entropies)
+    host.chart(host.shared_figure(entropy_chart), key="lesson_entropy")
+    at = D_KS.index(ASKED_D_K)
+    return (host.text("lesson.scaling.question", d_k=ASKED_D_K, n_keys=N_KEYS),
+            host.text("lesson.scaling.answer", unscaled=2 ** unscaled[at], bits_unscaled=unscaled[at],
+                      scaled=2 ** scaled[at], bits_scaled=scaled[at], n_keys=N_KEYS, uniform=np.log2(N_KEYS)))
+
+
+STEP = Step(
+    "scaling", "head", r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V",
+    show, setup={"src_text": "hello", "kind": "encoder_self", "layer": 0},
+)

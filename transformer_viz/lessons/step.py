@@ -1,0 +1,65 @@
+"""What a lesson step is, and what it may ask of the page that runs it (no Streamlit here).
+
+A step is one module of this folder: the view it sets up, its formula, the facts it computes from the live
+model, its figures, and `show(host)`, which draws through a `Host` and returns the question and its answer.
+The app's Lesson page (app/pages/lesson.py) is the host: a generic runner that knows no step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class Host(Protocol):
+    """The page a step draws on. Views and runs are the app's (`view.src_text`, `run.trace`, ...)."""
+
+    lang: str
+
+    def text(self, key: str, /, **values) -> str: ...  # a sentence of the catalogs, in the session's language
+    def literal(self, text: str) -> str: ...  # user text, shown as typed (never Markdown)
+    def page(self, show_tokens: bool = True, pad_to: int = 0) -> Any: ...  # the view's run (.view, .run, .trace,
+    #                                            .figure(builder, *args)), or None after saying what went wrong
+    def view(self) -> Any: ...
+    def run_of(self, view) -> Any: ...  # the run of another view, None when its weights cannot be had
+    def random_model(self, config, seed: int) -> Any: ...
+    def cached(self, function: Callable, *args) -> Any: ...  # function(*args), computed once for the class
+    def shared_figure(self, builder: Callable, *args, **kwargs) -> Any: ...  # builder(*args, lang=, **kwargs) once
+    def columns(self, spec, gap: str = "small") -> list[Host]: ...
+    def chart(self, fig, key: str) -> None: ...
+    def metric(self, label: str, value: str) -> None: ...
+    def table(self, columns: Mapping[str, list]) -> None: ...
+    def caption(self, text: str) -> None: ...
+    def info(self, text: str) -> None: ...
+    def token_chips(self, label: str, tokens) -> None: ...
+    def text_input(self, field: str, label: str, **kwargs) -> str: ...  # a widget bound to view field `field`
+    def slider(self, field: str, label: str, low: int, high: int) -> int: ...
+    def train(self, view) -> int | None: ...  # a training control; the steps of the session's trained model
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: its catalog keys are `lesson.<name>.*` (title, text, question, answer, ...)."""
+
+    name: str
+    page: str  # the explorer page that shows this view
+    formula: str  # LaTeX, the same in every language; %s holes are filled with `formula_words`
+    show: Callable[[Host], tuple[str, str]]  # draws the step's figures -> (question, answer)
+    setup: Mapping[str, object] = field(default_factory=dict)  # view values beyond the defaults (link names)
+    formula_words: tuple[str, ...] = ()  # catalog keys of the words in the formula
+
+
+def not_here(host: Host, why: str) -> str:
+    """The answer of a step whose view no longer shows what it asks about."""
+    return host.text("lesson.not_here", why=why)
+
+
+def within(value: int | None, count: int) -> int:
+    """A layer or head index the model has: the view's, kept inside 0..count-1."""
+    return min(max(value or 0, 0), count - 1)
+
+
+def layer_head(ctx, kind: str) -> tuple[int, int]:
+    """The view's layer and head of attention `kind`, kept inside the shown model."""
+    return within(ctx.view.layer, ctx.trace.n_layers(kind)), within(ctx.view.head, ctx.trace.config.n_heads)
