@@ -67,11 +67,6 @@ def widest_em(texts: Sequence[str]) -> float:
     return max((text_em(t) for t in texts), default=0.0)
 
 
-def text_px(text: str, font: float) -> float:
-    """Estimated width in px of `text` at `font` px."""
-    return text_em(text) * font
-
-
 def cell_font(cell_width: float, cell_height: float, texts: Sequence[str], largest: int = CELL_FONT_PX[1],
               smallest: int = CELL_FONT_PX[0]) -> int | None:
     """The largest font (≤ largest) at which every text fits a cell with GAP_PX to spare; None if that is

@@ -132,10 +132,6 @@ class TranslationTask(Task):
                 return text
 
     @property
-    def source_words(self) -> tuple[str, ...]:
-        return self.src_vocab.tokens[len(Vocab.SPECIALS):]
-
-    @property
     def target_words(self) -> tuple[str, ...]:
         return self.tgt_vocab.tokens[len(Vocab.SPECIALS):]
 
