@@ -240,56 +240,71 @@ def load_pretrained(name: str, directory: str | Path | None = None) -> Pretraine
         raise TranslatableError("checkpoint.missing", f"There is no pretrained model called {name!r} in "
                                 f"{json_path.parent} (available: {known}). Train one with: {command}",
                                 name=name, folder=str(json_path.parent), available=known, command=command)
-    command = retrain_command(name, name, json_path.parent)
+    meta, task, config = _checked_metadata(name, json_path)
+    tensors = _checked_weights(name, weights_path, meta, task, config)
+    model = Transformer(config)
+    model.load_state_dict(tensors, strict=True)
+    vocabs = Vocab(tuple(meta["src_vocab"])), Vocab(tuple(meta["tgt_vocab"]))
+    return Pretrained(model.eval(), task, *vocabs, dict(meta.get("metrics", {})), meta)
 
-    def bad_file(path: Path, message: str, code: str, **values) -> TranslatableError:
-        """Any other problem with the files: one key, the English sentence says which (the app's details);
-        `problem` (a _Problem code) and its values let an app say which in its own words."""
-        return TranslatableError("checkpoint.bad", f"{message} Retrain it with: {command}", name=name,
-                                 file=path.name, command=command, problem=code, **values)
 
+def _bad_file(name: str, path: Path, task_name: str, message: str, code: str, **values) -> TranslatableError:
+    """Any problem with a checkpoint's files but a missing one: one key, the English sentence says which (the
+    app's details); `problem` (a _Problem code) and its values let an app say which in its own words."""
+    command = retrain_command(name, task_name, path.parent)
+    return TranslatableError("checkpoint.bad", f"{message} Retrain it with: {command}", name=name,
+                             file=path.name, command=command, problem=code, **values)
+
+
+def _checked_metadata(name: str, json_path: Path) -> tuple[dict, Task, ModelConfig]:
+    """The metadata of checkpoint `name`, its task and its config, every field checked."""
+    task_name = name  # until the metadata names its task
     try:
         meta = _read_metadata(json_path)
         task = _task_of(meta["task"])
-        command = retrain_command(name, task.name, json_path.parent)
+        task_name = task.name
         try:
             config = ModelConfig.from_dict(meta["config"])
         except ValueError as error:
             raise _Problem("config", str(error), reason=str(error)) from None
         src_vocab, tgt_vocab = Vocab(tuple(meta["src_vocab"])), Vocab(tuple(meta["tgt_vocab"]))
     except _Problem as error:
-        raise bad_file(json_path, f"The metadata file {json_path} is corrupt or incomplete ({error}).",
-                       error.code, **error.values) from None
+        raise _bad_file(name, json_path, task_name, f"The metadata file {json_path} is corrupt or incomplete "
+                        f"({error}).", error.code, **error.values) from None
     except (OSError, ValueError) as error:  # json's and utf-8's errors are ValueErrors too
-        raise bad_file(json_path, f"The metadata file {json_path} is corrupt or incomplete ({error}).",
-                       "json") from None
+        raise _bad_file(name, json_path, task_name, f"The metadata file {json_path} is corrupt or incomplete "
+                        f"({error}).", "json") from None
     if src_vocab != task.src_vocab or tgt_vocab != task.tgt_vocab:
-        raise bad_file(json_path, f"{name!r} was trained with other vocabularies than the {task.name} task has now.",
-                       "vocab", task=task.name)
+        raise _bad_file(name, json_path, task.name, f"{name!r} was trained with other vocabularies than the "
+                        f"{task.name} task has now.", "vocab", task=task.name)
     try:
         check_fits(task, config)
     except ValueError as error:
-        raise bad_file(json_path, f"The metadata file {json_path} does not fit its task: {error}", "fit",
-                       task=task.name) from None
+        raise _bad_file(name, json_path, task.name, f"The metadata file {json_path} does not fit its task: "
+                        f"{error}", "fit", task=task.name) from None
+    return meta, task, config
+
+
+def _checked_weights(name: str, weights_path: Path, meta: dict, task: Task,
+                     config: ModelConfig) -> dict[str, torch.Tensor]:
+    """The tensors of checkpoint `name`: its size bounded by the config, its checksum, names, shapes and values
+    checked."""
     shapes = expected_shapes(config)
     size, limit = weights_path.stat().st_size, 4 * sum(map(math.prod, shapes.values())) + HEADER_BYTES
     if size > limit:
-        raise bad_file(weights_path, f"The weights file {weights_path} is larger than a model of this config can "
-                                     f"be ({size:,} bytes, at most {limit:,}).", "size", size=size, limit=limit)
+        raise _bad_file(name, weights_path, task.name, f"The weights file {weights_path} is larger than a model of "
+                        f"this config can be ({size:,} bytes, at most {limit:,}).", "size", size=size, limit=limit)
     if _sha256(weights_path) != meta["weights"]["sha256"]:
-        raise bad_file(weights_path, f"The weights file {weights_path} does not match its metadata (checksum "
-                                     "differs): it is corrupt or was replaced.", "checksum")
+        raise _bad_file(name, weights_path, task.name, f"The weights file {weights_path} does not match its "
+                        "metadata (checksum differs): it is corrupt or was replaced.", "checksum")
     try:
-        tensors = _read_weights(weights_path, shapes)
+        return _read_weights(weights_path, shapes)
     except _Problem as error:
-        raise bad_file(weights_path, f"The weights file {weights_path} cannot be loaded ({error}).", error.code,
-                       **error.values) from None
+        raise _bad_file(name, weights_path, task.name, f"The weights file {weights_path} cannot be loaded "
+                        f"({error}).", error.code, **error.values) from None
     except Exception as error:  # safetensors raises its own error types; all mean "bad file"
-        raise bad_file(weights_path, f"The weights file {weights_path} cannot be loaded ({error}).",
-                       "unreadable") from None
-    model = Transformer(config)
-    model.load_state_dict(tensors, strict=True)
-    return Pretrained(model.eval(), task, src_vocab, tgt_vocab, dict(meta.get("metrics", {})), meta)
+        raise _bad_file(name, weights_path, task.name, f"The weights file {weights_path} cannot be loaded "
+                        f"({error}).", "unreadable") from None
 
 
 def retrain_command(name: str, task: str, folder: Path) -> str:
