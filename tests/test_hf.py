@@ -116,6 +116,23 @@ def test_the_weights_are_the_models_own_attentions_and_follow_the_masks(tiny):
 
 
 @needs_transformers
+def test_the_stacks_outputs_are_the_models_own_last_hidden_states(tiny):
+    """encoder.out and decoder.out are what each stack returns (T5's: after its final LayerNorm), as for the toy
+    model; the logit lens reads the layers' streams through the final norm itself, its last row the logits."""
+    src_ids = tiny.tokenizer("the dog sees a cat", return_tensors="pt").input_ids
+    tgt_ids = torch.tensor([[tiny.model.config.decoder_start_token_id, 5, 6, 7]])
+    logits, trace = hf.run_with_trace(tiny, src_ids, tgt_ids)
+    with torch.no_grad():
+        own = tiny.model(input_ids=src_ids, decoder_input_ids=tgt_ids, output_hidden_states=True, use_cache=False)
+        last_layer = trace[f"decoder.layers.{tiny.config.n_decoder_layers - 1}.resid_post"]  # (1, T, d_model)
+        lens_logits = hf.readout(tiny, last_layer)  # (1, T, vocab)
+    torch.testing.assert_close(trace["encoder.out"], own.encoder_last_hidden_state, atol=1e-5, rtol=0)
+    torch.testing.assert_close(trace["decoder.out"], own.decoder_hidden_states[-1], atol=1e-5, rtol=0)
+    torch.testing.assert_close(lens_logits, own.logits, atol=1e-5, rtol=0)
+    torch.testing.assert_close(logits, own.logits, atol=1e-5, rtol=0)
+
+
+@needs_transformers
 def test_the_scores_are_q_dot_k_scaled_as_the_family_does(tiny):
     _, trace = hf.run_with_trace(tiny, tiny.tokenizer("a cat", return_tensors="pt").input_ids, torch.tensor([[0, 4]]))
     q, k = trace["decoder.layers.1.cross_attn.q"], trace["decoder.layers.1.cross_attn.k"]

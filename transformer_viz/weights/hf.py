@@ -220,6 +220,11 @@ def _first(output):
     return output[0] if isinstance(output, tuple) else output
 
 
+def _last_hidden_state(output) -> torch.Tensor:
+    """A stack's output (a ModelOutput, or a tuple) -> its last hidden state (B, L, d_model)."""
+    return output[0]
+
+
 @contextmanager
 def _hooks(hf: HFModel, into: dict[str, torch.Tensor]) -> Iterator[None]:
     """Forward hooks that copy what the trace needs into `into` while the model runs."""
@@ -242,6 +247,8 @@ def _hooks(hf: HFModel, into: dict[str, torch.Tensor]) -> Iterator[None]:
         side = "src_embed" if stack_name == "encoder" else "tgt_embed"
         layers = _layers(stack)
         handles.append(layers[0].register_forward_pre_hook(keep_input(f"{side}.out"), with_kwargs=True))
+        if stack_name == "decoder":  # what the stack returns (T5's: after its final norm), the readout's input
+            handles.append(stack.register_forward_hook(keep("decoder.out", take=_last_hidden_state)))
         if hf.family != "t5":
             handles.append(stack.embed_tokens.register_forward_hook(keep(f"{side}.token")))
             handles.append(stack.embed_positions.register_forward_hook(keep(f"{side}.position")))
@@ -322,7 +329,7 @@ def run_with_trace(hf: HFModel, src_ids: torch.Tensor, tgt_ids: torch.Tensor, sr
     for side in ("src_embed", "tgt_embed"):
         _embeddings(hf, tensors, side)
     tensors["encoder.out"] = output.encoder_last_hidden_state
-    tensors["decoder.out"] = tensors[name("decoder", hf.config.n_decoder_layers - 1, "resid_post")]
+    tensors["decoder.out"] = tensors.pop("decoder.out")  # recorded by a hook; listed after encoder.out, as before
     tensors["logits"] = output.logits
     return output.logits, Trace(tensors, config=hf.config)
 
