@@ -242,7 +242,7 @@ def load_pretrained(name: str, directory: str | Path | None = None) -> Pretraine
                                 name=name, folder=str(json_path.parent), available=known, command=command)
     meta, task, config = _checked_metadata(name, json_path)
     tensors = _checked_weights(name, weights_path, meta, task, config)
-    model = Transformer(config)
+    model = Transformer(config, generator=torch.Generator())  # every value is replaced: draw nothing global
     model.load_state_dict(tensors, strict=True)
     vocabs = Vocab(tuple(meta["src_vocab"])), Vocab(tuple(meta["tgt_vocab"]))
     return Pretrained(model.eval(), task, *vocabs, dict(meta.get("metrics", {})), meta)
