@@ -4,7 +4,7 @@ Opens the Attention and Decoding pages (Streamlit's AppTest, in this one process
 server-wide caches fill as they would on a real server) for N distinct inputs at the largest
 shape the sidebar allows: d_model 256, 16 heads, 6 + 6 layers, d_ff 512, max_len 64, random
 weights, 63 letters each (greedy decoding up to 63 steps). Prints the resident memory (RSS)
-and the seconds per input every 10 inputs. The caches are bounded (services.RUN_CACHE_BYTES,
+and the seconds per input every 10 inputs. The caches are bounded (services.run_cache_bytes(),
 services.FIGURE_CACHE_BYTES); with glibc's default of one malloc arena per thread, fragmentation adds
 a few hundred MB on top (MALLOC_ARENA_MAX=2 keeps it level).
 """
@@ -45,14 +45,14 @@ def page_script(page: str) -> None:
 def main() -> None:
     from streamlit.testing.v1 import AppTest
 
-    from transformer_viz.app.server.services import RUN_CACHE_BYTES
+    from transformer_viz.app.server.services import run_cache_bytes
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=100)
     args = parser.parse_args()
     torch.set_num_threads(1)  # a shared class server: one thread per rerun
     rng = random.Random(0)
-    print(f"largest shape {LARGEST}; run cache budget {RUN_CACHE_BYTES / 2**20:.0f} MiB")
+    print(f"largest shape {LARGEST}; run cache budget {run_cache_bytes() / 2**20:.0f} MiB")
     print(f"RSS at start: {rss_mib():.0f} MiB")
     started, peak = time.perf_counter(), 0.0
     for i in range(1, args.inputs + 1):

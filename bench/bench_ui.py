@@ -49,7 +49,7 @@ import contextlib
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -277,23 +277,20 @@ def figure_costs() -> list[str]:
     from transformer_viz import Transformer
     from transformer_viz.analysis.inference import run_text
     from transformer_viz.app.session.state import View
-    from transformer_viz.data.tasks import TASKS, model_config_for
+    from transformer_viz.data.tasks import TASKS
     from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
     from transformer_viz.figures.grid import attention_grid
 
-    def traced(task, shape, src):
+    def traced(view, src):
         torch.manual_seed(0)
-        model = Transformer(model_config_for(task, **shape)).eval()
-        return run_text(model, task, src).trace
+        model = Transformer(view.model_config()).eval()
+        return run_text(model, TASKS[view.task], src).trace
 
-    default = View().shape()
-    big = {**default, "n_encoder_layers": 6, "n_heads": 8}
-    reverse = TASKS["reverse"]
     view = View()
+    big = replace(view, task="reverse", n_encoder_layers=6, n_heads=8, max_len=32)
     setups = [  # (label, trace, kind, layer): a at the app's default view, the others encoder self-attention
-        ("a: default view, random weights", traced(TASKS[view.task], default, TASKS[view.task].examples[0]),
-         view.kind, view.layer),
-        ("b: 6x8x32, reverse, max_len 32", traced(reverse, {**big, "max_len": 32}, LONG_TEXT), "encoder_self", 0),
+        ("a: default view, random weights", traced(view, TASKS[view.task].examples[0]), view.kind, view.layer),
+        ("b: 6x8x32, reverse, max_len 32", traced(big, LONG_TEXT), "encoder_self", 0),
     ]
     lines = []
     for label, trace, kind, layer in setups:

@@ -365,14 +365,14 @@ def test_the_run_cache_is_bounded_in_bytes_not_in_runs(monkeypatch):
     texts = ["abcdefghijkl"[:n] for n in range(3, 13)]  # ten distinct inputs, each run larger than the last
     largest = services.run_bytes(services.run(replace(view, src_text=texts[-1]), resolved))
     services._run_cache.clear()
-    monkeypatch.setattr(services, "RUN_CACHE_BYTES", int(2.5 * largest))  # room for two of the largest runs
+    monkeypatch.setattr(services, "run_cache_bytes", lambda: int(2.5 * largest))  # room for two of the largest
     try:
         runs = [services.run(replace(view, src_text=text), resolved) for text in texts]
         cache, _ = services._run_cache()
-        assert 2 <= len(cache) < len(texts) and cache.currsize <= services.RUN_CACHE_BYTES
+        assert 2 <= len(cache) < len(texts) and cache.currsize <= services.run_cache_bytes()
         assert services.run(replace(view, src_text=texts[-1]), resolved) is runs[-1]  # the latest is kept
         assert services.run(replace(view, src_text=texts[0]), resolved) is not runs[0]  # the oldest went first
-        monkeypatch.setattr(services, "RUN_CACHE_BYTES", largest // 2)  # one run larger than the whole budget
+        monkeypatch.setattr(services, "run_cache_bytes", lambda: largest // 2)  # one run larger than the budget
         services._run_cache.clear()
         services.run(replace(view, src_text=texts[-1]), resolved)  # is returned, and not kept
         assert len(services._run_cache()[0]) == 0

@@ -61,9 +61,9 @@ def test_a_server_can_forbid_downloads(monkeypatch):
     from transformer_viz.app.frame import sidebar
     from transformer_viz.app.server import services
 
-    no_downloads = replace(sidebar.LIMITS, hf_downloads=0)
-    monkeypatch.setattr(sidebar, "LIMITS", no_downloads)
-    monkeypatch.setattr(services, "LIMITS", no_downloads)
+    no_downloads = replace(sidebar.limits(), hf_downloads=0)
+    monkeypatch.setattr(sidebar, "limits", lambda: no_downloads)
+    monkeypatch.setattr(services, "limits", lambda: no_downloads)
     asked = []
 
     def load(name, allow_download):
@@ -99,7 +99,8 @@ def test_a_model_beyond_the_servers_size_is_refused_in_both_languages(folders, m
 
     from transformer_viz.app.server import services
 
-    monkeypatch.setattr(services, "LIMITS", replace(services.LIMITS, hf_parameters=1000))
+    small = replace(services.limits(), hf_parameters=1000)
+    monkeypatch.setattr(services, "limits", lambda: small)
     services.hugging_face_model.clear()
     try:
         at = run_page("attention", source="hf", hf_model=folders["t5"])

@@ -107,6 +107,26 @@ def test_a_broken_checkpoint_is_named_with_its_reason_and_never_offered(folder):
     assert any("检查点 ` tiny ` 无法使用" in c.value for c in at.sidebar.caption)
 
 
+def test_one_rule_for_every_weights_another_mask_value_keeps_them_another_shape_does_not(folder, monkeypatch):
+    """config.fits decides for the shipped weights, a checkpoint's and this session's alike."""
+    from dataclasses import replace
+
+    from transformer_viz.app.server import services
+    from transformer_viz.app.session.state import View
+
+    trained = trained_model()
+    monkeypatch.setattr(services, "trained_for", lambda task_name: trained if task_name == trained.task else None)
+    for view in (View(), View(weights="checkpoint:tiny", **TINY), View(weights="trained", **TINY)):
+        shown = services.resolve_toy(view)
+        assert shown.weights == view.weights and shown.model.config == view.model_config()
+        masked = services.resolve_toy(replace(view, mask_value=-1e4))
+        assert masked.weights == view.weights and masked.model.config.mask_value == -1e4
+        assert masked.model_id != shown.model_id
+        assert all(torch.equal(a, b) for a, b in zip(masked.model.state_dict().values(),
+                                                     shown.model.state_dict().values(), strict=True))
+        assert services.resolve_toy(replace(view, d_ff=64)).weights == "random"
+
+
 # --- download and upload on the Training page --------------------------------------------------
 
 def trained_model(**changes) -> TrainedModel:

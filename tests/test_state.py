@@ -103,3 +103,28 @@ def test_a_view_from_elsewhere_is_checked_field_by_field():
                        ({"n_decoder_layers": 10**6}, "n_decoder_layers"), ({"d_model": 512}, "d_model")]:
         with pytest.raises(ValueError, match=named):
             checked_view(bad)
+
+
+def test_a_view_asks_for_its_tasks_model_in_its_shape():
+    """View.model_config: the task's vocabularies, pad id, dropout and (max_len 0) longest sequence, the view's
+    shape; the view's shape defaults are ModelConfig's, the shipped models' shape."""
+    from dataclasses import replace
+
+    import pytest
+
+    from transformer_viz.data.tasks import get_task, model_config_for
+    from transformer_viz.weights.pretrained import load_pretrained
+
+    for task in ("reverse", "en-zh"):
+        assert View(task=task).model_config() == model_config_for(get_task(task))
+        assert load_pretrained(task).model.config == View(task=task).model_config()
+    view = View(task="en-zh", d_model=32, n_heads=2, n_encoder_layers=3, n_decoder_layers=1, d_ff=64, max_len=24,
+                positional="learned", norm_first=False, scale_embeddings=True, embed_norm=True, mask_value=-1e4)
+    assert view.model_config() == model_config_for(
+        get_task("en-zh"), d_model=32, n_heads=2, n_encoder_layers=3, n_decoder_layers=1, d_ff=64, max_len=24,
+        positional="learned", norm_first=False, scale_embeddings=True, embed_norm=True, mask_value=-1e4)
+    assert view.model_config().dropout == 0.1 and replace(view, max_len=0).model_config().max_len == 15
+    with pytest.raises(ValueError, match="too short"):
+        replace(view, max_len=8).model_config()
+    with pytest.raises(ValueError, match="cannot be split evenly"):
+        replace(view, n_heads=3).model_config()

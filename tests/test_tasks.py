@@ -275,3 +275,17 @@ def test_the_models_max_len_must_be_a_positive_whole_number(max_len):
 def test_a_task_name_is_not_a_task():
     with pytest.raises(ValueError, match=r"task must be a Task, such as get_task\('copy'\), got 'copy'"):
         encode_source("copy", "abc")
+
+
+def test_weights_fit_a_config_whatever_its_mask_value_and_dropout_but_nothing_else():
+    from dataclasses import replace
+
+    from transformer_viz.config import fits
+    from transformer_viz.data.tasks import default_config
+
+    config = default_config(get_task("en-zh"))
+    assert config == model_config_for(get_task("en-zh")) and default_config(get_task("en-zh")) is config
+    assert fits(config, replace(config, mask_value=-1e4, dropout=0.0))
+    for change in ({"d_model": 32}, {"n_heads": 2}, {"max_len": 16}, {"positional": "learned"}, {"norm_first": False},
+                   {"scale_embeddings": True}, {"embed_norm": True}, {"n_decoder_layers": 1}):
+        assert not fits(config, replace(config, **change)) and not fits(replace(config, **change), config)

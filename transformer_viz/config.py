@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields, replace
 from types import MappingProxyType
 
 from transformer_viz.errors import TranslatableError
@@ -122,6 +122,12 @@ class ModelConfig:
         if missing:
             raise ValueError(f"ModelConfig settings must include {' and '.join(missing)}.")
         return cls(**data)
+
+
+def fits(weights: ModelConfig, config: ModelConfig) -> bool:
+    """Whether the weights of a model of `weights` can be loaded into a model of `config` and be the same model:
+    every setting equal but the mask value and dropout, which hold no weight (and change no weight's meaning)."""
+    return replace(weights, mask_value=config.mask_value, dropout=config.dropout) == config
 
 
 def is_whole(value) -> bool:

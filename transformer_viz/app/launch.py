@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> None:
 
     args = streamlit_args(argv)
     try:
-        from transformer_viz.app.server.limits import LIMITS  # noqa: F401 - read from the environment on import
+        from transformer_viz.app.server.limits import limits
+
+        limits()  # read from the environment once, before Streamlit starts (the server keeps them)
     except ValueError as error:
         raise SystemExit(f"transformer-viz: {error}") from None
     cli.main(args=args, prog_name="transformer-viz")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.app.server import checkpoints
-from transformer_viz.app.server.limits import LIMITS
+from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import VIEW_FIELDS
 from transformer_viz.app.session.widgets import LABELS, current_view, literal, tr
@@ -39,8 +39,9 @@ def link_notice() -> None:
     if rejected:
         st.sidebar.warning(tr("error.link", names=", ".join(rejected)))
     if set(rejected) & set(state.SHAPE_FIELDS):
-        st.sidebar.caption(tr("error.link_limits", d_model=LIMITS.d_model, heads=LIMITS.heads, layers=LIMITS.layers,
-                              d_ff=LIMITS.d_ff, tokens=LIMITS.input_tokens))
+        allowed = limits()
+        st.sidebar.caption(tr("error.link_limits", d_model=allowed.d_model, heads=allowed.heads, layers=allowed.layers,
+                              d_ff=allowed.d_ff, tokens=allowed.input_tokens))
     if state.WEIGHTS in rejected:
         name = checkpoint_in_label(st.session_state.get(state.LINK_ASKED, {}).get(state.WEIGHTS, ""))
         if name is None:

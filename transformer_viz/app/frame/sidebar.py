@@ -5,19 +5,18 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.app.server import checkpoints, services
-from transformer_viz.app.server.limits import LIMITS
+from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import (
-    D_FF_CHOICES,
-    D_MODEL_RANGE,
     LANGUAGES,
-    LAYER_RANGE,
     MASK_VALUES,
-    MAX_HEADS,
-    MAX_LEN_CHOICES,
     SHAPE_FIELDS,
     SOURCES,
     View,
+    d_ff_choices,
+    d_model_range,
+    layer_range,
+    max_len_choices,
 )
 from transformer_viz.app.session.widgets import (
     callback,
@@ -44,15 +43,12 @@ def on_task_change() -> None:
 
 
 def on_shape_change() -> None:
-    """A new shape cannot use trained weights (a new mask value, the variants of Break it can): say so."""
-    view, weights = current_view(), st.session_state.get(state.WEIGHTS)
-    trained = services.trained_for(view.task)
-    lost_pretrained = weights == "pretrained" and not services.pretrained_fits(view)
-    lost_trained = weights == "trained" and (trained is None or not services.trained_fits(trained, view))
-    lost_checkpoint = checkpoints.checkpoint_name(weights) is not None and not checkpoints.fits(view)
-    if lost_pretrained or lost_trained or lost_checkpoint:
+    """A new shape the chosen weights do not fit (config.fits: a new mask value, the variants of Break it do) shows
+    random weights: say so. The model service decides, as for the run that follows (which finds its model cached)."""
+    view = current_view()
+    if view.weights != "random" and services.resolve_toy(view).weights != view.weights:
         st.session_state[state.WEIGHTS] = "random"
-        st.session_state[state.WEIGHTS_LOST] = weights
+        st.session_state[state.WEIGHTS_LOST] = view.weights
 
 
 @callback
@@ -131,19 +127,19 @@ def toy_model_controls(side) -> None:
 
     with side.expander(tr("side.shape"), expanded=False):
         # Sliders, not number inputs: Streamlit's integer number_input raises on a linked "inf" or "nan".
-        view_widget(st.slider, state.D_MODEL, tr("side.d_model"), *D_MODEL_RANGE, value=View.d_model, step=2,
+        view_widget(st.slider, state.D_MODEL, tr("side.d_model"), *d_model_range(), value=View.d_model, step=2,
                     on_change=on_shape_change)
         fit_heads_to_d_model()
-        heads = [h for h in divisors(st.session_state[state.D_MODEL]) if h <= MAX_HEADS]
+        heads = [h for h in divisors(st.session_state[state.D_MODEL]) if h <= limits().heads]
         view_widget(st.selectbox, state.N_HEADS, tr("side.n_heads"), heads, index=heads.index(View.n_heads)
                     if View.n_heads in heads else 0, on_change=on_shape_change)
-        view_widget(st.slider, state.N_ENCODER_LAYERS, tr("side.n_encoder_layers"), *LAYER_RANGE,
+        view_widget(st.slider, state.N_ENCODER_LAYERS, tr("side.n_encoder_layers"), *layer_range(),
                     value=View.n_encoder_layers, on_change=on_shape_change)
-        view_widget(st.slider, state.N_DECODER_LAYERS, tr("side.n_decoder_layers"), *LAYER_RANGE,
+        view_widget(st.slider, state.N_DECODER_LAYERS, tr("side.n_decoder_layers"), *layer_range(),
                     value=View.n_decoder_layers, on_change=on_shape_change)
-        view_widget(st.select_slider, state.D_FF, tr("side.d_ff"), D_FF_CHOICES, value=View.d_ff,
+        view_widget(st.select_slider, state.D_FF, tr("side.d_ff"), d_ff_choices(), value=View.d_ff,
                     on_change=on_shape_change)
-        view_widget(st.select_slider, state.MAX_LEN, tr("side.max_len"), MAX_LEN_CHOICES, value=View.max_len,
+        view_widget(st.select_slider, state.MAX_LEN, tr("side.max_len"), max_len_choices(), value=View.max_len,
                     on_change=on_shape_change)
         view_widget(st.selectbox, state.POSITIONAL, tr("side.positional"), POSITIONAL_ENCODINGS,
                     on_change=on_shape_change)
@@ -158,7 +154,7 @@ def toy_model_controls(side) -> None:
 def hugging_face_controls(side) -> None:
     """A Hugging Face encoder-decoder: a local folder or a name in the local cache; downloads only when allowed."""
     view_widget(side.text_input, state.HF_MODEL, tr("side.hf_model"), placeholder="Helsinki-NLP/opus-mt-en-zh")
-    if LIMITS.hf_downloads:
+    if limits().hf_downloads:
         side.checkbox(tr("side.hf_download"), key=state.HF_DOWNLOAD, help=tr("side.hf_download_help"))
     else:
         side.caption(tr("side.hf_no_downloads"))

@@ -9,7 +9,7 @@ import streamlit as st
 
 from transformer_viz.app.pages import training_weights as weights_io
 from transformer_viz.app.server import services
-from transformer_viz.app.server.limits import LIMITS
+from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import toy_only, weights_banner
 from transformer_viz.app.session.state import TrainedModel, View
@@ -25,7 +25,7 @@ from transformer_viz.app.session.widgets import (
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.training import attention_animation, loss_curve
 
-STEP_CHOICES = tuple(n for n in (100, 200, 400, 800, 1500, 3000) if n <= LIMITS.train_steps)
+STEP_CHOICES = (100, 200, 400, 800, 1500, 3000)  # those up to limits().train_steps are offered
 REDRAW_SECONDS = 0.3  # progress and loss curve
 EVALUATION_INPUTS = 200  # fresh inputs for the exact match of a finished run
 LR_CHOICES = (1e-4, 3e-4, 1e-3, 2e-3, 3e-3)  # the same for every task (each task's default among them)
@@ -46,8 +46,8 @@ def render() -> None:
     task = TASKS[view.task]
     defaults = task.train_defaults
     steps_column, lr_column, batch_column = st.columns(3)
-    steps = view_widget(steps_column.select_slider, state.TRAIN_STEPS, tr("training.steps"), STEP_CHOICES,
-                        value=View.train_steps)
+    steps = view_widget(steps_column.select_slider, state.TRAIN_STEPS, tr("training.steps"),
+                        tuple(n for n in STEP_CHOICES if n <= limits().train_steps), value=View.train_steps)
     lr = view_widget(lr_column.select_slider, state.TRAIN_LR, tr("training.lr"), LR_CHOICES, value=defaults.lr,
                      format_func=lambda v: f"{v:g}")
     batch_size = view_widget(batch_column.select_slider, state.TRAIN_BATCH, tr("training.batch"), BATCH_CHOICES,
@@ -55,10 +55,10 @@ def render() -> None:
     start_from = view_widget(st.radio, state.TRAIN_FROM, tr("training.from"), ("fresh", "current"), horizontal=True)
     if start_from == "fresh":  # a new model of the same shape: the pretrained weights are not the starting point
         resolved = replace(resolved, model=services.random_model(resolved.model.config, view.seed))
-    too_long = services.training_cost(resolved.model, steps, batch_size) > services.TRAINING_BUDGET
+    too_long = services.training_cost(resolved.model, steps, batch_size) > limits().training_budget
     if too_long:
         st.warning(tr("training.too_long"), icon=":material/hourglass_disabled:")
-    st.caption(tr("training.limits", n=LIMITS.trainings_at_once, steps=LIMITS.train_steps))
+    st.caption(tr("training.limits", n=limits().trainings_at_once, steps=limits().train_steps))
     start_column, stop_column = st.columns([1, 5])
     if start_column.button(tr("training.start"), type="primary", key=state.TRAINING_START, disabled=too_long):
         # Any click (the Stop button included) ends this run; the worker stops within a step, what it trained is kept
@@ -82,7 +82,7 @@ def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
         while not job.done():
             place = job.position()
             if place:
-                status.info(tr("training.waiting", place=place, n=LIMITS.trainings_at_once), icon=":material/groups:")
+                status.info(tr("training.waiting", place=place, n=limits().trainings_at_once), icon=":material/groups:")
             new_steps = [(info.step, info.loss, info.accuracy) for info in job.progress()]
             history += new_steps
             if new_steps:  # a new figure each time (the same one twice in a run would be a duplicate element)

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import math
 import uuid
+from dataclasses import replace
 
 import streamlit as st
 import torch
 
 from transformer_viz.app.server import checkpoints, services
 from transformer_viz.app.session import state
-from transformer_viz.app.session.state import SHAPE_FIELDS, TrainedModel, View
-from transformer_viz.app.session.widgets import callback, error_text, literal, tr
-from transformer_viz.data.tasks import TASKS, model_config_for
+from transformer_viz.app.session.state import TrainedModel, View
+from transformer_viz.app.session.widgets import callback, current_view, error_text, literal, tr
+from transformer_viz.data.tasks import TASKS
 from transformer_viz.weights.files import MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, checkpoint_zip, read_upload
 from transformer_viz.weights.pretrained import check_name
 
@@ -93,8 +94,7 @@ def use_upload(files: list[tuple[str, bytes]]) -> tuple[str, dict]:
     if shape is None:
         error = checkpoints.beyond_error(loaded.model.config, task)
         return "weights_io.refused", {"message": literal(error_text(error))}
-    values = {field: st.session_state.get(field, getattr(View, field)) for field in SHAPE_FIELDS} | shape
-    config = model_config_for(TASKS[task], **View(**values).shape())
+    config = replace(current_view(), **shape).model_config()  # the sidebar's view once set to its shape
     name = _valid_name(loaded.meta.get("name")) or f"{task}-uploaded"
     training, metrics = loaded.meta.get("training", {}), loaded.metrics
     history = _history(training.get("history"))

@@ -9,7 +9,7 @@ with the reason, never offered. Listing and loading are shared by every session 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
@@ -17,7 +17,7 @@ import streamlit as st
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import MASK_VALUES, SHAPE_FIELDS, View
 from transformer_viz.config import ModelConfig
-from transformer_viz.data.tasks import TASKS, model_config_for
+from transformer_viz.data.tasks import TASKS, default_config
 from transformer_viz.errors import TranslatableError
 from transformer_viz.model import Transformer
 from transformer_viz.weights.pretrained import (
@@ -103,7 +103,7 @@ def find(name: str) -> Extra | None:
 
 def _shape_values(config: ModelConfig, task_name: str) -> dict:
     values = {field: getattr(config, field) for field in SHAPE_FIELDS}
-    values[state.MAX_LEN] = 0 if config.max_len == model_config_for(TASKS[task_name]).max_len else config.max_len
+    values[state.MAX_LEN] = 0 if config.max_len == default_config(TASKS[task_name]).max_len else config.max_len
     return values
 
 
@@ -125,11 +125,6 @@ def beyond_error(config: ModelConfig, task_name: str) -> TranslatableError:
                              names=names)
 
 
-def same_weights(config: ModelConfig, other: ModelConfig) -> bool:
-    """Whether weights of `other` fit a model of `config` (the mask value and dropout change no matrix)."""
-    return replace(config, mask_value=other.mask_value, dropout=other.dropout) == other
-
-
 def model_with_config(model: Transformer, config: ModelConfig) -> Transformer:
     """`model` itself when its config is `config`, else a new eval model of `config` holding its weights."""
     if model.config == config:
@@ -139,31 +134,28 @@ def model_with_config(model: Transformer, config: ModelConfig) -> Transformer:
     return rebuilt
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
-def _with_config(name: str, stamp: tuple, config: ModelConfig, _extra: Extra) -> Transformer:
-    return model_with_config(_extra.loaded.model, config)
+def shown_with_config(model: Transformer, model_id: str, config: ModelConfig) -> tuple[Transformer, str]:
+    """(model, id) of weights shown in a model of `config` (which they fit: config.fits): `model` itself when its
+    config is `config`, else its weights in a model of `config`, built once per server, whose id names `config`."""
+    if model.config == config:
+        return model, model_id
+    return _with_config(model_id, config, model), f"{model_id}:{config}"
 
 
-def resolve(view: View, config: ModelConfig) -> tuple[Transformer | None, str, ValueError | None]:
-    """(model, model id, why not) for a view whose weights name an extra checkpoint and whose shape is `config`."""
-    name = checkpoint_name(view.weights)
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _with_config(model_id: str, config: ModelConfig, _model: Transformer) -> Transformer:
+    return model_with_config(_model, config)
+
+
+def named(name: str, task_name: str) -> tuple[Transformer | None, str, ValueError | None]:
+    """(model, model id, why not) of the extra checkpoint `name` for a task: (None, "", None) when it is not there
+    or is for another task; (None, "", its error) when it does not load."""
     extra = find(name)
     if extra is None or extra.error is not None:
         return None, "", extra.error if extra is not None else None
-    loaded = extra.loaded
-    if loaded.task.name != view.task or not same_weights(config, loaded.model.config):
+    if extra.loaded.task.name != task_name:
         return None, "", None
-    stamp = _stamp(name, extra.folder)
-    return _with_config(name, stamp, config, extra), f"checkpoint:{name}:{stamp}:{config}", None
-
-
-def fits(view: View) -> bool:
-    """Whether the view's task and shape can use the checkpoint its weights name."""
-    try:
-        config = model_config_for(TASKS[view.task], **view.shape())
-    except (KeyError, ValueError):
-        return False
-    return resolve(view, config)[0] is not None
+    return extra.loaded.model, f"checkpoint:{name}:{_stamp(name, extra.folder)}", None
 
 
 def on_weights_change() -> None:

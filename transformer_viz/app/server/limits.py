@@ -1,14 +1,16 @@
-"""What one server allows, in one place: environment variables read once when the server starts.
+"""What one server allows, in one place: environment variables read once, on first use (`limits()`).
 
     TVIZ_TRAININGS_AT_ONCE=2 TVIZ_TRAIN_STEPS=1500 transformer-viz
 
-The sidebar's ranges, the model service, the training queue and the caches all read `LIMITS`; the pages show
+The sidebar's ranges, the model service, the training queue and the caches all read `limits()`; the pages show
 them when a link or a setting asks for more. A value that is not a number in range stops the server with a
-sentence naming the variable (`transformer-viz` checks before starting Streamlit).
+sentence naming the variable (`transformer-viz` reads them before starting Streamlit). A test that changes a
+variable calls `limits.cache_clear()` to have it read again.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -78,4 +80,8 @@ RANGES = {"d_model": (64, SIZE_LIMITS["d_model"]), "heads": (4, SIZE_LIMITS["n_h
           "trainings_at_once": (0, 256), "training_processes": (0, 1), "run_cache_mib": (64, 65_536),
           "hf_downloads": (0, 1), "hf_parameters": (1e6, 1e11)}
 
-LIMITS = ServerLimits.from_environment()
+
+@functools.cache
+def limits() -> ServerLimits:
+    """This server's limits, read from the environment at the first call (`limits.cache_clear()` reads them again)."""
+    return ServerLimits.from_environment()

@@ -8,7 +8,7 @@ import sys
 import threading
 import uuid
 from concurrent.futures import CancelledError, TimeoutError
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -19,10 +19,10 @@ from plotly.basedatatypes import BaseFigure
 
 from transformer_viz.analysis.inference import TextRun, run_text
 from transformer_viz.app.server import checkpoints
-from transformer_viz.app.server.limits import LIMITS
+from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import TrainedModel, View
-from transformer_viz.config import ModelConfig
+from transformer_viz.config import ModelConfig, fits
 from transformer_viz.data.tasks import TASKS, model_config_for
 from transformer_viz.errors import TranslatableError
 from transformer_viz.model import Transformer
@@ -32,13 +32,16 @@ from transformer_viz.train.pool import TrainingPool
 from transformer_viz.weights import hf
 from transformer_viz.weights.pretrained import load_pretrained
 
-RUN_CACHE_BYTES = LIMITS.run_cache_mib * 2**20  # the traces one server keeps for all its sessions
 # The figures one server keeps for all its sessions, bounded in bytes as figure_bytes estimates them (Plotly's
 # objects around them add up to as much again): at the default shape an entry holds 50 KiB to 2 MiB, so a class's
 # views stay; at the largest shape the server allows, Inside one head's nine figures hold ~36 MiB.
 FIGURE_CACHE_BYTES = 128 * 2**20
 STOP_WAIT_SECONDS = 30  # for a stopped worker to end its step (seconds at the largest allowed shape)
-TRAINING_BUDGET = LIMITS.training_budget  # training_cost of one run (4e10: about two minutes on one core)
+
+
+def run_cache_bytes() -> int:
+    """The traces one server keeps for all its sessions (limits().run_cache_mib)."""
+    return limits().run_cache_mib * 2**20
 
 
 @dataclass(frozen=True)
@@ -68,8 +71,8 @@ def set_up_server() -> None:
 
 @st.cache_resource(show_spinner=False)
 def training_pool() -> TrainingPool:
-    """The server's trainings: LIMITS.trainings_at_once at once, each in a worker process on one core."""
-    return TrainingPool(LIMITS.trainings_at_once, processes=bool(LIMITS.training_processes))
+    """The server's trainings: limits().trainings_at_once at once, each in a worker process on one core."""
+    return TrainingPool(limits().trainings_at_once, processes=bool(limits().training_processes))
 
 
 def collect_training() -> None:
@@ -92,7 +95,8 @@ def collect_training() -> None:
 
 
 def training_cost(model: Transformer, steps: int, batch_size: int) -> float:
-    """Parameters × steps × batch size: what a training run costs, about proportional to its time."""
+    """Parameters × steps × batch size: what a training run costs, about proportional to its time (one run may
+    cost limits().training_budget: 4e10 is about two minutes on one core)."""
     return sum(p.numel() for p in model.parameters()) * steps * batch_size
 
 
@@ -116,30 +120,10 @@ def pretrained_config(task_name: str) -> ModelConfig | None:
     return None if loaded is None else loaded.model.config
 
 
-def pretrained_fits(view: View) -> bool:
-    """Whether the view's shape can use the task's shipped weights (the mask value may differ)."""
-    config = pretrained_config(view.task)
-    if config is None:
-        return False
-    try:
-        wanted = model_config_for(TASKS[view.task], **view.shape())
-    except ValueError:
-        return False
-    return replace(wanted, mask_value=config.mask_value) == config
-
-
 @st.cache_resource(max_entries=16, show_spinner=False)
 def random_model(config: ModelConfig, seed: int) -> Transformer:
     """Fresh weights drawn from `seed` alone: never torch's global RNG, which every session's thread shares."""
     return Transformer(config, generator=torch.Generator().manual_seed(seed)).eval()
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def pretrained_with_config(task_name: str, config: ModelConfig) -> Transformer:
-    """The shipped weights in a model whose config differs only in its mask value."""
-    model = Transformer(config).eval()
-    model.load_state_dict(shipped(task_name).model.state_dict())
-    return model
 
 
 def trained_for(task_name: str) -> TrainedModel | None:
@@ -148,27 +132,19 @@ def trained_for(task_name: str) -> TrainedModel | None:
     return trained if trained is not None and trained.task == task_name else None
 
 
-def trained_fits(trained: TrainedModel, view: View) -> bool:
-    """Whether the view's shape is the one the session's model was trained with."""
-    try:
-        return trained.model.config == model_config_for(TASKS[view.task], **view.shape())
-    except ValueError:
-        return False
-
-
 def resolve(view: View) -> Resolved:
     """The model of a view: a Hugging Face model it names, or a task's model (resolve_toy)."""
     if view.source == "hf":
-        allowed = bool(LIMITS.hf_downloads and st.session_state.get(state.HF_DOWNLOAD))
+        allowed = bool(limits().hf_downloads and st.session_state.get(state.HF_DOWNLOAD))
         return resolve_hugging_face(view.hf_model, allowed)
     return resolve_toy(view)
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
 def hugging_face_model(name_or_path: str, allow_download: bool) -> hf.HFModel:
-    """A Hugging Face model loaded once per server (two at most, each within LIMITS.hf_parameters: a real one holds
-    hundreds of MB)."""
-    return hf.load(name_or_path, allow_download=allow_download, max_parameters=int(LIMITS.hf_parameters))
+    """A Hugging Face model loaded once per server (two at most, each within limits().hf_parameters: a real one
+    holds hundreds of MB)."""
+    return hf.load(name_or_path, allow_download=allow_download, max_parameters=int(limits().hf_parameters))
 
 
 def resolve_hugging_face(name_or_path: str, allow_download: bool) -> Resolved:
@@ -181,8 +157,8 @@ def resolve_hugging_face(name_or_path: str, allow_download: bool) -> Resolved:
 
 
 def resolve_toy(view: View) -> Resolved:
-    """Pick the model for a view: pretrained when its shape fits, the one this session trained on the
-    view's task (and shape), or random. `Resolved.weights` says which one is really shown."""
+    """Pick the model for a view: the weights it names (named_weights) when they fit its shape (config.fits), else
+    random. `Resolved.weights` says which one is really shown. The view's ModelConfig is built here, once."""
     if view.task not in TASKS:
         known = ", ".join(TASKS)
         return Resolved(None, "", "random", error=TranslatableError(
@@ -193,27 +169,28 @@ def resolve_toy(view: View) -> Resolved:
         return Resolved(None, "", "random", error=TranslatableError(
             "server.beyond", f"{names} beyond what this server builds (see the sidebar's ranges)", names=names))
     try:
-        config = model_config_for(TASKS[view.task], **view.shape())
+        config = view.model_config()
     except ValueError as error:
         return Resolved(None, "", "random", error=error)
+    model, model_id, note = named_weights(view)
+    if model is not None and fits(model.config, config):  # in a model of the view's config (its mask value)
+        return Resolved(*checkpoints.shown_with_config(model, model_id, config), view.weights)
+    return Resolved(random_model(config, view.seed), f"random:{config}:{view.seed}", "random", note=note)
 
-    trained = trained_for(view.task)
-    if view.weights == "trained" and trained is not None and trained.model.config == config:
-        return Resolved(trained.model, f"trained:{trained.id}:{trained.steps}", "trained")
-    note = None
-    if checkpoints.checkpoint_name(view.weights) is not None:  # a checkpoint of an extra folder
-        model, model_id, note = checkpoints.resolve(view, config)
-        if model is not None:
-            return Resolved(model, model_id, view.weights)
+
+def named_weights(view: View) -> tuple[Transformer | None, str, ValueError | None]:
+    """(model, model id, why there is none) of the weights a view names: this session's model trained on its task,
+    a checkpoint of an extra folder for its task, or the task's shipped model; (None, "", None) for random."""
+    if view.weights == "trained":
+        trained = trained_for(view.task)
+        return (None, "", None) if trained is None else (trained.model, f"trained:{trained.id}:{trained.steps}", None)
+    name = checkpoints.checkpoint_name(view.weights)
+    if name is not None:
+        return checkpoints.named(name, view.task)
     if view.weights == "pretrained":
         loaded, problem = pretrained_or_error(view.task)
-        if loaded is not None and pretrained_fits(view):
-            if loaded.model.config == config:
-                return Resolved(loaded.model, f"pretrained:{view.task}", "pretrained")
-            return Resolved(pretrained_with_config(view.task, config), f"pretrained:{view.task}:{config}",
-                            "pretrained")
-        note = problem
-    return Resolved(random_model(config, view.seed), f"random:{config}:{view.seed}", "random", note=note)
+        return (None, "", problem) if loaded is None else (loaded.model, f"pretrained:{view.task}", None)
+    return None, "", None
 
 
 def run_bytes(run: TextRun) -> int:
@@ -224,7 +201,7 @@ def run_bytes(run: TextRun) -> int:
 @st.cache_resource(show_spinner=False)
 def _run_cache() -> tuple[LRUCache, threading.Lock]:
     """The runs of every session on this server, least recently used first out, bounded in bytes."""
-    return LRUCache(maxsize=RUN_CACHE_BYTES, getsizeof=run_bytes), threading.Lock()
+    return LRUCache(maxsize=run_cache_bytes(), getsizeof=run_bytes), threading.Lock()
 
 
 def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervention | None = None) -> TextRun:
@@ -252,7 +229,7 @@ def run_now(view: View, resolved: Resolved, pad_to: int, intervention: Intervent
     if intervention is not None:
         raise ValueError("Interventions run on the toy models only.")
     return hf.run_text(resolved.model, view.src_text, view.tgt_text or None, pad_to=pad_to,
-                       max_len=LIMITS.input_tokens, max_new_tokens=LIMITS.input_tokens // 2)
+                       max_len=limits().input_tokens, max_new_tokens=limits().input_tokens // 2)
 
 
 def figure_bytes(figures, sample: int = 16) -> int:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
-from transformer_viz.app.server.limits import LIMITS
+from transformer_viz.app.server.limits import limits
+from transformer_viz.config import ModelConfig
+from transformer_viz.data.tasks import TASKS, check_fits, default_config
 from transformer_viz.trace.names import ATTENTION_KINDS
 
 # The view's fields, one key each (widget key = session-state key = query parameter).
@@ -79,37 +81,49 @@ SOURCES = ("toy", "hf")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
 KINDS = tuple(ATTENTION_KINDS)
 MASK_VALUES = (-1e9, -1e4, -math.inf)
-# What a class server builds (limits.py, set by the server's environment): the sidebar offers exactly this, and
-# the model service refuses anything else.
-D_MODEL_RANGE = (2, LIMITS.d_model)
-MAX_HEADS = LIMITS.heads
-LAYER_RANGE = (1, LIMITS.layers)
-D_FF_CHOICES = tuple(d for d in (16, 32, 64, 128, 256, 512, 1024, 2048) if d <= LIMITS.d_ff)
-MAX_LEN_CHOICES = tuple(n for n in (0, 16, 24, 32, 48, 64) if n <= LIMITS.input_tokens)  # 0: the task's own
 SHAPE_FIELDS = (D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN, POSITIONAL, NORM_FIRST,
                 SCALE_EMBEDDINGS, EMBED_NORM, MASK_VALUE)
 
 
+# What a class server builds (limits(), set by the server's environment): the sidebar offers exactly this (heads:
+# up to limits().heads), and the model service refuses anything else. Read at each use, so they follow limits().
+def d_model_range() -> tuple[int, int]:
+    return 2, limits().d_model
+
+
+def layer_range() -> tuple[int, int]:
+    return 1, limits().layers
+
+
+def d_ff_choices() -> tuple[int, ...]:
+    return tuple(d for d in (16, 32, 64, 128, 256, 512, 1024, 2048) if d <= limits().d_ff)
+
+
+def max_len_choices() -> tuple[int, ...]:
+    return tuple(n for n in (0, 16, 24, 32, 48, 64) if n <= limits().input_tokens)  # 0: the task's own
+
+
 @dataclass(frozen=True)
 class View:
-    """What is on screen. Defaults are the shipped pretrained models' shape; layers and heads count from 0."""
+    """What is on screen. The shape's defaults are ModelConfig's, the shipped pretrained models' shape; layers and
+    heads count from 0."""
 
     lang: str = "en"
     source: str = "toy"
     hf_model: str = ""
     task: str = "reverse"
     weights: str = "pretrained"
-    d_model: int = 64
-    n_heads: int = 4
-    n_encoder_layers: int = 2
-    n_decoder_layers: int = 2
-    d_ff: int = 128
+    d_model: int = ModelConfig.d_model
+    n_heads: int = ModelConfig.n_heads
+    n_encoder_layers: int = ModelConfig.n_encoder_layers
+    n_decoder_layers: int = ModelConfig.n_decoder_layers
+    d_ff: int = ModelConfig.d_ff
     max_len: int = 0  # 0: the task's own (its longest text + 1); more lets a fresh model read longer text
-    positional: str = "sinusoidal"
-    norm_first: bool = True
-    scale_embeddings: bool = False
-    embed_norm: bool = False
-    mask_value: float = -1e9
+    positional: str = ModelConfig.positional
+    norm_first: bool = ModelConfig.norm_first
+    scale_embeddings: bool = ModelConfig.scale_embeddings
+    embed_norm: bool = ModelConfig.embed_norm
+    mask_value: float = ModelConfig.mask_value
     seed: int = 0
     src_text: str = ""
     tgt_text: str = ""
@@ -148,16 +162,27 @@ class View:
 
     def beyond_limits(self) -> list[str]:
         """The shape settings outside what a class server builds (empty when the shape is allowed)."""
-        allowed = {D_MODEL: D_MODEL_RANGE[0] <= self.d_model <= D_MODEL_RANGE[1],
-                   N_HEADS: 1 <= self.n_heads <= MAX_HEADS,
-                   N_ENCODER_LAYERS: LAYER_RANGE[0] <= self.n_encoder_layers <= LAYER_RANGE[1],
-                   N_DECODER_LAYERS: LAYER_RANGE[0] <= self.n_decoder_layers <= LAYER_RANGE[1],
-                   D_FF: self.d_ff in D_FF_CHOICES, MAX_LEN: self.max_len in MAX_LEN_CHOICES}
+        (least_d_model, most_d_model), (least_layers, most_layers) = d_model_range(), layer_range()
+        allowed = {D_MODEL: least_d_model <= self.d_model <= most_d_model,
+                   N_HEADS: 1 <= self.n_heads <= limits().heads,
+                   N_ENCODER_LAYERS: least_layers <= self.n_encoder_layers <= most_layers,
+                   N_DECODER_LAYERS: least_layers <= self.n_decoder_layers <= most_layers,
+                   D_FF: self.d_ff in d_ff_choices(), MAX_LEN: self.max_len in max_len_choices()}
         return [field for field, ok in allowed.items() if not ok]
 
-    def shape(self) -> dict:
-        """The ModelConfig settings this view asks for (sizes and variants; max_len only when set)."""
-        return {f: getattr(self, f) for f in SHAPE_FIELDS if f != MAX_LEN or self.max_len}
+    def model_config(self) -> ModelConfig:
+        """The model this view asks for: its task's own config (vocabularies, pad id, max_len, dropout) in the
+        view's shape and variants; max_len 0 is the task's own. Raises ValueError for a model that cannot exist
+        or cannot read the task (KeyError for an unknown task)."""
+        task = TASKS[self.task]
+        own = default_config(task)
+        config = replace(own, d_model=self.d_model, n_heads=self.n_heads, n_encoder_layers=self.n_encoder_layers,
+                         n_decoder_layers=self.n_decoder_layers, d_ff=self.d_ff, max_len=self.max_len or own.max_len,
+                         positional=self.positional, norm_first=self.norm_first,
+                         scale_embeddings=self.scale_embeddings, embed_norm=self.embed_norm,
+                         mask_value=self.mask_value)
+        check_fits(task, config)
+        return config
 
 
 VIEW_FIELDS = tuple(f.name for f in fields(View))

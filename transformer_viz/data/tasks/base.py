@@ -13,6 +13,7 @@ token j, and column i is source token i: an alignment pair (i, j) is the cell
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -248,6 +249,15 @@ def encode_target(task: Task, text: str, max_len: int | None = None) -> TargetIn
 _FIXED = ("src_vocab_size", "tgt_vocab_size", "pad_id")
 
 
+@functools.cache
+def default_config(task: Task) -> ModelConfig:
+    """A task's own ModelConfig: its vocabulary sizes, pad id, longest sequence (max_len) and model defaults
+    (e.g. dropout); every other setting is ModelConfig's default (the shipped models' shape). Built once per task;
+    a shape is `dataclasses.replace(default_config(task), d_model=..., ...)`."""
+    return ModelConfig(src_vocab_size=len(task.src_vocab), tgt_vocab_size=len(task.tgt_vocab), pad_id=Vocab.pad_id,
+                       max_len=task.max_len, **task.model_defaults)
+
+
 def model_config_for(task: Task, **shape) -> ModelConfig:
     """A ModelConfig fitted to a task: vocabulary sizes, pad id and max_len come from the task.
 
@@ -257,13 +267,10 @@ def model_config_for(task: Task, **shape) -> ModelConfig:
     fixed = sorted(set(shape) & set(_FIXED))
     if fixed:
         raise ValueError(f"{', '.join(fixed)} come from the task's vocabularies and cannot be changed.")
-    settings = dict(src_vocab_size=len(task.src_vocab), tgt_vocab_size=len(task.tgt_vocab),
-                    pad_id=Vocab.pad_id, max_len=task.max_len, **task.model_defaults)
     if "layers" in shape:
         layers = shape.pop("layers")
-        settings.update(n_encoder_layers=layers, n_decoder_layers=layers)
-    settings.update(shape)
-    config = ModelConfig.from_dict(settings)
+        shape = dict(n_encoder_layers=layers, n_decoder_layers=layers) | shape
+    config = ModelConfig.from_dict(default_config(task).to_dict() | shape)
     check_fits(task, config)
     return config
 
