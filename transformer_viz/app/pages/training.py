@@ -11,14 +11,11 @@ from transformer_viz.app.pages import training_weights as weights_io
 from transformer_viz.app.server import services
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
-from transformer_viz.app.session.page import toy_only, weights_banner
+from transformer_viz.app.session.page import shown_model, toy_only
 from transformer_viz.app.session.state import TrainedModel, View
 from transformer_viz.app.session.widgets import (
     chart,
-    current_view,
-    error_text,
     lang,
-    literal,
     tr,
     view_widget,
 )
@@ -37,12 +34,10 @@ def render() -> None:
     st.markdown(tr("training.intro"))
     if toy_only():
         return
-    view = current_view()
-    resolved = services.resolve(view)
-    if resolved.error:
-        st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
+    shown = shown_model()
+    if shown is None:
         return
-    weights_banner(view, resolved)
+    view, resolved = shown
     task = TASKS[view.task]
     defaults = task.train_defaults
     steps_column, lr_column, batch_column = st.columns(3)

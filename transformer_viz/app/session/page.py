@@ -112,6 +112,18 @@ def toy_only() -> bool:
     return True
 
 
+def shown_model() -> tuple[View, services.Resolved] | None:
+    """The preamble of a page that shows a model: the view, its model resolved and named in the weights banner;
+    on a problem, say it in the page and return None."""
+    view = current_view()
+    resolved = services.resolve(view)
+    if resolved.error:
+        st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
+        return None
+    weights_banner(view, resolved)
+    return view, resolved
+
+
 def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool = False) -> PageContext | None:
     """Resolve the view's model and run its input; on a problem, say it in the page and return None.
 
@@ -119,12 +131,10 @@ def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool
     `teacher_forced` feeds the decoder a target even when none was typed: the model's own greedy output,
     as a training batch would hold the answer (so the target is padded too).
     """
-    view = current_view()
-    resolved = services.resolve(view)
-    if resolved.error:
-        st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
+    shown = shown_model()
+    if shown is None:
         return None
-    weights_banner(view, resolved)
+    view, resolved = shown
     try:
         if teacher_forced and not view.tgt_text:
             view = replace(view, tgt_text=services.run(view, resolved).output_text or "")
