@@ -116,8 +116,7 @@ GROUPS = (
     # (group, path fragment, function name or None for any)
     ("serialization: plotly to_json", "plotly/io/_json.py", None),
     ("serialization: figure.to_dict", "plotly/tools.py", "return_figure_from_figure_or_data"),
-    ("catalogs / translation", "transformer_viz/app/text", None),
-    ("catalogs / translation", "transformer_viz/figures/labels.py", "label"),
+    ("catalogs / translation", "transformer_viz/i18n/", None),
     ("catalogs / translation", "transformer_viz/app/session/widgets.py", "tr"),
     ("figure building (Plotly objects, validation)", "transformer_viz/figures/", None),
     ("model runs, walkthrough, analysis (torch)", "transformer_viz/analysis/", None),
@@ -281,9 +280,9 @@ def apptest_do(at, step: Step, texts) -> None:
 
 
 def reset_label() -> str:
-    from transformer_viz.app.text import t
+    from transformer_viz.i18n import text
 
-    return t("side.reset", "en")
+    return text("side.reset", "en")
 
 
 def fresh_texts(seed: int):
@@ -405,28 +404,27 @@ def apptest_bench(rounds: int, profile: bool, dump: Path | None = None) -> dict[
 
 def option_label(step: Step) -> str:
     """What the widget of a step shows for its value (English)."""
-    from transformer_viz.app.text import t
-    from transformer_viz.figures.labels import label
+    from transformer_viz.i18n import text
 
     if step.key in ("layer", "head"):
         return str(step.value + 1)
     if step.key in ("kind", "mask_kind"):
-        return label(f"kind.{step.value}", "en")
+        return text(f"kind.{step.value}", "en")
     if step.key == "value":
-        return t(f"value.{step.value}", "en")
+        return text(f"value.{step.value}", "en")
     if step.key == "side":
-        return t("tokens.target" if step.value == "tgt" else "tokens.source", "en")
+        return text("tokens.target" if step.value == "tgt" else "tokens.source", "en")
     return str(step.value)
 
 
 def browser_do(page, step: Step, texts) -> None:
     """Do the step in Chromium as a student would (the caller waits for the rerun it causes)."""
     from devtools.browser import choose_option
-    from transformer_viz.app.text import t
+    from transformer_viz.i18n import text
 
     box = page.locator(f".st-key-{step.key}")
     if step.widget == "page":
-        page.get_by_test_id("stSidebarNav").get_by_text(t(f"nav.{step.key or 'lesson'}", "en"), exact=True).click()
+        page.get_by_test_id("stSidebarNav").get_by_text(text(f"nav.{step.key or 'lesson'}", "en"), exact=True).click()
     elif step.widget == "selectbox":
         choose_option(page, box, option_label(step))
     elif step.widget == "radio":
@@ -442,7 +440,7 @@ def browser_do(page, step: Step, texts) -> None:
         try:
             button.wait_for(state="visible", timeout=5000)
         except Exception:  # its expander is folded
-            page.get_by_test_id("stSidebar").get_by_text(t("side.shape", "en"), exact=True).click()
+            page.get_by_test_id("stSidebar").get_by_text(text("side.shape", "en"), exact=True).click()
         button.click()
 
 

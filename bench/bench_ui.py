@@ -145,16 +145,16 @@ LONG_TEXT = "thequickbrownfoxjumpsoverthelaz"  # 31 letters + <eos> = 32 source 
 
 
 def app_texts() -> dict[str, str]:
-    from transformer_viz.app.text import ENGLISH
+    from transformer_viz.i18n import CATALOGS
 
-    return ENGLISH
+    return CATALOGS["en"]
 
 
 def label(key: str) -> str:
     """A figure's word in English, also how a widget labels that choice (kinds of attention)."""
-    from transformer_viz.figures.labels import label as figure_label
+    from transformer_viz.i18n import text
 
-    return figure_label(key)
+    return text(key)
 
 
 CONTROLS = ("stRadio", "stSelectbox", "stSegmentedControl", "stButtonGroup", "stSelectSlider")

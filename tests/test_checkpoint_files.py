@@ -12,8 +12,8 @@ import torch
 from safetensors.torch import load, save
 
 from transformer_viz import Transformer, get_task, model_config_for
-from transformer_viz.app.text import t
 from transformer_viz.errors import TranslatableError
+from transformer_viz.i18n import text
 from transformer_viz.weights.files import MAX_UPLOAD_BYTES, checkpoint_zip, read_upload
 
 TASK = get_task("reverse")
@@ -106,8 +106,8 @@ def test_every_refusal_says_its_reason_in_english_and_in_chinese(reason):
     error = refused(uploaded)
     assert error.key == f"upload.{reason}"
     assert error.values.get("file") == file
-    assert t(f"detail.{error.key}", "en", **error.values) == str(error)  # the package's own sentence
-    chinese = t(f"detail.{error.key}", "zh", **error.values)
+    assert text(f"detail.{error.key}", "en", **error.values) == str(error)  # the package's own sentence
+    chinese = text(f"detail.{error.key}", "zh", **error.values)
     assert chinese != str(error) and re.search(r"[\u4e00-\u9fff]", chinese)
     assert not _Payload.ran  # a pickle is never unpickled
 

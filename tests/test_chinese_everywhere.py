@@ -27,7 +27,6 @@ from transformer_viz.figures.embeddings import (
 )
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.head import dot_product_figure, matrix_heatmap, walkthrough_figures
-from transformer_viz.figures.labels import LABELS
 from transformer_viz.figures.masks import mask_figures, mask_heatmap, masking_steps
 from transformer_viz.figures.overview import architecture_diagram
 from transformer_viz.figures.training import attention_animation, loss_curve
@@ -256,20 +255,6 @@ def zh_words(fig) -> dict[str, set[str]]:
     return {text: words for text in texts if (words := english_words(text, tokens))}
 
 
-def test_the_chinese_labels_are_complete_and_fill_the_same_blanks():
-    from string import Formatter
-
-    def blanks(text):
-        return {name for _, name, _, _ in Formatter().parse(text) if name}
-
-    english, chinese = LABELS["en"], LABELS["zh"]
-    assert sorted(set(english) - set(chinese)) == [] and sorted(set(chinese) - set(english)) == []
-    # English names where X comes from by the trace's names (layers from 0, "norm1"); Chinese in words (from 1).
-    in_words = {"source.norm", "source.resid_mid", "source.resid_post"}
-    assert {k: blanks(v) for k, v in chinese.items() if k not in in_words} == \
-        {k: blanks(english[k]) for k in chinese if k not in in_words}
-
-
 TRACE = real_trace()
 
 
@@ -336,8 +321,8 @@ def test_the_english_details_repeat_the_packages_own_sentences(tmp_path):
     import pickle
 
     from transformer_viz import ModelConfig, encode_source, load_pretrained
-    from transformer_viz.app.text import t
     from transformer_viz.errors import TranslatableError
+    from transformer_viz.i18n import text
 
     def caught(call) -> TranslatableError:
         with pytest.raises(TranslatableError) as info:
@@ -353,7 +338,7 @@ def test_the_english_details_repeat_the_packages_own_sentences(tmp_path):
               caught(lambda: load_pretrained("nothing", tmp_path))]
     assert len({e.key for e in errors}) == 6
     for error in errors:
-        assert t(f"detail.{error.key}", "en", **error.values) == str(error)
-        assert t(f"detail.{error.key}", "zh", **error.values) != str(error)
+        assert text(f"detail.{error.key}", "en", **error.values) == str(error)
+        assert text(f"detail.{error.key}", "zh", **error.values) != str(error)
         again = pickle.loads(pickle.dumps(error))
         assert (again.key, again.values, str(again)) == (error.key, error.values, str(error))

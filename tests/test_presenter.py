@@ -52,7 +52,7 @@ from devtools.browser import (
     wait_for_idle,
 )
 from devtools.text_boxes import FIGURE_TEXTS, PAGE_WIDTH, Problem, page_problems, problem_table
-from transformer_viz.app.text import LANGUAGE_NAMES, t
+from transformer_viz import i18n
 
 missing = browser_missing_reason()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
@@ -70,7 +70,7 @@ class Size:
 # The figures' words in Chinese are shorter in characters but twice as wide per character: checked at the
 # tighter size only (the long inputs are tokens, not words).
 SIZES = {"1280x720": Size(1280, 720, 1.0), "150%": Size(853, 480, 1.5),
-         "150% 中文": Size(853, 480, 1.5, lang=LANGUAGE_NAMES["zh"], long_inputs=False)}
+         "150% 中文": Size(853, 480, 1.5, lang="zh", long_inputs=False)}
 LESSON = tuple(f"/?lesson_step={n}&present=true" for n in range(1, 10))
 EXPLORER = tuple(f"/{page}?present=true" for page in ("overview", "embeddings", "attention", "masks", "head", "layers",
                                                       "decoding", "training", "break_it", "compare"))
@@ -80,7 +80,8 @@ LETTERS = "abcdefghijklmnopqrstuvwxyz" * 2
 SENTENCE = ("my mother drinks a cup of tea at home every day the teacher will not read two books in the library "
             "tomorrow he ate an apple at school yesterday she bought three pens")
 LONG_VIEWS = {task: "&".join(f"{key}={quote(value)}" for key, value in (
-    ("task", t(f"task.{task}", "en")), ("max_len", "64"), ("weights", t("weights.random", "en")), ("src_text", text)))
+    ("task", i18n.text(f"task.{task}")), ("max_len", "64"), ("weights", i18n.text("weights.random")),
+    ("src_text", text)))
     for task, text in (("copy", LETTERS), ("en-zh", SENTENCE))}
 LONG = tuple(f"/{page}?{view}&present=true" for page in ("attention", "masks") for view in LONG_VIEWS.values())
 ERROR = "[data-testid=stMain] [data-testid=stAlertContentError]"  # st.error in the page: e.g. an input refused

@@ -1,15 +1,13 @@
-"""The view object and the text catalog, without Streamlit."""
+"""The view object and its session-state keys, without Streamlit (the words: test_i18n.py)."""
 
 import ast
-import re
 from pathlib import Path
 
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import VIEW_FIELDS, View
-from transformer_viz.app.text import CATALOGS, t
 
 APP = Path("transformer_viz/app")
-PAGES = [p for p in APP.rglob("*.py") if p.name not in ("state.py", "text.py", "text_zh.py")]
+PAGES = [p for p in APP.rglob("*.py") if p.name != "state.py"]
 
 
 def test_every_view_field_has_its_key_constant():
@@ -41,49 +39,13 @@ def _is_session_state(node) -> bool:
 
 
 def test_translated_choices_have_labels_and_language_independent_values():
-    from transformer_viz.app.session.widgets import LABELS
+    from transformer_viz.app.session.widgets import FORMATS
 
     # Position choices are labelled with their token too (by the page that knows the tokens).
-    assert set(state.TRANSLATED_FIELDS) - {state.QUERY, state.CELL_QUERY, state.CELL_KEY} <= set(LABELS)
+    assert set(state.TRANSLATED_FIELDS) - {state.QUERY, state.CELL_QUERY, state.CELL_KEY} <= set(FORMATS)
     view = View()
     for field in state.TRANSLATED_FIELDS:
         assert not isinstance(getattr(view, field), str) or getattr(view, field).isascii()
-
-
-def test_every_text_key_used_by_the_app_is_in_the_english_catalog():
-    sources = "\n".join(p.read_text() for p in APP.rglob("*.py")) + Path("app.py").read_text()
-    used = set(re.findall(r'tr\("([a-z_.]+)"', sources))
-    assert used, "no tr() calls found"
-    assert sorted(used - set(CATALOGS["en"])) == []
-
-
-def test_missing_translation_falls_back_to_english_and_fills_placeholders():
-    assert t("attention.large", "xx", layer=2, head=3) == "Layer 2, head 3"
-    for catalog in CATALOGS.values():
-        assert set(catalog) <= set(CATALOGS["en"])
-
-
-def test_the_chinese_catalog_is_complete_with_the_same_placeholders():
-    from string import Formatter
-
-    english, chinese = CATALOGS["en"], CATALOGS["zh"]  # each with the catalogs merged into it (rooms)
-    assert sorted(set(english) - set(chinese)) == []
-
-    def fields(text):
-        return {name for _, name, _, _ in Formatter().parse(text) if name}
-
-    assert {k: fields(v) for k, v in chinese.items()} == {k: fields(english[k]) for k in chinese}
-
-
-def test_every_catalog_key_is_used_by_the_app():
-    sources = "\n".join(p.read_text() for p in APP.rglob("*.py") if not p.name.startswith("text"))
-    # Keys built as f"kind.{kind}" etc.
-    dynamic = ("kind.", "value.", "positional.", "weights.", "nav.", "head.step.", "task.", "lesson.", "training.from_",
-               "break.no_", "break.ablation_", "compare.variant_", "layers.encoder", "layers.decoder", "detail.",
-               "source.")
-    unused = [k for k in CATALOGS["en"]
-              if f'"{k}"' not in sources and f"'{k}'" not in sources and not k.startswith(dynamic)]
-    assert unused == []
 
 
 def test_a_view_from_elsewhere_is_checked_field_by_field():

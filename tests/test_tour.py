@@ -24,6 +24,7 @@ from devtools.browser import (
     wait_for_idle,
 )
 from transformer_viz.app.session.state import VIEW_FIELDS
+from transformer_viz.i18n import LANGUAGE_NAMES
 
 missing = browser_missing_reason()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
@@ -78,7 +79,8 @@ class Tour:
         return [title for title, _ in self.figures()]
 
     def check(self, name: str) -> None:
-        """After a step: no traceback, every view widget on the page shows what its query parameter says."""
+        """After a step: no traceback, every view widget on the page shows what its query parameter says (the
+        language: its name, the link its code)."""
         wait_for_idle(self.page)
         self.page.wait_for_timeout(300)  # the frontend writes the URL after the run's last delta
         assert exceptions(self.page) == [], (name, exceptions(self.page))
@@ -86,7 +88,8 @@ class Tour:
         for key in VIEW_FIELDS:
             shown = self.shown(key)
             if shown is not None and key in params:
-                assert params[key] == shown, (name, key, params[key], shown)
+                linked = LANGUAGE_NAMES.get(params[key]) if key == "lang" else params[key]
+                assert linked == shown, (name, key, params[key], shown)
         self.steps.append((name, self.page.url, self.figures()))
 
     # --- what a student does -----------------------------------------------------------------------------
@@ -148,6 +151,7 @@ class Tour:
         # Bug 1: switching the language corrupted the model (labels taken for values).
         self.click_radio("lang", "中文")
         self.check("中文")
+        assert self.link()[1]["lang"] == "zh"  # the link names the language by its code
         assert self.shown("kind") == "解码器掩码自注意力" and self.link()[1]["kind"] == "解码器掩码自注意力"
         assert self.shown("weights").startswith("预训练") and self.shown("norm_first") == "Pre-LN：x + f(LayerNorm(x))"
         assert self.titles()[1] == "第 1 层 · 第 3 个头"  # the figures speak the new language too

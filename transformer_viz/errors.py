@@ -1,7 +1,8 @@
 """A ValueError an app can say in its own language: the sentence has a stable key and the values it names.
 
-The package writes its sentences in English (`str(error)`); an app that speaks another language
-looks `error.key` up in its own catalog and fills in `error.values` (transformer_viz.app: "detail.<key>").
+The package writes its sentences in English (`str(error)`); an app that speaks another language looks up
+"detail.<key>" in the catalogs of transformer_viz.i18n and fills in `error.values`. `i18n.translatable_error`
+makes one whose English sentence is that catalog entry too.
 """
 
 from __future__ import annotations

@@ -51,8 +51,8 @@ from transformer_viz.figures.fit import (
     tick_plan,
     widest_em,
 )
-from transformer_viz.figures.labels import label
 from transformer_viz.figures.masks import blocked_layer
+from transformer_viz.i18n import text
 from transformer_viz.trace.names import ATTENTION_KINDS, check_index
 
 HEAD_PX = 560  # the plot size one head is laid out for
@@ -107,18 +107,18 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
 
     traces = [go.Heatmap(
         z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
-        colorscale=colorscale, hoverinfo="skip", name=label(f"value.{value}", lang),
+        colorscale=colorscale, hoverinfo="skip", name=text(f"cell_value.{value}", lang),
         text=values if show else None,
         texttemplate="%{text}" if show else None, textfont_size=font,
-        colorbar=dict(title=dict(text=label(f"value.{value}", lang), side="right"), thickness=14),
+        colorbar=dict(title=dict(text=text(f"cell_value.{value}", lang), side="right"), thickness=14),
     )]
     if grey:
         traces.append(blocked_layer(mask, blocked_text, show, font))
 
     query, key = np.divmod(np.arange(q_len * k_len), k_len)  # (q_len·k_len,) each, row by row
-    blocked = label("heatmap.blocked", lang, fill=format_number(fill))
-    verdict = np.where(mask.ravel(), label("may_attend", lang), blocked)
-    hover = [label("heatmap.hover", lang, cell=cell_label(i, q_text[i], j, k_text[j], lang), weight=w, score=s,
+    blocked = text("heatmap.blocked", lang, fill=format_number(fill))
+    verdict = np.where(mask.ravel(), text("may_attend", lang), blocked)
+    hover = [text("heatmap.hover", lang, cell=cell_label(i, q_text[i], j, k_text[j], lang), weight=w, score=s,
                    verdict=v)
              for i, j, w, s, v in zip(query, key, weight.ravel(), score.ravel(), verdict, strict=True)]
     traces.append(go.Scatter(
@@ -134,20 +134,20 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
                                  line=dict(color=HIGHLIGHT, width=4), layer="above")]
 
     attention = ATTENTION_KINDS[kind]
-    title = label("layer_head", lang, layer=layer + 1, head=head + 1)
+    title = text("layer_head", lang, layer=layer + 1, head=head + 1)
     if width >= HEAD_PX:
-        title = f"{label(f'kind.{kind}', lang)} · {title}"
+        title = f"{text(f'kind.{kind}', lang)} · {title}"
     then = dict(plot_bgcolor="#ffffff", margin=dict(t=geometry.top))
     if show and show_values is None and numbers.min_width:
         then["meta"] = {TEXT_MIN_WIDTH: numbers.min_width}
     # Explicit ranges: autorange would pad the axes to fit the click targets.
     then["xaxis"] = merge_into(dict(
         **token_axis(k_tokens, k_len), side="top", range=[-0.5, k_len - 0.5],
-        title=dict(text=label("heatmap.key_axis", lang, side=label(f"side.{attention.key_side}", lang)), standoff=6),
+        title=dict(text=text("heatmap.key_axis", lang, side=text(f"side.{attention.key_side}", lang)), standoff=6),
     ), tick_labels(range(k_len), k_text, geometry.key_ticks))
     then["yaxis"] = merge_into(dict(
         **token_axis(q_tokens, q_len), range=[q_len - 0.5, -0.5],
-        title=label("heatmap.query_axis", lang, side=label(f"side.{attention.query_side}", lang)),
+        title=text("heatmap.query_axis", lang, side=text(f"side.{attention.query_side}", lang)),
     ), tick_labels(range(q_len), q_text, geometry.query_ticks))
     return styled_figure(traces, layout, title, height=geometry.height, then=then)
 
@@ -217,38 +217,38 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
                 for i in range(q_len)]
     traces.append(go.Scatter(
         x=[0] * q_len, y=list(range(q_len)), mode="markers+text", textposition="middle left",
-        text=[text if i in named_queries else "" for i, text in enumerate(q_text)],
+        text=[token if i in named_queries else "" for i, token in enumerate(q_text)],
         textfont=dict(size=rows.font, color=[HIGHLIGHT if query == i else "#222222" if live[i] else MUTED
                                       for i in range(q_len)]),
         marker=dict(size=10, color=[HIGHLIGHT if query == i else colour for i in range(q_len)]),
         customdata=[[i] for i in range(q_len)], showlegend=False, name="queries",  # see query_selection
-        hovertext=[f"<b>{label('lines.query', lang, query=i, text=q_text[i])}</b><br>"
-                   + (label("lines.looks_at", lang, keys=top_keys[i]) if live[i] else label("lines.row_blocked", lang))
+        hovertext=[f"<b>{text('lines.query', lang, query=i, text=q_text[i])}</b><br>"
+                   + (text("lines.looks_at", lang, keys=top_keys[i]) if live[i] else text("lines.row_blocked", lang))
                    for i in range(q_len)],
         hovertemplate="%{hovertext}<extra></extra>",
     ))
-    key_hover = [f"<b>{label('lines.key', lang, key=j, text=k_text[j])}</b>" + ("" if query is None else
-                 "<br>" + label("lines.weight_from", lang, query=query, weight=weight[query, j])) for j in range(k_len)]
+    key_hover = [f"<b>{text('lines.key', lang, key=j, text=k_text[j])}</b>" + ("" if query is None else
+                 "<br>" + text("lines.weight_from", lang, query=query, weight=weight[query, j])) for j in range(k_len)]
     key_labels = k_text if query is None else [
-        f"{text}  <b>{weight[query, j]:.2f}</b>" if weight[query, j] >= 0.01 else text for j, text in enumerate(k_text)]
+        f"{key}  <b>{weight[query, j]:.2f}</b>" if weight[query, j] >= 0.01 else key for j, key in enumerate(k_text)]
     traces.append(go.Scatter(
         x=[1] * k_len, y=list(range(k_len)), mode="markers+text", textposition="middle right",
-        text=[text if j in named_keys else "" for j, text in enumerate(key_labels)],
+        text=[key_label if j in named_keys else "" for j, key_label in enumerate(key_labels)],
         textfont=dict(size=rows.font, color=["#222222" if mask[:, j].any() else MUTED for j in range(k_len)]),
         marker=dict(size=10, color=colour), showlegend=False, name="keys",
         hovertext=key_hover, hovertemplate="%{hovertext}<extra></extra>",
     ))
     attention = ATTENTION_KINDS[kind]
-    query_side, key_side = label(f"side.{attention.query_side}", lang), label(f"side.{attention.key_side}", lang)
-    annotations = [dict(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{text}</b>",
+    query_side, key_side = text(f"side.{attention.query_side}", lang), text(f"side.{attention.key_side}", lang)
+    annotations = [dict(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{heading}</b>",
                         showarrow=False, font=dict(size=14))
-                   for x, anchor, text in ((0, "right", label("lines.queries", lang, side=query_side)),
-                                           (1, "left", label("lines.keys", lang, side=key_side)))]
-    title = label("layer_head", lang, layer=layer + 1, head=head + 1)
+                   for x, anchor, heading in ((0, "right", text("lines.queries", lang, side=query_side)),
+                                           (1, "left", text("lines.keys", lang, side=key_side)))]
+    title = text("layer_head", lang, layer=layer + 1, head=head + 1)
     hidden = dict(visible=False, fixedrange=True)
     return styled_figure(
         traces, dict(annotations=annotations),
-        title + ("" if query is None else " · " + label("lines.title_query", lang, query=query)), height=height,
+        title + ("" if query is None else " · " + text("lines.title_query", lang, query=query)), height=height,
         then=dict(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=LINES_TOP_PX),
                   xaxis=dict(**hidden, range=[-0.65, 1.65]),
                   yaxis=dict(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])))
@@ -270,11 +270,11 @@ def head_entropy(trace, kind: str, *, lang: str = "en") -> go.Figure:
     uniform = float(np.log2(allowed).mean()) if allowed.size else 0.0
     layers, heads = bits.shape
     colours = sample_colorscale(SEQUENTIAL, list(np.linspace(0.0, 0.85, heads)))
-    x = [label("layer", lang, layer=layer + 1) for layer in range(layers)]
+    x = [text("layer", lang, layer=layer + 1) for layer in range(layers)]
     traces = [go.Bar(
-        x=x, y=bits[:, head], name=label("head", lang, head=head + 1), marker_color=colours[head],
+        x=x, y=bits[:, head], name=text("head", lang, head=head + 1), marker_color=colours[head],
         customdata=2 ** bits[:, head],
-        hovertemplate=label("entropy.hover", lang, layer="%{x}", head=head + 1, bits="%{y:.2f}",
+        hovertemplate=text("entropy.hover", lang, layer="%{x}", head=head + 1, bits="%{y:.2f}",
                             keys="%{customdata:.1f}", uniform=f"{uniform:.2f}") + "<extra></extra>",
     ) for head in range(heads)]
     # A shape and an annotation, not add_hline: that helper costs ~15 ms of validation.
@@ -282,11 +282,11 @@ def head_entropy(trace, kind: str, *, lang: str = "en") -> go.Figure:
         shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=uniform, y1=uniform,
                      line=dict(dash="dash", color="#444444", width=2))],
         annotations=[dict(xref="paper", x=1, xanchor="right", y=uniform, yanchor="bottom", showarrow=False,
-                          text=label("entropy.uniform", lang, bits=f"{uniform:.2f}"), font=dict(size=13))],
+                          text=text("entropy.uniform", lang, bits=f"{uniform:.2f}"), font=dict(size=13))],
     )
-    return styled_figure(traces, layout, label("entropy.title", lang, kind=label(f"kind.{kind}", lang)), height=340,
+    return styled_figure(traces, layout, text("entropy.title", lang, kind=text(f"kind.{kind}", lang)), height=340,
                          then=dict(barmode="group", bargap=0.25, legend=dict(orientation="h", y=-0.15),
-                                   yaxis=dict(title=label("entropy.axis", lang), rangemode="tozero",
+                                   yaxis=dict(title=text("entropy.axis", lang), rangemode="tozero",
                                               range=[0, max(uniform, bits.max()) * 1.15 + 0.05])))
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from transformer_viz.figures.fit import TITLE_FONT_PX, fit_title
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 from transformer_viz.trace.names import attention_name, check_index, check_kind, token_labels
 from transformer_viz.trace.record import Trace, recorded_attention, recorded_mask
 
@@ -151,9 +151,9 @@ def merge_into(target: dict, update: dict) -> dict:
     return target
 
 
-def escape_text(text: str) -> str:
+def escape_text(shown: str) -> str:
     """Text Plotly shows literally: "<s>" or "<pad>" would otherwise be read as markup."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return str(shown).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def token_texts(tokens: Sequence[str] | None, length: int) -> list[str]:
@@ -175,7 +175,7 @@ def token_axis(tokens: Sequence[str] | None, length: int, reverse: bool = False)
 
 def cell_label(query: int, query_text: str, key: int, key_text: str, lang: str = "en") -> str:
     """Hover heading of one attention cell: query 2 “cat” → key 0 “the” (texts already escaped)."""
-    return label("cell", lang, query=query, query_text=query_text, key=key, key_text=key_text)
+    return text("cell", lang, query=query, query_text=query_text, key=key, key_text=key_text)
 
 
 def format_number(value: float, digits: int = 2) -> str:
@@ -189,8 +189,8 @@ def format_number(value: float, digits: int = 2) -> str:
     if abs(value) >= 1e4:
         mantissa, exponent = f"{value:.3g}".split("e")
         return f"{mantissa}e{int(exponent)}".replace("-", MINUS)
-    text = f"{value:.{digits}f}"
-    return text.lstrip("-") if float(text) == 0 else text.replace("-", MINUS)
+    written = f"{value:.{digits}f}"
+    return written.lstrip("-") if float(written) == 0 else written.replace("-", MINUS)
 
 
 def format_numbers(values, digits: int = 2) -> np.ndarray:
@@ -267,7 +267,7 @@ def mask_value(trace) -> float:
 
 
 # What an attention figure can colour: the weights, the scaled scores QKᵀ/√d_k, or the scores after masking.
-# Their names are the labels `value.<value>` (one value) and `values.<value>` (many).
+# Their names are the words `cell_value.<value>` (one value) and `values.<value>` (many).
 ATTENTION_VALUES = ("weights", "scores", "masked_scores")
 
 

@@ -14,7 +14,7 @@ from transformer_viz.figures.common import (
     token_texts,
 )
 from transformer_viz.figures.grid import GRID_PX, _names, _tile, _tile_names, grid_layout
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 
 
 def difference_grid(trace_a, trace_b, kind: str, *, width: int | None = None, lang: str = "en") -> go.Figure:
@@ -40,18 +40,18 @@ def difference_grid(trace_a, trace_b, kind: str, *, width: int | None = None, la
     fig = go.Figure(go.Heatmap(
         z=_tile(difference, gap), x=np.array(x_names), y=np.array(y_names), zmin=-limit, zmax=limit,
         colorscale=DIVERGING, hoverongaps=False, name="difference",
-        colorbar=dict(title=dict(text=label("compare.difference", lang), side="right"), thickness=14,
+        colorbar=dict(title=dict(text=text("compare.b_minus_a", lang), side="right"), thickness=14,
                       len=min(1.0, 420 / layout.height)),
-        hovertemplate=f"%{{y}}<br>%{{x}}<br>{label('compare.difference', lang)} <b>%{{z:+.3f}}</b><extra></extra>",
+        hovertemplate=f"%{{y}}<br>%{{x}}<br>{text('compare.b_minus_a', lang)} <b>%{{z:+.3f}}</b><extra></extra>",
     ))
     fig.update_layout(annotations=[
         *(dict(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
-               text=label("head", lang, head=head + 1), showarrow=False, font_size=15) for head in range(heads)),
+               text=text("head", lang, head=head + 1), showarrow=False, font_size=15) for head in range(heads)),
         *(dict(x=0, xref="paper", xanchor="right", xshift=-layout.layer_title_shift,
-               y=layer * (q_len + gap) + (q_len - 1) / 2, text=label("layer", lang, layer=layer + 1),
+               y=layer * (q_len + gap) + (q_len - 1) / 2, text=text("layer", lang, layer=layer + 1),
                textangle=-90, showarrow=False, font_size=15) for layer in range(layers)),
     ])
-    base_layout(fig, label("compare.title", lang, kind=label(f"kind.{kind}", lang)), layout.height)
+    base_layout(fig, text("compare.heatmap_title", lang, kind=text(f"kind.{kind}", lang)), layout.height)
     fig.update_layout(margin=dict(l=layout.left, r=layout.right, t=layout.top, b=layout.bottom))
     names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont_size=12, tickmode="array")
     keys = dict(tickvals=_tile_names(x_names, heads, k_len, gap), ticktext=k_text * heads)

@@ -19,7 +19,7 @@ from transformer_viz.figures.common import (
     token_labels,
     token_texts,
 )
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 from transformer_viz.trace.names import check_index
 
 
@@ -37,27 +37,27 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
     chosen = order[0] if chosen is None else check_index(chosen, len(probabilities), "chosen")
     if chosen not in order:
         order.append(chosen)
-    names = [vocab_tokens[i] if i < len(vocab_tokens) else label("token_id", lang, id=i) for i in order]
+    names = [vocab_tokens[i] if i < len(vocab_tokens) else text("token_id", lang, id=i) for i in order]
     labels = token_texts(names, len(names))
     values = probabilities[order]  # (bars,)
     bars = go.Bar(
         x=values, y=np.arange(len(order)), orientation="h", customdata=np.array([labels, order], dtype=object).T,
         marker=dict(color=[HIGHLIGHT if i == chosen else MUTED for i in order]),
-        text=[f"<b>{label('topk.chosen', lang, p=p)}</b>" if i == chosen else f"{p:.1%}"
+        text=[f"<b>{text('topk.chosen', lang, p=p)}</b>" if i == chosen else f"{p:.1%}"
               for i, p in zip(order, values, strict=True)],
         # The chosen bar's text inside it when the bar is long enough to hold it, else beside it: a 100 % bar's
         # text is never past the edge. The others are at most 50 %: beside them ("auto" would hide a 0.0 %).
         textposition=["auto" if i == chosen else "outside" for i in order], insidetextanchor="end",
         insidetextfont=dict(color="white"), cliponaxis=False,
         textfont=dict(size=15, color=[HIGHLIGHT if i == chosen else "#333333" for i in order]),
-        hovertemplate=label("topk.hover", lang, token="%{customdata[0]}", id="%{customdata[1]}",
+        hovertemplate=text("topk.hover", lang, token="%{customdata[0]}", id="%{customdata[1]}",
                             p="%{x:.2%}") + "<extra></extra>",
     )
     return styled_figure(
-        [bars], {}, label("topk.title", lang, k=min(k, len(probabilities)), n=len(probabilities)),
+        [bars], {}, text("topk.title", lang, k=min(k, len(probabilities)), n=len(probabilities)),
         height=110 + 44 * len(order), then=dict(
             margin=dict(r=60), bargap=0.25, uniformtext=dict(minsize=12, mode="show"),
-            xaxis=dict(range=[0, 1], tickformat=".0%", title=dict(text=label("probability", lang))),
+            xaxis=dict(range=[0, 1], tickformat=".0%", title=dict(text=text("probability", lang))),
             yaxis=dict(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))))
 
 
@@ -78,20 +78,20 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     matrix = np.stack([w.mean(axis=0) if head is None else w[head] for w in last_queries])  # (steps, src_len)
     n_steps, src_len = matrix.shape
     if produced is None:
-        produced = [label("token_id", lang, id=int(as_numpy(trace["logits"])[0, -1].argmax())) for trace in step_traces]
+        produced = [text("token_id", lang, id=int(as_numpy(trace["logits"])[0, -1].argmax())) for trace in step_traces]
     row_labels = [f"{k + 1} → {token}" for k, token in enumerate(token_labels(produced, n_steps))]
     produced, sources = token_texts(produced, n_steps), token_texts(step_traces[0].src_tokens, src_len)
-    cells = np.array([[label("by_step.cell", lang, step=k + 1, produced=produced[k], source=sources[j], position=j)
+    cells = np.array([[text("by_step.cell", lang, step=k + 1, produced=produced[k], source=sources[j], position=j)
                        for j in range(src_len)] for k in range(n_steps)], dtype=object)
-    weight = label("value.weights", lang)
+    weight = text("cell_value.weights", lang)
     heatmap = go.Heatmap(
         z=matrix, x=np.arange(src_len), y=np.arange(n_steps), customdata=cells, colorscale=SEQUENTIAL,
         # The title beside the bar: above it, it meets the top tick label.
         zmin=0.0, zmax=1.0, colorbar=dict(thickness=14, title=dict(text=weight, side="right")),
         hovertemplate=f"%{{customdata}}<br>{weight} %{{z:.3f}}<extra></extra>",
     )
-    which = label("by_step.mean", lang, n=n_heads) if head is None else label("by_step.head", lang, head=head + 1)
+    which = text("by_step.mean", lang, n=n_heads) if head is None else text("by_step.head", lang, head=head + 1)
     return styled_figure(
-        [heatmap], {}, label("by_step.title", lang, layer=layer + 1, which=which), height=max(300, 120 + 36 * n_steps),
-        then=dict(xaxis=dict(token_axis(step_traces[0].src_tokens, src_len), title=dict(text=label("by_step.x", lang))),
-                  yaxis=dict(token_axis(row_labels, n_steps, reverse=True), title=dict(text=label("by_step.y", lang)))))
+        [heatmap], {}, text("by_step.title", lang, layer=layer + 1, which=which), height=max(300, 120 + 36 * n_steps),
+        then=dict(xaxis=dict(token_axis(step_traces[0].src_tokens, src_len), title=dict(text=text("by_step.x", lang))),
+                  yaxis=dict(token_axis(row_labels, n_steps, reverse=True), title=dict(text=text("by_step.y", lang)))))

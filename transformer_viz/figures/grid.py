@@ -28,7 +28,7 @@ from transformer_viz.figures.common import (
     value_plane,
 )
 from transformer_viz.figures.fit import GAP_PX, MIN_FONT_PX, fit_title, widest_em
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 
 GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
 TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text
@@ -105,7 +105,7 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     z, zmin, zmax, colorscale = value_plane(value, AttentionArrays(weights, scores, masked, mask[:, None]))
     # The hover shows whichever of weight and scaled score the colour does not.
     other = {"weights": scores, "scores": weights, "masked_scores": np.stack([weights, scores], -1)}[value]
-    weight, raw, masked_score = (label(f"value.{v}", lang) for v in ("weights", "scores", "masked_scores"))
+    weight, raw, masked_score = (text(f"cell_value.{v}", lang) for v in ("weights", "scores", "masked_scores"))
     number = {"weights": f"{weight} <b>%{{z:.3f}}</b><br>{raw} %{{customdata:.3f}}",
               "scores": f"{raw} <b>%{{z:.3f}}</b><br>{weight} %{{customdata:.3f}}",
               "masked_scores": f"{masked_score} <b>%{{z:.4~g}}</b><br>{raw} %{{customdata[1]:.3f}}<br>"
@@ -119,7 +119,7 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
         # numpy arrays, not lists: Plotly validates a list element by element (tens of ms here).
         z=_tile(z, gap), x=np.array(x_names), y=np.array(y_names), customdata=_tile(other, gap), zmin=zmin, zmax=zmax,
         colorscale=colorscale, hoverongaps=False, name="attention",
-        colorbar=dict(title=dict(text=label(f"value.{value}", lang), side="right"), thickness=14,
+        colorbar=dict(title=dict(text=text(f"cell_value.{value}", lang), side="right"), thickness=14,
                       len=min(1.0, 420 / layout.height)),
         hovertemplate=f"%{{y}}<br>%{{x}}<br>{number}<extra></extra>",
     )]
@@ -130,8 +130,8 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
         marker=dict(symbol="square", size=layout.target_size, opacity=CLICK_OPACITY,
                     color=CLICK_COLOUR),
         customdata=[[layer, head] for layer in range(layers) for head in range(heads)],
-        hovertext=[f"<b>{label('layer_head', lang, layer=layer + 1, head=head + 1)}</b><br>"
-                   + label("grid.open", lang) for layer in range(layers) for head in range(heads)],
+        hovertext=[f"<b>{text('layer_head', lang, layer=layer + 1, head=head + 1)}</b><br>"
+                   + text("grid.open", lang) for layer in range(layers) for head in range(heads)],
         hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
     ))
     shapes = []
@@ -145,20 +145,20 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
                            y1=top_row + q_len - 0.5, line=dict(color=HIGHLIGHT, width=3), layer="above"))
     # Head names as large as fit over a tile (Head 1Head 2 in narrow tiles otherwise).
     head_font = int(np.clip((layout.cell_width * k_len - 2 * GAP_PX) // widest_em(
-        [label("head", lang, head=heads)]), MIN_FONT_PX, 15))
+        [text("head", lang, head=heads)]), MIN_FONT_PX, 15))
     # All titles at once: add_annotation one at a time costs ~3 ms each.
     annotations = [
         *(dict(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
-               text=label("head", lang, head=head + 1), showarrow=False, font=dict(size=head_font))
+               text=text("head", lang, head=head + 1), showarrow=False, font=dict(size=head_font))
           for head in range(heads)),
         *(dict(x=0, xref="paper", xanchor="right", xshift=-layout.layer_title_shift,
-               y=layer * (q_len + gap) + (q_len - 1) / 2, text=label("layer", lang, layer=layer + 1),
+               y=layer * (q_len + gap) + (q_len - 1) / 2, text=text("layer", lang, layer=layer + 1),
                textangle=-90, showarrow=False, font=dict(size=15)) for layer in range(layers)),
     ]
 
-    size = (label("grid.layers" if layers > 1 else "grid.one_layer", lang, n=layers) + " × "
-            + label("grid.heads" if heads > 1 else "grid.one_head", lang, n=heads))
-    title = " · ".join((label(f"kind.{kind}", lang), label(f"values.{value}", lang), size))
+    size = (text("grid.layers" if layers > 1 else "grid.one_layer", lang, n=layers) + " × "
+            + text("grid.heads" if heads > 1 else "grid.one_head", lang, n=heads))
+    title = " · ".join((text(f"kind.{kind}", lang), text(f"values.{value}", lang), size))
     # A title too long for the width takes two lines (fit_title): the head names move down by one.
     extra = fit_title(title, width or GRID_PX)[0].count("<br>") * TITLE_LINE_PX
     margin = dict(l=layout.left, r=layout.right, t=layout.top + extra, b=layout.bottom)
@@ -186,8 +186,8 @@ def _names(key: str, count: int, texts: list[str], gap: int, lang: str) -> list[
 
     Each name is unique: a category axis merges equal names into one row.
     """
-    names = [label(key, lang, block=block + 1, index=i, text=texts[i]) if i < len(texts)
-             else label("grid.gap", lang, block=block, index=i)
+    names = [text(key, lang, block=block + 1, index=i, text=texts[i]) if i < len(texts)
+             else text("grid.gap", lang, block=block, index=i)
              for block in range(count) for i in range(len(texts) + gap)]
     return names[:-gap]
 

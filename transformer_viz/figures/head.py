@@ -30,7 +30,6 @@ from transformer_viz.figures.common import (
     token_texts,
 )
 from transformer_viz.figures.fit import MIN_FONT_PX, cell_font, tick_labels, tick_plan
-from transformer_viz.figures.labels import label
 from transformer_viz.figures.panel_layout import (
     PAGE_PX,
     VALUE_ASPECT,
@@ -39,8 +38,9 @@ from transformer_viz.figures.panel_layout import (
     panel_layout,
     top_label_px,
 )
+from transformer_viz.i18n import text
 
-# The steps in the order of the computation; label(f"step.{key}", lang) is a short name for a tab or a slider.
+# The steps in the order of the computation (the app explains each: head.step.<key>).
 STEP_KEYS = ("x", "projections", "qk", "scale", "mask", "softmax", "weighted_sum", "concat", "output")
 MAX_VALUE_ROWS, MAX_VALUE_COLS = 12, 16  # larger matrices show colours only (values on hover)
 OUTLINE = "#111111"
@@ -84,11 +84,11 @@ def source_text(source: InputSource, lang: str = "en") -> str:
     """How the walkthrough's X or M was obtained: "norm1(src_embed.out)" in English (the trace's names),
     "LayerNorm(编码器的输入（嵌入之和）)" in Chinese. `source`: HeadWalkthrough.x_query_source or .x_key_source."""
     if source.norm:
-        return label("source.norm", lang, norm=source.norm, inner=source_text(replace(source, norm=None), lang))
+        return text("source.norm", lang, norm=source.norm, inner=source_text(replace(source, norm=None), lang))
     if source.stack is not None:  # a layer's residual stream
-        return label(f"source.{source.leaf}", lang, stack=label(f"stack.{source.stack}", lang),
+        return text(f"source.{source.leaf}", lang, stack=text(f"stack.{source.stack}", lang),
                      index=source.layer, layer=source.layer + 1)
-    return label(f"source.{source.recorded}", lang)  # src_embed.out, tgt_embed.out, encoder.out
+    return text(f"source.{source.recorded}", lang)  # src_embed.out, tgt_embed.out, encoder.out
 
 
 def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None, *,
@@ -109,10 +109,10 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
     def size(rows: int, cols: int) -> str:
         return f"({rows} × {cols})"
 
-    def text(key: str, **values) -> str:
-        return label(f"walk.{key}", lang, **values)
+    def walk_text(key: str, **values) -> str:
+        return text(f"walk.{key}", lang, **values)
 
-    context = text("context", kind=label(f"kind.{w.kind}", lang), layer=w.layer + 1, head=h, heads=w.n_heads)
+    context = walk_text("context", kind=text(f"kind.{w.kind}", lang), layer=w.layer + 1, head=h, heads=w.n_heads)
     box = () if cell is None else (_box(*cell),)
 
     def figure(cells: list[list[Panel | None]], title: str) -> go.Figure:
@@ -122,9 +122,9 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
     if memory:
         x_panels = [[Panel(w.x_query, qt, dm, x_title)],
                     [Panel(w.x_key, kt, dm, f"M = {source_text(w.x_key_source, lang)} {size(k_len, d_model)}")]]
-        steps = [("x", figure(x_panels, text("x_memory")))]
+        steps = [("x", figure(x_panels, walk_text("x_memory")))]
     else:
-        steps = [("x", figure([[Panel(w.x_query, qt, dm, "")]], text("x", x=x_title)))]
+        steps = [("x", figure([[Panel(w.x_query, qt, dm, "")]], walk_text("x", x=x_title)))]
 
     projections = [
         [Panel(w.w_q, dm, dh, f"W_Q {size(d_model, d_head)}"), Panel(w.w_k, dm, dh, f"W_K {size(d_model, d_head)}"),
@@ -135,7 +135,7 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
          Panel(w.k, kt, dh, f"K = {xk}·W_K + b_K {size(k_len, d_head)}"),
          Panel(w.v, kt, dh, f"V = {xk}·W_V + b_V {size(k_len, d_head)}")],
     ]
-    steps.append(("projections", figure(projections, text("projections", head=h, xk=xk))))
+    steps.append(("projections", figure(projections, walk_text("projections", head=h, xk=xk))))
 
     # The chosen cell of QKᵀ is row `query` of Q times column `key` of Kᵀ.
     q_row = () if cell is None else (_box(cell[0], 0, cell[0], d_head - 1),)
@@ -146,41 +146,41 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
         Panel(w.qk, qt, kt, f"QKᵀ {size(q_len, k_len)}", marks=box),
     ]], f"QKᵀ = Q·Kᵀ {size(q_len, k_len)}")))
 
-    scores, masked = text("scores"), text("masked_scores")
-    scaled = f"QKᵀ / √d_head = QKᵀ / {w.scale:.2f}" if not w.unscaled else text("folded")
+    scores, masked = walk_text("scores"), walk_text("masked_scores")
+    scaled = f"QKᵀ / √d_head = QKᵀ / {w.scale:.2f}" if not w.unscaled else walk_text("folded")
     if w.position_bias is None:
         steps.append(("scale", figure([[Panel(w.scores, qt, kt, "", marks=box)]],
                                       f"{scores} = {scaled} {size(q_len, k_len)}")))
     else:  # T5's self-attention: a learned bias for each (bucketed) distance between query and key
         steps.append(("scale", figure([[
             Panel(w.qk / w.scale, qt, kt, "QKᵀ" if w.unscaled else f"QKᵀ / {w.scale:.2f}"),
-            Panel(w.position_bias, qt, kt, text("bias_panel")),
+            Panel(w.position_bias, qt, kt, walk_text("bias_panel")),
             Panel(w.scores, qt, kt, f"= {scores}", marks=box),
-        ]], text("bias_title", scores=scores, scaled=scaled, size=size(q_len, k_len)))))
+        ]], walk_text("bias_title", scores=scores, scaled=scaled, size=size(q_len, k_len)))))
 
     fill_text = np.where(w.mask, "✓", mask_text)  # (q_len, k_len): what each cell becomes
     steps.append(("mask", figure([[
         Panel(w.scores, qt, kt, scores),
-        Panel(w.mask.astype(float), qt, kt, text("mask_panel", fill=mask_text), "mask", text=fill_text),
+        Panel(w.mask.astype(float), qt, kt, walk_text("mask_panel", fill=mask_text), "mask", text=fill_text),
         Panel(w.masked_scores, qt, kt, f"= {masked}", blocked=~w.mask, marks=box),
-    ]], text("mask_title", masked=masked, scores=scores, fill=mask_text, size=size(q_len, k_len)))))
+    ]], walk_text("mask_title", masked=masked, scores=scores, fill=mask_text, size=size(q_len, k_len)))))
 
     steps.append(("softmax", figure([[Panel(w.weights, qt, kt, "", "weights", marks=box)]],
-                                    f"{text('softmax', masked=masked)} {size(q_len, k_len)}")))
+                                    f"{walk_text('softmax', masked=masked)} {size(q_len, k_len)}")))
 
-    head_name = text("head", head=h)
+    head_name = walk_text("head", head=h)
     steps.append(("weighted_sum", figure([[
         Panel(w.weights, qt, kt, f"A {size(q_len, k_len)}", "weights"),
         Panel(w.v, kt, dh, f"V {size(k_len, d_head)}"),
         Panel(w.head_output, qt, dh, f"= {head_name} {size(q_len, d_head)}"),
     ]], f"{head_name} = A·V {size(q_len, d_head)}")))
 
-    heads = (", ".join(text("head", head=i + 1) for i in range(w.n_heads)) if w.n_heads <= 4
-             else f"{text('head', head=1)}, …, {text('head', head=w.n_heads)}")
+    heads = (", ".join(walk_text("head", head=i + 1) for i in range(w.n_heads)) if w.n_heads <= 4
+             else f"{walk_text('head', head=1)}, …, {walk_text('head', head=w.n_heads)}")
     steps.append(("concat", figure([[Panel(w.all_heads, qt, dm, "", marks=_head_marks(w))]],
                                    f"Concat({heads}) {size(q_len, d_model)}")))
 
-    output = text("output")
+    output = walk_text("output")
     concat = Panel(w.all_heads, qt, dm, f"Concat {size(q_len, d_model)}", marks=_head_marks(w))
     w_o = Panel(w.w_o, dm, dm, f"W_O {size(d_model, d_model)}")
     b_o = Panel(w.b_o[None], ["b"], dm, "+ b_O")
@@ -209,21 +209,21 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, lang: str = 
         x=labels, y=[*products, 0.0], measure=["relative"] * len(products) + ["total"],
         text=[format_number(p) for p in products] + [format_number(total)],
         textposition="outside" if len(products) <= MAX_VALUE_COLS else "none",
-        hovertext=[*hover, label("dot.sum", lang, total=format_number(total))], hoverinfo="text",
+        hovertext=[*hover, text("dot.sum", lang, total=format_number(total))], hoverinfo="text",
         increasing=dict(marker_color="#d6604d"), decreasing=dict(marker_color="#4393c3"),
         totals=dict(marker_color="#3b3b3b"), connector=dict(line=dict(color="#9e9e9e", width=1)),
     ))
     q_token, k_token = escape_text(w.query_tokens[query]), escape_text(w.key_tokens[key])
     bias = 0.0 if w.position_bias is None else float(w.position_bias[query, key])
     title_key = "dot.title" + ("_bias" if w.position_bias is not None else "") + ("_folded" if w.unscaled else "")
-    title = label(title_key, lang, query=q_token, key=k_token, total=format_number(total),
+    title = text(title_key, lang, query=q_token, key=k_token, total=format_number(total),
                   scale=f"{w.scale:.2f}", bias=format_number(bias), score=format_number(total / w.scale + bias))
     base_layout(fig, title, height=420)
-    note = "" if w.mask[query, key] else label("dot.blocked", lang, fill=format_number(w.mask_value))
-    fig.update_layout(showlegend=False, title_subtitle_text=label(
+    note = "" if w.mask[query, key] else text("dot.blocked", lang, fill=format_number(w.mask_value))
+    fig.update_layout(showlegend=False, title_subtitle_text=text(
         "dot.subtitle", lang, query=query, query_text=q_token, key=key, key_text=k_token, head=w.head + 1) + note,
         margin_t=90)
-    fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text=label("dot.axis", lang))
+    fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text=text("dot.axis", lang))
     return fig
 
 
@@ -292,9 +292,9 @@ def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: 
     rows, cols = matrix.shape
     blocked = ~np.isfinite(matrix) if panel.blocked is None else panel.blocked | ~np.isfinite(matrix)
     shown = np.where(blocked, np.nan, matrix)  # (rows, cols)
-    text = _texts(panel) if texts is None else texts
+    cell_texts = _texts(panel) if texts is None else texts
     row_texts, col_texts = token_texts(panel.row_labels, rows), token_texts(panel.col_labels, cols)
-    cells = text.tolist()  # Python strings: indexing a numpy array cell by cell is slow
+    cells = cell_texts.tolist()  # Python strings: indexing a numpy array cell by cell is slow
     hover = [[f"{row_texts[i]} · {col_texts[j]}: {cells[i][j]}" for j in range(cols)] for i in range(rows)]
     if panel.style == "weights":
         colours = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0)
@@ -307,15 +307,15 @@ def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: 
     main = go.Heatmap(z=shown, **colours, **axes, hovertext=hover, hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
                       showscale=colorbar_x is not None and panel.style != "mask",
                       colorbar=dict(thickness=12, x=colorbar_x, xanchor="left"),
-                      **(dict(text=text, texttemplate="%{text}", textfont_size=font_size) if show_values else {}))
+                      **(dict(text=cell_texts, texttemplate="%{text}", textfont_size=font_size) if show_values else {}))
     traces = [main]
     if blocked.any():
         traces.append(go.Heatmap(
             z=np.where(blocked, 1.0, np.nan), colorscale=[[0.0, BLOCKED_GREY], [1.0, BLOCKED_GREY]], zmin=0.0, zmax=1.0,
             **axes,
-            showscale=False, hovertext=[[label("walk.blocked_hover", lang, hover=h) for h in row] for row in hover],
+            showscale=False, hovertext=[[text("walk.blocked_hover", lang, hover=h) for h in row] for row in hover],
             hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
-            text=np.where(blocked, text, ""), texttemplate="%{text}" if show_values else "",
+            text=np.where(blocked, cell_texts, ""), texttemplate="%{text}" if show_values else "",
             textfont=dict(size=font_size, color="#555555"),
         ))
     return traces

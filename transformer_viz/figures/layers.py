@@ -22,7 +22,7 @@ from transformer_viz.figures.common import (
     token_axis,
     token_texts,
 )
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 from transformer_viz.trace.names import check_index, check_stack, name
 from transformer_viz.trace.record import check_trace
 
@@ -44,29 +44,29 @@ def residual_figure(trace, stack: str, *, lang: str = "en") -> go.Figure:
     texts = token_texts(_stack_tokens(trace, stack), seq_len)
     positions = np.arange(seq_len)
     fig = make_subplots(rows=layers, cols=1, shared_xaxes=True, vertical_spacing=0.12 / layers,
-                        subplot_titles=[label("layer", lang, layer=layer + 1) for layer in range(layers)])
+                        subplot_titles=[text("layer", lang, layer=layer + 1) for layer in range(layers)])
 
     def hover(what: str) -> str:
-        return label("residual.hover", lang, token="%{customdata}", position="%{x}", what=what,
+        return text("residual.hover", lang, token="%{customdata}", position="%{x}", what=what,
                      value="%{y:.2f}") + "<extra></extra>"
 
     for layer in range(layers):
         for colour, sublayer in zip(LINE_COLOURS, SUBLAYERS[stack], strict=False):
-            what = label(f"residual.{sublayer}", lang)
+            what = text(f"residual.{sublayer}", lang)
             fig.add_trace(go.Bar(x=positions, y=norms[sublayer][layer], name=what, marker_color=colour,
                                  legendgroup=sublayer, showlegend=layer == 0, customdata=texts,
                                  hovertemplate=hover(what)), row=layer + 1, col=1)
         for key, dash, colour in (("input", "dot", "#444444"), ("resid_post", "solid", "#000000")):
-            what = label("residual.input" if key == "input" else "residual.stream", lang)
+            what = text("residual.input" if key == "input" else "residual.stream", lang)
             fig.add_trace(go.Scatter(x=positions, y=norms[key][layer], name=what, mode="lines+markers",
                                      line=dict(dash=dash, color=colour, width=2), marker=dict(size=6, color=colour),
                                      legendgroup=key, showlegend=layer == 0, customdata=texts,
                                      hovertemplate=hover(what)), row=layer + 1, col=1)
-        fig.update_yaxes(title_text=label("residual.axis", lang), rangemode="tozero", row=layer + 1, col=1)
-    title = label("residual.title", lang, stack=label(f"stack.{stack}", lang))
+        fig.update_yaxes(title_text=text("residual.axis", lang), rangemode="tozero", row=layer + 1, col=1)
+    title = text("residual.title", lang, stack=text(f"stack.{stack}", lang))
     config = getattr(trace, "config", None)
     if config is not None:
-        note = label("residual.pre_ln" if config.norm_first else "residual.post_ln", lang)
+        note = text("residual.pre_ln" if config.norm_first else "residual.post_ln", lang)
         title += f"<br><span style='font-size:13px'>{note}</span>"
     base_layout(fig, title, height=140 + 200 * layers)
     fig.update_layout(barmode="group", bargap=0.2, margin=dict(t=104),  # the two-line title clears "Layer 1"
@@ -92,14 +92,14 @@ def ffn_figure(trace, stack: str, layer: int, *, lang: str = "en") -> go.Figure:
     active = float((hidden > 0).mean()) if hidden.size else 0.0
     fig = go.Figure(go.Heatmap(
         z=hidden, x=np.arange(d_ff), y=np.arange(seq_len), zmin=0.0, zmax=max(float(hidden.max(initial=0.0)), 1e-6),
-        colorscale=SEQUENTIAL, colorbar=dict(title=label("ffn.activation", lang), thickness=14),
-        hovertemplate=label("ffn.hover", lang) + "<extra></extra>",
+        colorscale=SEQUENTIAL, colorbar=dict(title=text("ffn.activation", lang), thickness=14),
+        hovertemplate=text("ffn.hover", lang) + "<extra></extra>",
     ))
-    title = label("ffn.title", lang, stack=label(f"stack.{stack}", lang), layer=layer + 1, active=f"{active:.0%}")
+    title = text("ffn.title", lang, stack=text(f"stack.{stack}", lang), layer=layer + 1, active=f"{active:.0%}")
     base_layout(fig, title, height=max(300, 150 + 22 * seq_len))
-    fig.update_xaxes(title_text=label("ffn.unit", lang), showgrid=False, zeroline=False)
+    fig.update_xaxes(title_text=text("ffn.unit", lang), showgrid=False, zeroline=False)
     fig.update_yaxes(token_axis(_stack_tokens(trace, stack), seq_len, reverse=True),
-                     title_text=label("ffn.tokens", lang))
+                     title_text=text("ffn.tokens", lang))
     return fig
 
 
@@ -114,12 +114,12 @@ def logit_lens_figure(lens: LogitLens, *, lang: str = "en") -> go.Figure:
     probabilities = np.asarray(lens.probabilities, np.float64)  # (layers + 1, tgt_len)
     rows, tgt_len = probabilities.shape
     if lens.top_tokens is None:
-        top = [[label("token_id", lang, id=int(i)) for i in row] for row in lens.token_ids]
+        top = [[text("token_id", lang, id=int(i)) for i in row] for row in lens.token_ids]
     else:
         top = [token_texts(row, tgt_len) for row in lens.top_tokens]
-    row_names = [label("lens.embedding", lang), *(label("lens.layer", lang, layer=r) for r in range(1, rows))]
+    row_names = [text("lens.embedding", lang), *(text("lens.layer", lang, layer=r) for r in range(1, rows))]
     inputs = token_texts(lens.input_tokens, tgt_len)
-    cells = np.array([[label("lens.hover", lang, row=row_names[r], position=j, token=inputs[j], top=top[r][j],
+    cells = np.array([[text("lens.hover", lang, row=row_names[r], position=j, token=inputs[j], top=top[r][j],
                              p=f"{probabilities[r, j]:.1%}") for j in range(tgt_len)] for r in range(rows)],
                      dtype=object)  # (layers + 1, tgt_len)
     font = int(np.clip(560 / max(tgt_len, 1) / 3.2, 9, 16))
@@ -127,10 +127,10 @@ def logit_lens_figure(lens: LogitLens, *, lang: str = "en") -> go.Figure:
         z=probabilities, x=np.arange(tgt_len), y=np.arange(rows), zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL,
         text=np.array(top, dtype=object), texttemplate="%{text}", textfont_size=font, customdata=cells,
         hovertemplate="%{customdata}<extra></extra>",
-        colorbar=dict(title=label("probability", lang), thickness=14),
+        colorbar=dict(title=text("probability", lang), thickness=14),
     ))
-    base_layout(fig, label("lens.title", lang), height=160 + 44 * rows)
+    base_layout(fig, text("lens.title", lang), height=160 + 44 * rows)
     fig.update_traces(colorbar_title_side="right")  # beside the bar: above it, it meets the top tick label
-    fig.update_xaxes(token_axis(lens.input_tokens, tgt_len), title_text=label("lens.x", lang))
+    fig.update_xaxes(token_axis(lens.input_tokens, tgt_len), title_text=text("lens.x", lang))
     fig.update_yaxes(token_axis(row_names, rows, reverse=True))
     return fig

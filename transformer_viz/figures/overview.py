@@ -16,8 +16,8 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from transformer_viz.figures.common import CLICK_COLOUR, CLICK_OPACITY, FONT, SEQUENTIAL
-from transformer_viz.figures.labels import label
 from transformer_viz.figures.overview_blocks import ROW, THIN, Row, column_rows, join, layer_rows, params
+from transformer_viz.i18n import text
 
 PAGES = ("embeddings", "attention", "masks", "head", "decoding")
 
@@ -77,8 +77,8 @@ class Canvas:
         y1, cy = y0 + row.height, y0 + row.height / 2
         hover = f"<b>{row.label}</b><br>{row.hover}" + (f"<br>{row.detail}" if row.detail else "")
         if row.page:
-            page = label(f"page.{row.page}", self.lang)
-            hover += f"<br><i>{label('diagram.open', self.lang, page=page)}</i>"
+            page = text(f"page.{row.page}", self.lang)
+            hover += f"<br><i>{text('diagram.open', self.lang, page=page)}</i>"
         if row.add:
             self.circle(row.key, (x0 + x1) / 2, cy, row.height / 2)
             self.text((x0 + x1) / 2, cy, "<b>+</b>", size=16)
@@ -87,8 +87,8 @@ class Canvas:
         self.rect(row.key, x0, y0, x1, y1, row.style)
         text_x1 = x1 - (head_strip(row.heads) if row.heads else 0.0)
         detail = f"<span style='font-size:{12 if row.height >= ROW else 11}px'>{row.detail}</span>"
-        text = f"<b>{row.label}</b>" + (("<br>" if row.height >= ROW else "  ") + detail if row.detail else "")
-        self.text((x0 + text_x1) / 2, cy, text, size=14 if row.height >= ROW else 13)
+        words = f"<b>{row.label}</b>" + (("<br>" if row.height >= ROW else "  ") + detail if row.detail else "")
+        self.text((x0 + text_x1) / 2, cy, words, size=14 if row.height >= ROW else 13)
         self.target(x0, text_x1, cy, row.page, hover)
         if row.heads:
             self.heads(row, text_x1, cy)
@@ -104,9 +104,9 @@ class Canvas:
             self.shapes.append(dict(type="rect", x0=hx, y0=hy - 0.085, x1=hx + 0.17, y1=hy + 0.085,
                                     name=f"{row.key}.head{h}", fillcolor=colours[h],
                                     line=dict(color="#ffffff", width=1)))
-            self.targets.append((hx + 0.085, hy, "head", "<b>" + label(
+            self.targets.append((hx + 0.085, hy, "head", "<b>" + text(
                 "diagram.head", self.lang, block=row.label, head=h + 1, heads=row.heads) + "</b><br>"
-                + label("diagram.open_head", self.lang)))
+                + text("diagram.open_head", self.lang)))
 
 
 HEAD_STEP = 0.22
@@ -154,8 +154,8 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     layer_key = f"{stack}.layers.0"
     side_x = fx0 - 0.06 if side == "src" else fx1 + 0.06
     canvas.text(side_x, (frame_y0 + frame_y1) / 2, f"<b style='font-size:26px'>{n_layers}×</b><br>"
-                + label(f"diagram.{stack}_layer", lang)
-                + (f"<br><span style='font-size:11px'>{label('diagram.params_each', lang, n=counts[layer_key])}</span>"
+                + text(f"diagram.{stack}_layer", lang)
+                + (f"<br><span style='font-size:11px'>{text('diagram.params_each', lang, n=counts[layer_key])}</span>"
                    if layer_key in counts else ""),
                 anchor="right" if side == "src" else "left", size=13)
     # Residual connections: from the branch point below a sublayer round to its add.
@@ -174,8 +174,8 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     top = y - GAP
     if config.norm_first:
         canvas.arrow(cx, frame_y1, cx, frame_y1 + GAP)
-        canvas.block(Row(f"{stack}.final_norm", "norm", label("diagram.final_norm", lang),
-                         params(counts, f"{stack}.norm", lang), THIN, hover=label("diagram.final_norm.hover", lang)),
+        canvas.block(Row(f"{stack}.final_norm", "norm", text("diagram.final_norm", lang),
+                         params(counts, f"{stack}.norm", lang), THIN, hover=text("diagram.final_norm.hover", lang)),
                      x0, frame_y1 + GAP, x1)
         top = frame_y1 + GAP + THIN
     else:
@@ -201,12 +201,12 @@ def positional_glyph(canvas: Canvas, side: str, gx: float, gy: float, config, co
     else:
         canvas.path([(gx - 0.7 * r, gy - 0.7 * r), (gx + 0.7 * r, gy + 0.7 * r)], colour="#b00020", width=2.5)
     lang = canvas.lang
-    name = label(f"diagram.positional.{kind}", lang, params=params(counts, f"{side}_embed.positional", lang))
+    name = text(f"diagram.positional.{kind}", lang, params=params(counts, f"{side}_embed.positional", lang))
     if kind == "none":
         name = f"<span style='color:#b00020'>{name}</span>"
-    canvas.text(gx, gy - r - 0.05, f"{label('diagram.positional', lang)}<br>{name}", size=11, yanchor="top")
-    canvas.target(gx - 0.3, gx + 0.3, gy, "embeddings", label("diagram.positional.hover", lang, kind=label(
-        f"positional.{kind}", lang)) + "<br>" + label("diagram.open", lang, page=label("page.embeddings", lang)))
+    canvas.text(gx, gy - r - 0.05, f"{text('diagram.positional', lang)}<br>{name}", size=11, yanchor="top")
+    canvas.target(gx - 0.3, gx + 0.3, gy, "embeddings", text("diagram.positional.hover", lang, kind=text(
+        f"encoding.{kind}", lang)) + "<br>" + text("diagram.open", lang, page=text("page.embeddings", lang)))
 
 
 def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str, str], *,
@@ -225,30 +225,30 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
     canvas.path([(enc["cx"], enc["top"]), (enc["cx"], route_y), (lane_x, route_y), (lane_x, dec["cross"])],
                 colour="#d35400", width=2.2)
     canvas.arrow(lane_x, dec["cross"], DEC_X0, dec["cross"], colour="#d35400")
-    canvas.text(enc["cx"] + 0.12, route_y - 0.04, f"<b>{label('diagram.memory', lang)}</b> {shapes.get('memory', '')}",
+    canvas.text(enc["cx"] + 0.12, route_y - 0.04, f"<b>{text('diagram.memory', lang)}</b> {shapes.get('memory', '')}",
                 size=12, colour="#a04000", anchor="left", yanchor="top")
     canvas.text((lane_x + DEC_X0) / 2, dec["cross"] + 0.04, "<b>K, V</b>", size=12, colour="#a04000", yanchor="bottom")
     # Output head: linear above the decoder, softmax beside it, the probabilities below the softmax.
     y0, x1 = dec["top"] + 0.35, DEC_X0 + WIDTH
     canvas.arrow(dec["cx"], dec["top"], dec["cx"], y0)
-    canvas.block(Row("output_proj", "linear", label("diagram.linear", lang), join(shapes.get("logits", ""),
+    canvas.block(Row("output_proj", "linear", text("diagram.linear", lang), join(shapes.get("logits", ""),
                      params(counts, "output_proj", lang)), page="decoding",
-                     hover=label("diagram.linear.hover", lang)), DEC_X0, y0, x1)
+                     hover=text("diagram.linear.hover", lang)), DEC_X0, y0, x1)
     canvas.arrow(x1, y0 + ROW / 2, x1 + 0.45, y0 + ROW / 2)
     canvas.block(Row("softmax", "softmax", "Softmax", page="decoding",
-                     hover=label("diagram.softmax.hover", lang)), x1 + 0.45, y0, x1 + 2.45)
+                     hover=text("diagram.softmax.hover", lang)), x1 + 0.45, y0, x1 + 2.45)
     probs_y0 = y0 - ROW - 0.4
     canvas.arrow(x1 + 1.45, y0, x1 + 1.45, probs_y0 + ROW)
-    canvas.block(Row("probabilities", "probs", label("diagram.probabilities", lang),
-                     label("diagram.next_token", lang, shape=shapes.get("probabilities", "")),
-                     page="decoding", hover=label("diagram.probabilities.hover", lang)),
+    canvas.block(Row("probabilities", "probs", text("diagram.probabilities", lang),
+                     text("diagram.next_token", lang, shape=shapes.get("probabilities", "")),
+                     page="decoding", hover=text("diagram.probabilities.hover", lang)),
                  x1 + 0.45, probs_y0, x1 + 2.45)
     width_units, height_units = x1 + 2.5, y0 + ROW + 0.1
-    norm_text = label("diagram.pre_ln" if config.norm_first else "diagram.post_ln", lang)
-    canvas.text(0.05, height_units - 0.05, f"<b style='font-size:20px'>{label('diagram.title', lang)}</b><br>"
-                + label("diagram.sizes", lang, total=counts.get("total", 0), d_model=config.d_model,
+    norm_text = text("diagram.pre_ln" if config.norm_first else "diagram.post_ln", lang)
+    canvas.text(0.05, height_units - 0.05, f"<b style='font-size:20px'>{text('diagram.title', lang)}</b><br>"
+                + text("diagram.sizes", lang, total=counts.get("total", 0), d_model=config.d_model,
                         heads=config.n_heads, d_head=config.d_head)
-                + f"<br>{norm_text}<br><i>{label('diagram.click', lang)}</i>", anchor="left", yanchor="top",
+                + f"<br>{norm_text}<br><i>{text('diagram.click', lang)}</i>", anchor="left", yanchor="top",
                 align="left")
     fig = go.Figure(hover_targets(canvas.targets))
     unit_px = min(UNIT_PX, (MAX_HEIGHT - 10) / height_units)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 
 ROW, THIN = 0.64, 0.36  # sublayer height, norm / add height (data units)
 
@@ -32,7 +32,7 @@ class Row:
 
 def params(counts: Mapping[str, int], key: str, lang: str = "en") -> str:
     """"16,640 params" for a block of parameter_counts; "" when it has none."""
-    return label("diagram.params", lang, n=counts[key]) if key in counts else ""
+    return text("diagram.params", lang, n=counts[key]) if key in counts else ""
 
 
 def join(*parts: str) -> str:
@@ -48,26 +48,26 @@ def layer_rows(config, counts, shapes, stack: str, lang: str = "en") -> tuple[li
         sublayers = [("self_attn", "decoder.self_attn", "masks"), ("cross_attn", "decoder.cross_attn", "attention")]
     sublayers.append(("ffn", "ffn", None))
     rows, residuals = [], []
-    for index, (name, text, page) in enumerate(sublayers, start=1):
+    for index, (name, diagram_key, page) in enumerate(sublayers, start=1):
         shape = shapes.get(f"{stack}.{name}", "")
         is_attn = name != "ffn"
-        what = shape if is_attn else label("diagram.hidden", lang, shape=shape)
-        hover = label(f"diagram.{text}.hover", lang)
+        what = shape if is_attn else text("diagram.hidden", lang, shape=shape)
+        hover = text(f"diagram.{diagram_key}.hover", lang)
         if is_attn:
-            hover += "<br>" + label("diagram.weights_shape", lang, shape=shape)
-        sub = Row(f"{stack}.{name}", "attn" if is_attn else "ffn", label(f"diagram.{text}", lang),
+            hover += "<br>" + text("diagram.weights_shape", lang, shape=shape)
+        sub = Row(f"{stack}.{name}", "attn" if is_attn else "ffn", text(f"diagram.{diagram_key}", lang),
                   join(what, params(counts, f"{prefix}.{name}", lang)), page=page, hover=hover,
                   heads=config.n_heads if is_attn else 0)
         norm_key, norm_params = f"{stack}.norm{index}", params(counts, f"{prefix}.norm{index}", lang)
         layer_shape = shapes.get(f"{stack}.layer", "")
         start = len(rows)
         if config.norm_first:
-            rows += [Row(norm_key, "norm", "LayerNorm", norm_params, THIN, hover=label("diagram.pre_norm.hover", lang)),
+            rows += [Row(norm_key, "norm", "LayerNorm", norm_params, THIN, hover=text("diagram.pre_norm.hover", lang)),
                      sub, Row(f"{stack}.add{index}", "norm", "+", "", THIN, add=True,
-                              hover=label("diagram.pre_add.hover", lang, shape=layer_shape))]
+                              hover=text("diagram.pre_add.hover", lang, shape=layer_shape))]
         else:
-            rows += [sub, Row(norm_key, "norm", label("diagram.add_norm", lang), join(layer_shape, norm_params), THIN,
-                              hover=label("diagram.add_norm.hover", lang))]
+            rows += [sub, Row(norm_key, "norm", text("diagram.add_norm", lang), join(layer_shape, norm_params), THIN,
+                              hover=text("diagram.add_norm.hover", lang))]
         residuals.append((start, len(rows) - 1))
     return rows, residuals
 
@@ -77,17 +77,17 @@ def column_rows(config, counts, shapes, side: str, lang: str = "en") -> list[Row
     embed = f"{side}_embed"
     scale = f" × √{config.d_model}" if config.scale_embeddings else ""
     tokens = shapes.get(f"{side}_tokens", "")
-    rows = [Row(f"{side}.tokens", "tokens", label(f"diagram.{side}_tokens", lang),
-                tokens if side == "src" else label("diagram.shifted", lang, shape=tokens), 0.46, page="embeddings",
-                hover=label(f"diagram.{side}_tokens.hover", lang)),
-            Row(f"{side}.embed", "embed", label("diagram.embed", lang) + scale,
+    rows = [Row(f"{side}.tokens", "tokens", text(f"diagram.{side}_tokens", lang),
+                tokens if side == "src" else text("diagram.shifted", lang, shape=tokens), 0.46, page="embeddings",
+                hover=text(f"diagram.{side}_tokens.hover", lang)),
+            Row(f"{side}.embed", "embed", text("diagram.embed", lang) + scale,
                 join(shapes.get(embed, ""), params(counts, f"{embed}.token_table", lang)), page="embeddings",
-                hover=label("diagram.embed.hover", lang)
-                + (label("diagram.scaled", lang, d_model=config.d_model) if scale else "")),
+                hover=text("diagram.embed.hover", lang)
+                + (text("diagram.scaled", lang, d_model=config.d_model) if scale else "")),
             Row(f"{side}.add_position", "norm", "+", "", THIN, page="embeddings", add=True,
-                hover=label("diagram.add_position.hover", lang,
-                            positional=label(f"positional.{config.positional}", lang)))]
+                hover=text("diagram.add_position.hover", lang,
+                            positional=text(f"encoding.{config.positional}", lang)))]
     if config.embed_norm:
         rows.append(Row(f"{side}.embed_norm", "norm", "LayerNorm", params(counts, f"{embed}.norm", lang), THIN,
-                        page="embeddings", hover=label("diagram.embed_norm.hover", lang)))
+                        page="embeddings", hover=text("diagram.embed_norm.hover", lang)))
     return rows

@@ -23,7 +23,7 @@ from transformer_viz.figures.common import (
     token_axis,
     token_texts,
 )
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 from transformer_viz.trace.names import ATTENTION_KINDS
 from transformer_viz.trace.record import check_trace
 
@@ -42,7 +42,7 @@ def rollout_figure(trace, kind: str, layer: int | None = None, *, lang: str = "e
     last = trace.n_layers(kind) - 1 if layer is None else int(layer)
     tokens, _ = trace.attention_tokens(kind)
     texts = token_texts(tokens, q_len)
-    cells = np.array([[label("rollout.hover", lang, cell=cell_label(i, texts[i], j, texts[j], lang),
+    cells = np.array([[text("rollout.hover", lang, cell=cell_label(i, texts[i], j, texts[j], lang),
                              value=format_number(rollout[i, j], 3)) for j in range(q_len)] for i in range(q_len)],
                      dtype=object)
     show = q_len <= MAX_TEXT_TOKENS
@@ -51,18 +51,18 @@ def rollout_figure(trace, kind: str, layer: int | None = None, *, lang: str = "e
         colorscale=SEQUENTIAL, customdata=cells, hovertemplate="%{customdata}<extra></extra>",
         text=format_numbers(rollout) if show else None,
         texttemplate="%{text}" if show else None,
-        colorbar=dict(title=dict(text=label("rollout.value", lang), side="right"), thickness=14),
+        colorbar=dict(title=dict(text=text("rollout.value", lang), side="right"), thickness=14),
     )
-    layers = label("rollout.one_layer", lang) if last == 0 else label("rollout.layers", lang, last=last + 1)
-    side = label(f"side.{ATTENTION_KINDS[kind].query_side}", lang)
+    layers = text("rollout.one_layer", lang) if last == 0 else text("rollout.layers", lang, last=last + 1)
+    side = text(f"side.{ATTENTION_KINDS[kind].query_side}", lang)
     return styled_figure(
-        [heatmap], {}, label("rollout.title", lang, kind=label(f"kind.{kind}", lang), layers=layers),
+        [heatmap], {}, text("rollout.title", lang, kind=text(f"kind.{kind}", lang), layers=layers),
         height=round(float(np.clip(560 / q_len, 14, 64)) * q_len) + 150, then=dict(
             margin=dict(t=120),
             xaxis=dict(**token_axis(tokens, q_len), side="top", range=[-0.5, q_len - 0.5],
-                       title=dict(text=label("rollout.x", lang, side=side), standoff=6)),
+                       title=dict(text=text("rollout.x", lang, side=side), standoff=6)),
             yaxis=dict(**token_axis(tokens, q_len), range=[q_len - 0.5, -0.5],
-                       title=label("rollout.y", lang, last=last + 1, side=side))))
+                       title=text("rollout.y", lang, last=last + 1, side=side))))
 
 
 def head_score_table(trace, kind: str, pairs=None, *, lang: str = "en"):
@@ -81,8 +81,8 @@ def head_score_table(trace, kind: str, pairs=None, *, lang: str = "en"):
         scores["alignment"] = alignment_scores(trace, pairs)
     layers, heads = scores["entropy"].shape
     layer, head = np.indices((layers, heads))
-    columns = {label("scores.layer", lang): layer.ravel() + 1, label("scores.head", lang): head.ravel() + 1}
+    columns = {text("scores.layer", lang): layer.ravel() + 1, text("scores.head", lang): head.ravel() + 1}
     for score in (*HEAD_SCORES, "alignment"):
         if score in scores:
-            columns[label(f"scores.{score}", lang)] = np.round(scores[score].ravel(), 3)
+            columns[text(f"scores.{score}", lang)] = np.round(scores[score].ravel(), 3)
     return pd.DataFrame(columns)

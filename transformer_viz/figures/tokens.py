@@ -24,7 +24,7 @@ from transformer_viz.figures.common import (
     token_axis,
 )
 from transformer_viz.figures.fit import GAP_PX, text_em
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 
 TOP_PAIRS = 10  # bars in the pair table: enough to show the runners-up and any tie
 CHIP_PADDING = 0.8  # a chip's width beyond its text, in character widths
@@ -37,9 +37,9 @@ ROW_PIXELS = 40
 PANEL_WIDTHS, PANEL_SPACING, RIGHT_PX = (0.6, 0.4), 0.1, 40  # the corpus, the pair table; between; right margin
 
 
-def text_width(text: str) -> int:
-    """Width of `text` in character widths: wide (CJK) characters count 2, all others 1."""
-    return sum(2 if unicodedata.east_asian_width(character) in "WF" else 1 for character in text)
+def text_width(shown: str) -> int:
+    """Width of `shown` in character widths: wide (CJK) characters count 2, all others 1."""
+    return sum(2 if unicodedata.east_asian_width(character) in "WF" else 1 for character in shown)
 
 
 def chip_spans(symbols: Sequence[str]) -> list[tuple[float, float]]:
@@ -67,15 +67,15 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 
     if step:
         left, right, _ = bpe.merges[step - 1]
         merged = left + right
-        title = label("tokens.title_step", lang, step=step, total=total, left=escape_text(left),
+        title = text("tokens.title_step", lang, step=step, total=total, left=escape_text(left),
                       right=escape_text(right), merged=escape_text(merged))
     else:
         merged = None
-        title = label("tokens.title_start", lang, end=escape_text(END))
-    pairs_title = (label("tokens.pairs_title", lang, next=step + 1) if has_next
-                   else label("tokens.pairs_stopped", lang, step=step))
+        title = text("tokens.title_start", lang, end=escape_text(END))
+    pairs_title = (text("tokens.pairs_title", lang, next=step + 1) if has_next
+                   else text("tokens.pairs_stopped", lang, step=step))
     fig = make_subplots(rows=1, cols=2, column_widths=list(PANEL_WIDTHS), horizontal_spacing=PANEL_SPACING,
-                        subplot_titles=(label("tokens.words_title", lang), pairs_title))
+                        subplot_titles=(text("tokens.words_title", lang), pairs_title))
 
     rows = list(symbols.items())
     counts = dict(bpe.word_counts)
@@ -94,27 +94,27 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 
             chip_y.append(row)
             chip_text.append(escape_text(symbol))
             chip_colour.append("white" if chosen else TEXT_COLOUR)
-            chip_hover.append(label("tokens.symbol_hover", lang, word=escape_text(word), count=counts[word],
+            chip_hover.append(text("tokens.symbol_hover", lang, word=escape_text(word), count=counts[word],
                                     position=position, symbol=escape_text(symbol)))
     fig.add_trace(go.Scatter(x=chip_x, y=chip_y, mode="text", text=chip_text, customdata=chip_hover,
                              textfont=dict(size=16, color=chip_colour), hovertemplate="%{customdata}<extra></extra>",
                              showlegend=False), row=1, col=1)
     fig.add_trace(go.Scatter(x=[widest + CHIP_GAP] * len(rows), y=list(range(len(rows))), mode="text",
-                             text=[label("tokens.count", lang, count=counts[word]) for word, _ in rows],
+                             text=[text("tokens.count", lang, count=counts[word]) for word, _ in rows],
                              textposition="middle right", textfont=dict(size=14, color=TEXT_COLOUR),
                              hoverinfo="skip", showlegend=False), row=1, col=1)
 
     winner = pairs[0][2] if has_next else None
     bar_hover = []
     for i, (left, right, count) in enumerate(pairs):
-        hover = label("tokens.pair_hover", lang, left=escape_text(left), right=escape_text(right),
+        hover = text("tokens.pair_hover", lang, left=escape_text(left), right=escape_text(right),
                       merged=escape_text(left + right), count=count)
-        bar_hover.append(f"{hover}<br>{label('tokens.tie', lang)}" if i and count == winner else hover)
+        bar_hover.append(f"{hover}<br>{text('tokens.tie', lang)}" if i and count == winner else hover)
     is_next = [i == 0 and has_next for i in range(len(pairs))]
     fig.add_trace(go.Bar(
         x=[count for _, _, count in pairs], y=list(range(len(pairs))), orientation="h", customdata=bar_hover,
         marker=dict(color=[HIGHLIGHT if chosen else MUTED for chosen in is_next]),
-        text=[label("tokens.next_merge", lang, count=count) if chosen else str(count)
+        text=[text("tokens.next_merge", lang, count=count) if chosen else str(count)
               for chosen, (_, _, count) in zip(is_next, pairs, strict=True)],
         # the winner is the longest bar, so its longer text fits inside it
         textposition=["inside" if chosen else "outside" for chosen in is_next], insidetextanchor="end",
@@ -122,7 +122,7 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 
         cliponaxis=False, hovertemplate="%{customdata}<extra></extra>", showlegend=False,
     ), row=1, col=2)
     if not pairs:
-        fig.add_annotation(text=label("tokens.no_pairs", lang), showarrow=False, xref="x2 domain", yref="y2 domain",
+        fig.add_annotation(text=text("tokens.no_pairs", lang), showarrow=False, xref="x2 domain", yref="y2 domain",
                            x=0.5, y=0.5, font=dict(size=15, color="#888"))
 
     base_layout(fig, title, height=120 + ROW_PIXELS * max(len(rows), len(pairs), 3))
@@ -131,10 +131,10 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 
     fig.update_xaxes(visible=False, range=[-CHIP_GAP, widest + COUNT_WIDTH], row=1, col=1)
     fig.update_yaxes(token_axis([word for word, _ in rows], len(rows)), range=[len(rows) - 0.5, -0.5],
                      showgrid=False, row=1, col=1)
-    fig.update_xaxes(title_text=label("tokens.count_axis", lang), rangemode="tozero", row=1, col=2)
+    fig.update_xaxes(title_text=text("tokens.count_axis", lang), rangemode="tozero", row=1, col=2)
     # The axis title is centred under the narrower panel: it may reach into the margins beside it, not beyond.
     room = (width - 60 - RIGHT_PX) * PANEL_WIDTHS[1] * (1 - PANEL_SPACING) + 2 * RIGHT_PX - GAP_PX
-    fig.update_xaxes(title_font_size=int(min(FONT["size"], room // text_em(label("tokens.count_axis", lang)))),
+    fig.update_xaxes(title_font_size=int(min(FONT["size"], room // text_em(text("tokens.count_axis", lang)))),
                      row=1, col=2)
     fig.update_yaxes(token_axis([f"{left} + {right}" for left, right, _ in pairs], len(pairs)),
                      range=[max(len(pairs), 1) - 0.5, -0.5], row=1, col=2)

@@ -16,7 +16,7 @@ from transformer_viz.figures.common import (
     token_axis,
     token_texts,
 )
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import text
 
 
 def loss_curve(history: Sequence[tuple[int, float, float]], *, lang: str = "en") -> go.Figure:
@@ -25,14 +25,14 @@ def loss_curve(history: Sequence[tuple[int, float, float]], *, lang: str = "en")
     history: (step, loss, accuracy) tuples in step order.
     """
     steps, losses, accuracies = (list(column) for column in zip(*history, strict=True)) if history else ([], [], [])
-    step, loss, accuracy = (label(key, lang) for key in ("step", "loss", "accuracy"))
+    step, loss, accuracy = (text(key, lang) for key in ("step", "loss", "accuracy"))
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_trace(go.Scatter(x=steps, y=losses, name=loss, mode="lines", line=dict(color=LINE_COLOURS[0], width=3),
                              hovertemplate=f"{step} %{{x}}<br>{loss} %{{y:.4f}}<extra></extra>"), secondary_y=False)
     fig.add_trace(go.Scatter(x=steps, y=accuracies, name=accuracy, mode="lines",
                              line=dict(color=LINE_COLOURS[1], width=3, dash="dash"),
                              hovertemplate=f"{step} %{{x}}<br>{accuracy} %{{y:.1%}}<extra></extra>"), secondary_y=True)
-    base_layout(fig, label("loss.title", lang), height=380)
+    base_layout(fig, text("loss.title", lang), height=380)
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
                       hovermode="x unified")
     fig.update_xaxes(title_text=step, showgrid=False)
@@ -41,7 +41,7 @@ def loss_curve(history: Sequence[tuple[int, float, float]], *, lang: str = "en")
                      dtick=0.2, tickformat=".0%", showgrid=False, secondary_y=True)
     fig.update_xaxes(ticklabelstandoff=8)  # below the accuracy axis's "0%", level with the plot's bottom
     if not history:
-        fig.add_annotation(text=label("loss.empty", lang), showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5,
+        fig.add_annotation(text=text("loss.empty", lang), showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5,
                            font=dict(size=18, color="#888"))
     return fig
 
@@ -50,9 +50,9 @@ def attention_heatmap_trace(weights: np.ndarray, query_labels: list[str], key_la
                             lang: str = "en") -> go.Heatmap:
     """One (q_len, k_len) weight matrix on integer positions, colours fixed to [0, 1]; labels already escaped."""
     q_len, k_len = weights.shape
-    pairs = np.array([[label("animation.pair", lang, query=query_labels[i], i=i, key=key_labels[j], j=j)
+    pairs = np.array([[text("animation.pair", lang, query=query_labels[i], i=i, key=key_labels[j], j=j)
                        for j in range(k_len)] for i in range(q_len)], dtype=object)
-    weight = label("value.weights", lang)
+    weight = text("cell_value.weights", lang)
     return go.Heatmap(z=weights, x=np.arange(k_len), y=np.arange(q_len), customdata=pairs, colorscale=SEQUENTIAL,
                       zmin=0.0, zmax=1.0, colorbar=dict(thickness=14, title=weight),
                       hovertemplate=f"%{{customdata}}<br>{weight} %{{z:.3f}}<extra></extra>")
@@ -66,7 +66,7 @@ def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_token
     """
     if not snapshots:
         fig = base_layout(go.Figure(), title, height=420)
-        fig.add_annotation(text=label("animation.empty", lang), showarrow=False,
+        fig.add_annotation(text=text("animation.empty", lang), showarrow=False,
                            xref="paper", yref="paper", x=0.5, y=0.5, font=dict(size=18, color="#888"))
         fig.update_xaxes(visible=False)
         fig.update_yaxes(visible=False)
@@ -75,7 +75,7 @@ def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_token
     q_len, k_len = matrices[0][1].shape
     queries, keys = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
     def at_step(step: int) -> str:
-        return f"{title} — {label('animation.step', lang, step=step)}"
+        return f"{title} — {text('animation.step', lang, step=step)}"
 
     frames = [go.Frame(name=str(step), data=[attention_heatmap_trace(w, queries, keys, lang)], traces=[0],
                        layout=dict(title_text=at_step(step))) for step, w in matrices]
@@ -90,15 +90,15 @@ def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_token
         # One button above the other: side by side they reach the slider's label in a narrow column.
         updatemenus=[dict(type="buttons", direction="down", x=0.0, y=-0.2, xanchor="left", yanchor="top",
                           pad=dict(t=0, r=10), showactive=False,
-                          buttons=[dict(label=label("animation.play", lang), method="animate", args=[None, play]),
-                                   dict(label=label("animation.pause", lang), method="animate",
+                          buttons=[dict(label=text("animation.play", lang), method="animate", args=[None, play]),
+                                   dict(label=text("animation.pause", lang), method="animate",
                                         args=[[None], pause])])],
         sliders=[dict(active=0, x=0.22, len=0.78, y=-0.16, yanchor="top", pad=dict(t=0),
-                      currentvalue=dict(prefix=label("animation.prefix", lang), font=dict(size=15)),
+                      currentvalue=dict(prefix=text("animation.prefix", lang), font=dict(size=15)),
                       steps=[dict(label=str(step), method="animate",
                                   args=[[str(step)], dict(pause, frame=dict(duration=0, redraw=True))])
                              for step, _ in matrices])],
     )
-    fig.update_xaxes(token_axis(key_tokens, k_len), title_text=label("key", lang))
-    fig.update_yaxes(token_axis(query_tokens, q_len, reverse=True), title_text=label("query", lang))
+    fig.update_xaxes(token_axis(key_tokens, k_len), title_text=text("key", lang))
+    fig.update_yaxes(token_axis(query_tokens, q_len, reverse=True), title_text=text("query", lang))
     return fig

@@ -10,6 +10,8 @@ import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from transformer_viz.i18n import text
+
 # The leaf names a recorded tensor may have (see DESIGN.md, "The trace").
 LEAVES = ("token", "position", "out", "q", "k", "v", "scores", "mask", "masked_scores", "weights",
           "hidden", "resid_mid", "resid_cross", "resid_post", "logits")
@@ -29,13 +31,13 @@ class AttentionKind:
     query_side: str  # "src" or "tgt": whose tokens the rows (queries) are
     key_side: str  # whose tokens the columns (keys) are
     norm: str  # the LayerNorm applied just before this sublayer in pre-LN
-    title: str
+    title: str  # its English name: the catalogs' "kind.<kind>"
 
 
 ATTENTION_KINDS: dict[str, AttentionKind] = {
-    "encoder_self": AttentionKind("encoder", "self_attn", "src", "src", "norm1", "Encoder self-attention"),
-    "decoder_self": AttentionKind("decoder", "self_attn", "tgt", "tgt", "norm1", "Decoder masked self-attention"),
-    "cross": AttentionKind("decoder", "cross_attn", "tgt", "src", "norm2", "Cross-attention (decoder → encoder)"),
+    "encoder_self": AttentionKind("encoder", "self_attn", "src", "src", "norm1", text("kind.encoder_self")),
+    "decoder_self": AttentionKind("decoder", "self_attn", "tgt", "tgt", "norm1", text("kind.decoder_self")),
+    "cross": AttentionKind("decoder", "cross_attn", "tgt", "src", "norm2", text("kind.cross")),
 }
 
 

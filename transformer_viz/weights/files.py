@@ -6,7 +6,8 @@
 Uploaded files are bounded in size before anything is read, written under fixed names into a
 fresh temporary folder (never under the names they came with, so a name cannot point elsewhere)
 and loaded by `load_pretrained`: safetensors only, a pickle is never loaded. Every refusal is a
-TranslatableError keyed "upload.<reason>" that names the uploaded file (see UPLOAD_SENTENCES).
+TranslatableError keyed "upload.<reason>" that names the uploaded file (its sentences: the catalogs'
+"detail.upload.<reason>", transformer_viz/i18n).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from transformer_viz.data.tasks import Task
 from transformer_viz.errors import TranslatableError
+from transformer_viz.i18n import translatable_error
 from transformer_viz.model import Transformer
 from transformer_viz.weights.pretrained import (
     MAX_METADATA_BYTES,
@@ -33,39 +35,9 @@ PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle")
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the files' date in the .zip: not when they were downloaded
 _LOADED_AS = "upload"  # the name the files get in the temporary folder
 
-# The English sentence of every refusal ("upload.<reason>"); the values are the error's.
-UPLOAD_SENTENCES = {
-    "pickle": "{file} is a PyTorch pickle: pickles can run code when loaded, so this app never loads one. "
-              "Upload the .safetensors and .json files that python -m transformer_viz.train writes.",
-    "type": "{file} is neither a .safetensors, a .json nor a .zip file.",
-    "too_big": "{file} is {size} MB; at most {limit} MB can be uploaded.",
-    "count": "Upload one checkpoint: its .safetensors and .json files, or one .zip holding both (got {count} files).",
-    "missing": "The {suffix} file is missing: upload the .safetensors and the .json file together, or one .zip "
-               "holding both.",
-    "zip": "{file} is not a readable .zip file.",
-    "zip_content": "{file} should hold one .safetensors and one .json file; it holds: {members}.",
-    "json": "{file} is not the JSON metadata of a checkpoint (damaged, cut short or not JSON).",
-    "format": "{file} is not the metadata of a transformer_viz checkpoint: its field {field} is missing or wrong.",
-    "task": "{file} names the task {task!r}, which this app does not have.",
-    "config": "{file} describes a model that cannot be built: {reason}",
-    "vocab": "{file} was made for other vocabularies than the {task} task has now.",
-    "fit": "{file} describes a model that cannot read every input of the {task} task.",
-    "size": "{file} is larger than a model of its metadata's shape can be.",
-    "checksum": "{file} does not match its metadata (the checksum differs): the two files are not a pair, or one "
-                "is damaged.",
-    "tensors": "{file} does not hold this model's tensors (some are missing or unexpected).",
-    "dtype": "{file}: {tensor} is stored as {dtype}, not as float32, float16 or bfloat16.",
-    "shape": "{file}: {tensor} has shape {shape}, but the model needs {expected}.",
-    "nonfinite": "{file}: {tensor} holds NaN or infinite values.",
-    "unreadable": "{file} is not a readable safetensors file (damaged, or not safetensors at all).",
-    "other_task": "These weights were trained on the {task} task, not on {current_task}: choose {task} first, then "
-                  "upload them again.",
-}
-
-
 def refusal(kind: str, /, **values) -> TranslatableError:
-    """The refusal of an upload: key "upload.<kind>", its English sentence filled with `values`."""
-    return TranslatableError(f"upload.{kind}", UPLOAD_SENTENCES[kind].format(**values), **values)
+    """The refusal of an upload: key "upload.<kind>", its English sentence "detail.upload.<kind>" with `values`."""
+    return translatable_error(f"upload.{kind}", **values)
 
 
 def checkpoint_zip(model: Transformer, task: Task, name: str, *, metrics: dict | None = None,

@@ -28,6 +28,7 @@ from torch import nn
 
 from transformer_viz.analysis.inference import TextRun
 from transformer_viz.errors import TranslatableError
+from transformer_viz.i18n import translatable_error
 from transformer_viz.model.attention import masked_softmax
 from transformer_viz.model.masks import decoder_self_mask, padding_mask
 from transformer_viz.trace.names import ATTENTION_KINDS, name
@@ -37,22 +38,11 @@ FAMILIES = ("marian", "bart", "t5")  # model_type values traced here (mt5 and um
 T5_LIKE = ("t5", "mt5")
 WEIGHTS_TOLERANCE = 1e-4  # recomputed vs the model's own attention weights (float32)
 INSTALL = "pip install 'transformer_viz[hf]'"
-# The sentences of hf's ValueErrors (TranslatableError "hf.<kind>": the app has them in its languages).
-SENTENCES = {
-    "missing": "Hugging Face models cannot be loaded: {reason}.",
-    "name": "Name a Hugging Face model: a local folder, or a name such as Helsinki-NLP/opus-mt-en-zh.",
-    "not_here": "{name!r} could not be loaded from a local folder or the local cache (downloads are off): {cause}",
-    "not_on_hub": "{name!r} could not be loaded from the Hugging Face Hub: {cause}",
-    "family": "Hugging Face models of type {model_type!r} are not traced here: choose a Marian, BART or T5 "
-              "encoder-decoder (e.g. Helsinki-NLP/opus-mt-en-zh, facebook/bart-base, t5-small).",
-    "too_big": "{name!r} has {parameters:,} parameters; this server loads models of at most {limit:,}.",
-    "empty": "The input is empty: type a sentence.",
-    "too_long": "The input is {count} tokens long; this server reads at most {limit}.",
-}
 
 
 def _error(kind: str, **values) -> TranslatableError:
-    return TranslatableError(f"hf.{kind}", SENTENCES[kind].format(**values), **values)
+    """hf's ValueErrors: TranslatableError "hf.<kind>", its sentences the catalogs' "detail.hf.<kind>"."""
+    return translatable_error(f"hf.{kind}", **values)
 
 
 def missing_reason() -> str | None:

@@ -8,23 +8,26 @@ from transformer_viz.app.server import checkpoints
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import VIEW_FIELDS
-from transformer_viz.app.session.widgets import LABELS, current_view, literal, tr
-from transformer_viz.app.text import CATALOGS
+from transformer_viz.app.session.widgets import FORMATS, current_view, linked_language, literal, tr
+from transformer_viz.i18n import CATALOGS
 
 
 def link_text(field: str, value) -> str:
     """A view value as its widget writes it into the link (of a multiple choice: its last, as
-    st.query_params.to_dict() reads a repeated parameter)."""
+    st.query_params.to_dict() reads a repeated parameter; the language: its code)."""
     if isinstance(value, tuple):
         return link_text(field, value[-1]) if value else ""
-    if field in LABELS:
-        return LABELS[field](value)
+    if field in FORMATS and field != state.LANG:
+        return FORMATS[field](value)
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def rejected_settings() -> list[str]:
-    """The view fields of the opening link that the widgets did not take as written (invalid, out of range)."""
-    asked = st.session_state.get(state.LINK_ASKED, {})
+    """The view fields of the opening link that the widgets did not take as written (invalid, out of range); a
+    language named as older links name it (lang=中文) is taken as its code."""
+    asked = dict(st.session_state.get(state.LINK_ASKED, {}))
+    if state.LANG in asked:
+        asked[state.LANG] = linked_language(asked[state.LANG]) or asked[state.LANG]
     written = st.query_params.to_dict()
     view = current_view()
     return [field for field, text in asked.items() if field in VIEW_FIELDS

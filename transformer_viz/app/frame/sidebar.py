@@ -8,7 +8,6 @@ from transformer_viz.app.server import checkpoints, services
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import (
-    LANGUAGES,
     MASK_VALUES,
     SHAPE_FIELDS,
     SOURCES,
@@ -22,6 +21,7 @@ from transformer_viz.app.session.widgets import (
     callback,
     current_view,
     error_text,
+    language_widget,
     literal,
     relabel_translated,
     restore_choices,
@@ -85,8 +85,7 @@ def render_sidebar() -> None:
     if pending is not None:
         st.session_state[state.WEIGHTS] = pending
     side = st.sidebar
-    view_widget(side.radio, state.LANG, tr("side.language"), LANGUAGES, horizontal=True,
-                on_change=relabel_translated)
+    language_widget(side, tr("side.language"), on_change=relabel_translated)
     view_widget(side.toggle, state.PRESENT, tr("side.present"))
 
     side.subheader(tr("side.model"))

@@ -16,7 +16,6 @@ from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, head_label, l
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
-from transformer_viz.figures.labels import label
 from transformer_viz.lessons.facts import mean_entropy
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.names import ATTENTION_KINDS
@@ -115,7 +114,7 @@ def requested(key: str, text: str, icon: str) -> bool:
 def layer_label(group: str) -> str:
     """"cross 2" -> "all heads of Cross-attention · Layer 2"."""
     kind, layer = group.split()
-    return tr("break.whole_layer", layer=f"{label(f'kind.{kind}', lang())} · {label('layer', lang(), layer=layer)}")
+    return tr("break.whole_layer", layer=f"{tr(f'kind.{kind}')} · {tr('layer', layer=layer)}")
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

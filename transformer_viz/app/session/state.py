@@ -76,7 +76,6 @@ ROOM_CODE = "room_code"  # the code typed into the Join form
 ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN = (
     "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin")
 
-LANGUAGES = ("en", "zh")
 SOURCES = ("toy", "hf")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
 KINDS = tuple(ATTENTION_KINDS)

@@ -11,24 +11,29 @@ import streamlit as st
 from transformer_viz.app.server.checkpoints import checkpoint_name
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import VIEW_FIELDS, View
-from transformer_viz.app.text import ENGLISH, LANGUAGE_NAMES, t
 from transformer_viz.figures.common import format_number
 from transformer_viz.figures.fit import TEXT_MIN_WIDTH
-from transformer_viz.figures.labels import label
+from transformer_viz.i18n import CATALOGS, LANGUAGE_NAMES, LANGUAGES, text
 
 
 def lang() -> str:
-    """The language chosen in the sidebar: of the catalog's text and of every figure (`lang=lang()`). Before its
+    """The language chosen in the sidebar: of the catalogs' text and of every figure (`lang=lang()`). Before its
     widget is drawn in a session's first run (the page menu comes first), the one the link names."""
     if state.LANG in st.session_state:
         return st.session_state[state.LANG]
-    named = st.query_params.get(state.LANG)
-    return next((code for code, name in LANGUAGE_NAMES.items() if name == named), View.lang)
+    return linked_language(st.query_params.get(state.LANG)) or View.lang
+
+
+def linked_language(value: str | None) -> str | None:
+    """The language a link names: its code (lang=zh), or its name in links made before codes (lang=中文)."""
+    if value in LANGUAGES:
+        return value
+    return next((code for code, name in LANGUAGE_NAMES.items() if name == value), None)
 
 
 def tr(key: str, /, **values) -> str:
-    """Catalog text in the language chosen in the sidebar."""
-    return t(key, lang(), **values)
+    """A sentence of the catalogs (transformer_viz.i18n) in the language chosen in the sidebar."""
+    return text(key, lang(), **values)
 
 
 def error_text(error: Exception) -> str:
@@ -39,13 +44,14 @@ def error_text(error: Exception) -> str:
     too; any other error keeps its English sentence.
     """
     key = getattr(error, "key", None)
-    if lang() == "en" or f"detail.{key}" not in ENGLISH:
+    english = CATALOGS["en"]
+    if lang() == "en" or f"detail.{key}" not in english:
         return str(error)
 
     def word(name: str, value):
-        if name in ("task", "current_task") and f"task.{value}" in ENGLISH:
+        if name in ("task", "current_task") and f"task.{value}" in english:
             return tr(f"task.{value}")
-        return tr(f"detail.word.{value}") if isinstance(value, str) and f"detail.word.{value}" in ENGLISH else value
+        return tr(f"detail.word.{value}") if isinstance(value, str) and f"detail.word.{value}" in english else value
 
     return tr(f"detail.{key}", **{name: word(name, value) for name, value in error.values.items()})
 
@@ -69,9 +75,9 @@ def weights_label(weights: str) -> str:
     return tr(f"weights.{weights}") if name is None else tr("weights.checkpoint", name=name)
 
 
-# How each choice is labelled on screen and in the link. Option values are stable identifiers;
-# only these functions translate them.
-LABELS: dict[str, Callable[[object], str]] = {
+# How each choice is labelled on screen and in the link (the language is shown by its name, linked by its code:
+# language_widget). Option values are stable identifiers; only these functions translate them.
+FORMATS: dict[str, Callable[[object], str]] = {
     state.LANG: LANGUAGE_NAMES.get,
     state.SOURCE: lambda source: tr(f"source.{source}"),
     state.TASK: lambda name: tr(f"task.{name}"),
@@ -80,8 +86,8 @@ LABELS: dict[str, Callable[[object], str]] = {
     state.POSITIONAL: lambda positional: tr(f"positional.{positional}"),
     state.NORM_FIRST: lambda pre: tr("norm.pre" if pre else "norm.post"),
     state.MASK_VALUE: format_number,
-    state.KIND: lambda kind: label(f"kind.{kind}", lang()),  # the figures' names: one home
-    state.MASK_KIND: lambda kind: label(f"kind.{kind}", lang()),
+    state.KIND: lambda kind: tr(f"kind.{kind}"),  # the figures' names too
+    state.MASK_KIND: lambda kind: tr(f"kind.{kind}"),
     state.VALUE: lambda value: tr(f"value.{value}"),
     state.LAYER: counted,
     state.HEAD: counted,
@@ -100,10 +106,10 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
     """`widget(label, *args, ...)` for a view field: keyed by the field's name and bound to the link.
 
     Its value lives in st.session_state[field] and in the query parameter `field`, so it outlives
-    page changes and a copied link restores it. Choices are labelled by LABELS[field].
+    page changes and a copied link restores it. Choices are labelled by FORMATS[field].
     """
-    if field in LABELS:
-        kwargs.setdefault("format_func", LABELS[field])
+    if field in FORMATS:
+        kwargs.setdefault("format_func", FORMATS[field])
     default = getattr(View, field)
     if getattr(widget, "__name__", "") in ("radio", "selectbox") and "index" not in kwargs and default in args[0]:
         # The widget's own default is the view's: a link leaves out a widget's default value, so a choice equal
@@ -119,6 +125,26 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
     if translated:
         st.session_state.setdefault(state.CHOICES_SHOWN, {})[field] = value
     return value
+
+
+def language_widget(container, label: str, on_change: Callable) -> str:
+    """The language switch: each language by its name on screen, by its code in the link (lang=zh).
+
+    Not bound to the link like the other view widgets: a bound choice writes its label into the address
+    (lang=中文). A session starts in the language its link names (a code, or the name an older link carries), the
+    radio keeps it for the session, and the link is written here after every run, as a bound widget would write
+    it: the code, none for the default. A page change or st.switch_page drops the parameter; this writes it back.
+    """
+    if state.LANG not in st.session_state:
+        st.session_state[state.LANG] = lang()
+    code = container.radio(label, LANGUAGES, key=state.LANG, format_func=FORMATS[state.LANG], horizontal=True,
+                           on_change=on_real_change(state.LANG, on_change), persist_state="session")
+    if code == View.lang:
+        if state.LANG in st.query_params:
+            del st.query_params[state.LANG]
+    elif st.query_params.get(state.LANG) != code:
+        st.query_params[state.LANG] = code
+    return code
 
 
 def restore_choices() -> None:
@@ -165,7 +191,7 @@ def on_real_change(field: str, function: Callable) -> Callable:
 def head_label(head_id: str) -> str:
     """A head id "cross-2-1" (layers and heads from 1) as "Cross-attention · Layer 2 · Head 1"."""
     kind, layer, head = head_id.rsplit("-", 2)
-    return f"{label(f'kind.{kind}', lang())} · {label('layer_head', lang(), layer=layer, head=head)}"
+    return f"{tr(f'kind.{kind}')} · {tr('layer_head', layer=layer, head=head)}"
 
 
 def relabel_translated() -> None:
