@@ -207,5 +207,5 @@ def test_post_ln_measures_how_far_the_stream_moved_not_the_sublayers_output():
 def test_residual_norms_refuse_an_unknown_stack_and_a_trace_without_streams():
     with pytest.raises(ValueError, match="stack must be one of encoder, decoder"):
         residual_norms(real_trace(), "middle")
-    with pytest.raises(ValueError, match="did not record src_embed.out"):
+    with pytest.raises(ValueError, match=r"did not record src_embed\.out"):
         residual_norms(layered_trace("encoder_self", [np.eye(2)[None]]), "encoder")  # weights, no streams

@@ -95,7 +95,8 @@ def test_inputs_are_what_the_attention_module_reads(norm_first, kind, layer):
 def test_input_sources_follow_pre_and_post_ln():
     model, trace = tiny(True)
     assert str(head_walkthrough(model, trace, "encoder_self", 0, 0).x_query_source) == "norm1(src_embed.out)"
-    assert str(head_walkthrough(model, trace, "decoder_self", 1, 0).x_query_source) == "norm1(decoder.layers.0.resid_post)"
+    decoder = head_walkthrough(model, trace, "decoder_self", 1, 0)
+    assert str(decoder.x_query_source) == "norm1(decoder.layers.0.resid_post)"
     cross = head_walkthrough(model, trace, "cross", 0, 0)
     assert (str(cross.x_query_source), str(cross.x_key_source)) == ("norm2(decoder.layers.0.resid_mid)", "encoder.out")
     model, trace = tiny(False)

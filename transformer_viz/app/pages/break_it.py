@@ -7,6 +7,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from transformer_viz.analysis.measures import mean_entropy
 from transformer_viz.app.server import services
 from transformer_viz.app.session import state
 from transformer_viz.app.session.interventions import SWITCHES, head_ids, intervention_of
@@ -16,7 +17,6 @@ from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, head_label, l
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
-from transformer_viz.lessons.facts import mean_entropy
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.names import ATTENTION_KINDS
 from transformer_viz.train.loop import evaluate
