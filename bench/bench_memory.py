@@ -4,8 +4,8 @@ Opens the Attention and Decoding pages (Streamlit's AppTest, in this one process
 server-wide caches fill as they would on a real server) for N distinct inputs at the largest
 shape the sidebar allows: d_model 256, 16 heads, 6 + 6 layers, d_ff 512, max_len 64, random
 weights, 63 letters each (greedy decoding up to 63 steps). Prints the resident memory (RSS)
-and the seconds per input every 10 inputs. The caches are bounded (services.run_cache_bytes(),
-services.FIGURE_CACHE_BYTES); with glibc's default of one malloc arena per thread, fragmentation adds
+and the seconds per input every 10 inputs. The caches are bounded (models.run_cache_bytes(),
+figure_cache.FIGURE_CACHE_BYTES); with glibc's default of one malloc arena per thread, fragmentation adds
 a few hundred MB on top (MALLOC_ARENA_MAX=2 keeps it level).
 """
 
@@ -45,7 +45,7 @@ def page_script(page: str) -> None:
 def main() -> None:
     from streamlit.testing.v1 import AppTest
 
-    from transformer_viz.app.server.services import run_cache_bytes
+    from transformer_viz.app.server.models import run_cache_bytes
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=100)

@@ -131,7 +131,7 @@ GROUPS = (
 STREAMLIT_CALL = "Streamlit widgets / elements"
 SIDEBAR_CALL = "sidebar (its widgets and code)"
 RUNNER = "Streamlit runner (before / after the script, GC)"
-APP = "app code (pages, services, ui)"
+APP = "app code (pages, frame, session, server)"
 
 
 def classify(frames: list) -> str:

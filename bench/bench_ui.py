@@ -370,7 +370,7 @@ def main() -> None:
     shipped = ROOT / "transformer_viz" / "weights" / "shipped"
     checkpoints = sorted(path.stem for path in shipped.glob("*.safetensors"))
     print(f"pretrained checkpoints: {', '.join(checkpoints) or 'none (the app falls back to random weights)'}"
-          " (loading one calls gc.freeze() in app/server/services.py: start-up objects in no collection)")
+          " (loading one calls gc.freeze() in app/server/models.py: start-up objects in no collection)")
     cases = [Case("a", "app", "/attention", draw, options), Case("b", "app", big, draw, options),
              Case("c", "minimal", "/", "Draw", ("weights", "scores"))]
     servers = {"app": (args.app, ()), "minimal": ("bench/minimal_app.py", ())}

@@ -231,7 +231,7 @@ def test_the_model_service_refuses_shapes_beyond_the_servers_limits_whatever_ask
     """A link is clamped by its widget; anything else that reaches the service (a callback, code) is refused."""
     from dataclasses import replace
 
-    from transformer_viz.app.server.services import resolve
+    from transformer_viz.app.server.models import resolve
     from transformer_viz.app.session.state import View
 
     resolved = resolve(replace(View(), **shape))
@@ -256,7 +256,7 @@ def test_a_training_waits_in_line_while_the_servers_trainings_run_and_then_train
 
     import transformer_viz.app.pages.training as page
     from transformer_viz import Transformer, get_task, model_config_for
-    from transformer_viz.app.server.services import training_pool
+    from transformer_viz.app.server.trainings import training_pool
 
     asked = []
     monkeypatch.setattr(page, "tr", lambda key, **values: asked.append((key, values)) or key)
@@ -357,27 +357,27 @@ def test_the_run_cache_is_bounded_in_bytes_not_in_runs(monkeypatch):
     """Issue 8: the run cache kept 64 runs whatever their size (349 MiB each at the largest shape)."""
     from dataclasses import replace
 
-    from transformer_viz.app.server import services
+    from transformer_viz.app.server import models
     from transformer_viz.app.session.state import View
 
     view = View()  # the shipped reverse model
-    resolved = services.resolve(view)
+    resolved = models.resolve(view)
     texts = ["abcdefghijkl"[:n] for n in range(3, 13)]  # ten distinct inputs, each run larger than the last
-    largest = services.run_bytes(services.run(replace(view, src_text=texts[-1]), resolved))
-    services._run_cache.clear()
-    monkeypatch.setattr(services, "run_cache_bytes", lambda: int(2.5 * largest))  # room for two of the largest
+    largest = models.run_bytes(models.run(replace(view, src_text=texts[-1]), resolved))
+    models._run_cache.clear()
+    monkeypatch.setattr(models, "run_cache_bytes", lambda: int(2.5 * largest))  # room for two of the largest
     try:
-        runs = [services.run(replace(view, src_text=text), resolved) for text in texts]
-        cache, _ = services._run_cache()
-        assert 2 <= len(cache) < len(texts) and cache.currsize <= services.run_cache_bytes()
-        assert services.run(replace(view, src_text=texts[-1]), resolved) is runs[-1]  # the latest is kept
-        assert services.run(replace(view, src_text=texts[0]), resolved) is not runs[0]  # the oldest went first
-        monkeypatch.setattr(services, "run_cache_bytes", lambda: largest // 2)  # one run larger than the budget
-        services._run_cache.clear()
-        services.run(replace(view, src_text=texts[-1]), resolved)  # is returned, and not kept
-        assert len(services._run_cache()[0]) == 0
+        runs = [models.run(replace(view, src_text=text), resolved) for text in texts]
+        cache, _ = models._run_cache()
+        assert 2 <= len(cache) < len(texts) and cache.currsize <= models.run_cache_bytes()
+        assert models.run(replace(view, src_text=texts[-1]), resolved) is runs[-1]  # the latest is kept
+        assert models.run(replace(view, src_text=texts[0]), resolved) is not runs[0]  # the oldest went first
+        monkeypatch.setattr(models, "run_cache_bytes", lambda: largest // 2)  # one run larger than the budget
+        models._run_cache.clear()
+        models.run(replace(view, src_text=texts[-1]), resolved)  # is returned, and not kept
+        assert len(models._run_cache()[0]) == 0
     finally:
-        services._run_cache.clear()  # later tests get the real budget
+        models._run_cache.clear()  # later tests get the real budget
 
 
 def test_a_choice_widgets_own_default_is_the_views_default():
@@ -416,7 +416,7 @@ def test_a_cached_figure_is_drawn_as_the_figure_it_was():
     import plotly.io as pio
     from helpers import real_trace
 
-    from transformer_viz.app.server.services import SharedFigure, shared
+    from transformer_viz.app.server.figure_cache import SharedFigure, shared
     from transformer_viz.figures.attention import attention_heatmap
     from transformer_viz.figures.masks import mask_figures
 

@@ -218,7 +218,7 @@ def test_a_trained_model_and_its_animation_speak_chinese(monkeypatch):
 
 
 def test_a_figure_drawn_in_english_is_not_served_in_chinese():
-    """Figures are cached for all sessions (services.figure): the language is part of the key."""
+    """Figures are cached for all sessions (figure_cache.figure): the language is part of the key."""
     english = chart_titles(run_page("attention", kind="encoder_self"))
     assert english[:2] == ["Encoder self-attention · weights · 2 layers × 4 heads", "Layer 2 · Head 1"]
     chinese = chart_titles(run_page("attention", lang="zh", kind="encoder_self"))  # another session, same run

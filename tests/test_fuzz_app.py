@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from test_app import run_page
 
 from transformer_viz.app.frame.navigation import PAGES as NAVIGATION
-from transformer_viz.app.server.services import FIGURE_CACHE_BYTES, run_cache_bytes
+from transformer_viz.app.server.figure_cache import FIGURE_CACHE_BYTES
+from transformer_viz.app.server.models import run_cache_bytes
 from transformer_viz.app.session.state import VIEW_FIELDS
 
 PAGES = tuple(NAVIGATION)  # every page of the app

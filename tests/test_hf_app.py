@@ -59,18 +59,18 @@ def test_a_server_can_forbid_downloads(monkeypatch):
     from dataclasses import replace
 
     from transformer_viz.app.frame import sidebar
-    from transformer_viz.app.server import services
+    from transformer_viz.app.server import models
 
     no_downloads = replace(sidebar.limits(), hf_downloads=0)
     monkeypatch.setattr(sidebar, "limits", lambda: no_downloads)
-    monkeypatch.setattr(services, "limits", lambda: no_downloads)
+    monkeypatch.setattr(models, "limits", lambda: no_downloads)
     asked = []
 
     def load(name, allow_download):
         asked.append(allow_download)
         raise ValueError("not on this server")
 
-    monkeypatch.setattr(services, "hugging_face_model", load)
+    monkeypatch.setattr(models, "hugging_face_model", load)
     at = run_page("attention", source="hf", hf_model="Helsinki-NLP/opus-mt-en-zh", _hf_download=True)
     assert not at.exception and asked and not any(asked)
     assert not at.sidebar.checkbox and "TVIZ_HF_DOWNLOADS=0" in " ".join(c.value for c in at.sidebar.caption)
@@ -97,11 +97,11 @@ def test_t5_self_attention_shows_the_bias_it_adds_and_no_division(folders):
 def test_a_model_beyond_the_servers_size_is_refused_in_both_languages(folders, monkeypatch):
     from dataclasses import replace
 
-    from transformer_viz.app.server import services
+    from transformer_viz.app.server import models
 
-    small = replace(services.limits(), hf_parameters=1000)
-    monkeypatch.setattr(services, "limits", lambda: small)
-    services.hugging_face_model.clear()
+    small = replace(models.limits(), hf_parameters=1000)
+    monkeypatch.setattr(models, "limits", lambda: small)
+    models.hugging_face_model.clear()
     try:
         at = run_page("attention", source="hf", hf_model=folders["t5"])
         assert "parameters; this server loads models of at most 1,000" in at.error[0].value
@@ -110,4 +110,4 @@ def test_a_model_beyond_the_servers_size_is_refused_in_both_languages(folders, m
         at = run_page("attention", lang="zh", source="hf", hf_model="not/a-model-here")
         assert "无法从本地文件夹或本地缓存加载 'not/a-model-here'（下载已关闭）" in at.error[0].value
     finally:
-        services.hugging_face_model.clear()
+        models.hugging_face_model.clear()

@@ -52,7 +52,7 @@ def test_a_value_out_of_range_names_its_variable_and_the_range(variable, text):
 
 
 def test_a_server_under_lower_limits_offers_and_builds_less(environment):
-    from transformer_viz.app.server import services
+    from transformer_viz.app.server import models
 
     bigger = View(n_heads=8, d_model=128, n_encoder_layers=4, d_ff=256, max_len=48)
     assert not bigger.beyond_limits()
@@ -61,7 +61,7 @@ def test_a_server_under_lower_limits_offers_and_builds_less(environment):
     assert (state.d_model_range(), limits().heads, state.layer_range()) == ((2, 64), 4, (1, 2))
     assert (state.d_ff_choices(), state.max_len_choices()) == ((16, 32, 64, 128), (0, 16, 24, 32))
     assert bigger.beyond_limits() == ["d_model", "n_heads", "n_encoder_layers", "d_ff", "max_len"]
-    assert services.run_cache_bytes() == 64 * 2**20
+    assert models.run_cache_bytes() == 64 * 2**20
 
 
 def test_the_command_runs_the_packaged_script_with_its_settings_beside_it(monkeypatch):

@@ -45,7 +45,7 @@ def test_an_extra_checkpoint_is_offered_for_its_task_and_chosen_through_the_view
     assert shape_of(at) == TINY  # choosing it gave the sidebar its shape
     assert grid_tiles(at) == 1 * 2
     assert any("Checkpoint “tiny” of this server" in c.value and "25.0% exact match" in c.value for c in at.caption)
-    from transformer_viz.app.server.services import resolve
+    from transformer_viz.app.server.models import resolve
     from transformer_viz.app.session.state import View
 
     shown = resolve(View(weights="checkpoint:tiny", **TINY)).model
@@ -111,20 +111,20 @@ def test_one_rule_for_every_weights_another_mask_value_keeps_them_another_shape_
     """config.fits decides for the shipped weights, a checkpoint's and this session's alike."""
     from dataclasses import replace
 
-    from transformer_viz.app.server import services
+    from transformer_viz.app.server import models
     from transformer_viz.app.session.state import View
 
     trained = trained_model()
-    monkeypatch.setattr(services, "trained_for", lambda task_name: trained if task_name == trained.task else None)
+    monkeypatch.setattr(models, "trained_for", lambda task_name: trained if task_name == trained.task else None)
     for view in (View(), View(weights="checkpoint:tiny", **TINY), View(weights="trained", **TINY)):
-        shown = services.resolve_toy(view)
+        shown = models.resolve_toy(view)
         assert shown.weights == view.weights and shown.model.config == view.model_config()
-        masked = services.resolve_toy(replace(view, mask_value=-1e4))
+        masked = models.resolve_toy(replace(view, mask_value=-1e4))
         assert masked.weights == view.weights and masked.model.config.mask_value == -1e4
         assert masked.model_id != shown.model_id
         assert all(torch.equal(a, b) for a, b in zip(masked.model.state_dict().values(),
                                                      shown.model.state_dict().values(), strict=True))
-        assert services.resolve_toy(replace(view, d_ff=64)).weights == "random"
+        assert models.resolve_toy(replace(view, d_ff=64)).weights == "random"
 
 
 # --- download and upload on the Training page --------------------------------------------------

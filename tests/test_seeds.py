@@ -7,7 +7,7 @@ from threading import Barrier
 import pytest
 import torch
 
-from transformer_viz.app.server import services
+from transformer_viz.app.server import measurements, models
 from transformer_viz.data.tasks import get_task, model_config_for
 from transformer_viz.model import Transformer
 from transformer_viz.train.loop import train
@@ -64,7 +64,7 @@ def test_a_generator_draws_what_the_global_rng_drew_at_that_seed(shape):
 
 def test_the_apps_random_model_is_its_seeds_whoever_builds_at_the_same_time():
     """Two sessions asking for seeds 0 and 1 at once: the cache must keep each seed's own model for the class."""
-    build = services.random_model.__wrapped__  # the function under st.cache_resource
+    build = models.random_model.__wrapped__  # the function under st.cache_resource
     config = model_config_for(get_task("reverse"))
     state = torch.random.get_rng_state()
     alone = [build(config, seed) for seed in (0, 1)]
@@ -76,8 +76,8 @@ def test_the_apps_random_model_is_its_seeds_whoever_builds_at_the_same_time():
 
 
 def test_the_cheating_model_leaves_the_global_rng_alone_and_is_the_same_beside_another(monkeypatch):
-    monkeypatch.setattr(services, "CHEAT_STEPS", 3)
-    build = services.cheating_model.__wrapped__
+    monkeypatch.setattr(measurements, "CHEAT_STEPS", 3)
+    build = measurements.cheating_model.__wrapped__
     state = torch.random.get_rng_state()
     alone = build("en-fr")  # dropout 0.1
     assert torch.equal(torch.random.get_rng_state(), state)

@@ -1,4 +1,1 @@
-"""The Streamlit app: one module per page (each with `render()`), the sidebar, services, state and text catalogs.
-
-The only part of the package that imports Streamlit; `main.main()` draws one run.
-"""
+"""The Streamlit app: main.py and launch.py (the transformer-viz command); pages/, frame/, session/, server/, rooms/."""

@@ -11,7 +11,7 @@ from transformer_viz.app.frame.presenter import presenter_frame
 from transformer_viz.app.frame.sidebar import render_sidebar
 from transformer_viz.app.frame.take_home import start_view, view_download
 from transformer_viz.app.rooms.follow import follow_room, room_panel, share_view
-from transformer_viz.app.server.services import set_up_server
+from transformer_viz.app.server.models import set_up_server
 
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it. A formula shrinks with
 # its column (cqi: 1 % of it) where the widest one, 23 em, would not fit; KaTeX would hide the rest.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.server import checkpoints, services
+from transformer_viz.app.server import checkpoints, models, trainings
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import (
@@ -46,14 +46,14 @@ def on_shape_change() -> None:
     """A new shape the chosen weights do not fit (config.fits: a new mask value, the variants of Break it do) shows
     random weights: say so. The model service decides, as for the run that follows (which finds its model cached)."""
     view = current_view()
-    if view.weights != "random" and services.resolve_toy(view).weights != view.weights:
+    if view.weights != "random" and models.resolve_toy(view).weights != view.weights:
         st.session_state[state.WEIGHTS] = "random"
         st.session_state[state.WEIGHTS_LOST] = view.weights
 
 
 @callback
 def back_to_pretrained() -> None:
-    config = services.pretrained_config(st.session_state[state.TASK])
+    config = models.pretrained_config(st.session_state[state.TASK])
     if config is not None:
         for field in SHAPE_FIELDS:
             st.session_state[field] = 0 if field == state.MAX_LEN else getattr(config, field)
@@ -80,7 +80,7 @@ def fit_heads_to_d_model() -> None:
 def render_sidebar() -> None:
     st.session_state.setdefault(state.LINK_ASKED, st.query_params.to_dict())  # the link this session opened
     restore_choices()  # before any widget
-    services.collect_training()
+    trainings.collect_training()
     pending = st.session_state.pop(state.PENDING_WEIGHTS, None)
     if pending is not None:
         st.session_state[state.WEIGHTS] = pending
@@ -114,7 +114,7 @@ def toy_model_controls(side) -> None:
     """A task's model: the task, its weights, and the shape and variants of a fresh one."""
     view_widget(side.selectbox, state.TASK, tr("side.task"), list(TASKS), index=list(TASKS).index(View.task),
                 on_change=on_task_change)
-    weights = ["pretrained", "random"] + (["trained"] if services.trained_for(st.session_state[state.TASK]) else [])
+    weights = ["pretrained", "random"] + (["trained"] if models.trained_for(st.session_state[state.TASK]) else [])
     weights += [extra.weights for extra in checkpoints.usable(st.session_state[state.TASK])]  # extra folders
     start_with(TASKS[st.session_state[state.TASK]].examples[0])
     view_widget(side.radio, state.WEIGHTS, tr("side.weights"), weights, on_change=checkpoints.on_weights_change)

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from transformer_viz.analysis.measures import mean_entropy
-from transformer_viz.app.server import services
+from transformer_viz.app.server import measurements, models
 from transformer_viz.app.session import state
 from transformer_viz.app.session.interventions import SWITCHES, head_ids, intervention_of
 from transformer_viz.app.session.page import page_context, toy_only
@@ -56,12 +56,12 @@ def render() -> None:
 def effects(ctx, intervention) -> None:
     """Exact match, teacher-forced accuracy, entropy and the current output, before → after; the attention."""
     model, model_id, task = ctx.model, ctx.resolved.model_id, ctx.view.task
-    before = services.measured(model_id, task, Intervention(), _model=model)
-    after = services.measured(model_id, task, intervention, _model=model)
-    broken = services.run(ctx.view, ctx.resolved, intervention=intervention)
+    before = measurements.measured(model_id, task, Intervention(), _model=model)
+    after = measurements.measured(model_id, task, intervention, _model=model)
+    broken = models.run(ctx.view, ctx.resolved, intervention=intervention)
     # As wide as their labels, side by side while they fit: three columns cut a label short at 150 % zoom.
     exact = forced = entropy = st.container(horizontal=True)
-    exact.metric(tr("break.exact", n=services.EVALUATION_INPUTS), f"{after['exact_match']:.0%}",
+    exact.metric(tr("break.exact", n=measurements.EVALUATION_INPUTS), f"{after['exact_match']:.0%}",
                  delta=f"{after['exact_match'] - before['exact_match']:+.0%}",
                  help=tr("break.before", value=f"{before['exact_match']:.0%}"), width="content")
     forced.metric(tr("break.forced"), f"{after['teacher_forced_accuracy']:.0%}",
@@ -70,8 +70,8 @@ def effects(ctx, intervention) -> None:
     kind = view_widget(st.selectbox, state.KIND, tr("attention.kind"), KINDS, index=KINDS.index(View.kind))
     try:  # both read the intact model's answer (teacher forcing), so every attention cell has a partner
         forced = replace(ctx.view, tgt_text=ctx.view.tgt_text or ctx.run.output_text or "")
-        intact = services.run(forced, ctx.resolved).trace
-        aligned = services.run(forced, ctx.resolved, intervention=intervention).trace
+        intact = models.run(forced, ctx.resolved).trace
+        aligned = models.run(forced, ctx.resolved, intervention=intervention).trace
     except ValueError:  # no answer to read (the model wrote <eos> first): each its own run, no difference
         intact, aligned = ctx.trace, None
     entropy_before, entropy_after = mean_entropy(intact, kind), mean_entropy(aligned or broken.trace, kind)
@@ -91,7 +91,7 @@ def effects(ctx, intervention) -> None:
 def ranking(ctx) -> None:
     """Every head ablated in turn, and every layer's heads all at once: which ones the task needs."""
     st.subheader(tr("break.ranking"))
-    st.caption(tr("break.ranking_help", n=services.RANKING_INPUTS))
+    st.caption(tr("break.ranking_help", n=measurements.RANKING_INPUTS))
     if not requested(state.BREAK_RANK, tr("break.rank"), ":material/leaderboard:"):
         return
     with st.spinner(tr("break.measuring")):
@@ -121,7 +121,7 @@ def layer_label(group: str) -> str:
 def ranked(model_id: str, task_name: str, *, _model) -> list[tuple[str, float, float]]:
     """(head id or "kind layer", exact-match drop, exact match) for every head and every layer, largest drop
     first; once per server and model."""
-    task, n = TASKS[task_name], services.RANKING_INPUTS
+    task, n = TASKS[task_name], measurements.RANKING_INPUTS
     base = evaluate(_model, task, n=n, seed=7)["exact_match"]
     config = _model.config
     groups = {h: [h] for h in head_ids(config)}
@@ -139,14 +139,14 @@ def ranked(model_id: str, task_name: str, *, _model) -> list[tuple[str, float, f
 def cheating_decoder(task_name: str) -> None:
     """A model trained without the look-ahead mask: near-perfect when it may read the answer, lost without."""
     st.subheader(tr("break.cheat"))
-    st.caption(tr("break.cheat_help", steps=services.CHEAT_STEPS))
+    st.caption(tr("break.cheat_help", steps=measurements.CHEAT_STEPS))
     if not requested(state.BREAK_CHEAT, tr("break.cheat_run"), ":material/visibility_off:"):
         return
     with st.spinner(tr("break.measuring")):
-        model = services.cheating_model(task_name)
+        model = measurements.cheating_model(task_name)
     model_id = f"cheat:{task_name}"
-    peeking = services.measured(model_id, task_name, Intervention(look_ahead=False), _model=model)
-    honest = services.measured(model_id, task_name, Intervention(), _model=model)
+    peeking = measurements.measured(model_id, task_name, Intervention(look_ahead=False), _model=model)
+    honest = measurements.measured(model_id, task_name, Intervention(), _model=model)
     forced, greedy = st.columns(2)
     forced.metric(tr("break.cheat_forced"), f"{peeking['teacher_forced_accuracy']:.0%}")
     greedy.metric(tr("break.cheat_greedy"), f"{honest['exact_match']:.0%}")

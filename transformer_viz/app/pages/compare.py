@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from transformer_viz.app.server import services
+from transformer_viz.app.server import measurements, models
 from transformer_viz.app.session import state
 from transformer_viz.app.session.interventions import SWITCHES, head_ids, intervention_of
 from transformer_viz.app.session.page import token_chips, toy_only
@@ -48,7 +48,7 @@ def render() -> None:
     traces = {}
     for side, ((side_view, resolved, intervention, greedy), place) in sides.items():
         try:
-            traces[side] = services.run(replace(side_view, tgt_text=target), resolved,
+            traces[side] = models.run(replace(side_view, tgt_text=target), resolved,
                                         intervention=intervention).trace
         except ValueError:  # A's answer is no valid target (an untrained model's rambling): each reads its own
             traces[side] = greedy.trace
@@ -75,7 +75,7 @@ def one_side(view: View, side: str):
         variant = view_widget(st.selectbox, variant_field, tr("compare.variant"), tuple(VARIANTS))
         switches = view_widget(st.pills, breaks_field, tr("break.switches"), SWITCHES, selection_mode="multi")
     side_view = replace(view, weights=weights, **VARIANTS[variant])
-    resolved = services.resolve(side_view)
+    resolved = models.resolve(side_view)
     if resolved.error:
         st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
         return None
@@ -87,12 +87,12 @@ def one_side(view: View, side: str):
     if resolved.weights != weights:
         st.warning(tr("compare.fell_back", weights=tr(f"weights.{weights}")), icon=":material/casino:")
     try:
-        run = services.run(side_view, resolved, intervention=intervention)
+        run = models.run(side_view, resolved, intervention=intervention)
     except ValueError as error:
         st.error(tr("error.input", message=literal(error_text(error))), icon=":material/error:")
         return None
-    measured = services.measured(resolved.model_id, view.task, intervention, _model=resolved.model)
-    st.metric(tr("break.exact", n=services.EVALUATION_INPUTS), f"{measured['exact_match']:.0%}")
+    measured = measurements.measured(resolved.model_id, view.task, intervention, _model=resolved.model)
+    st.metric(tr("break.exact", n=measurements.EVALUATION_INPUTS), f"{measured['exact_match']:.0%}")
     if not run.teacher_forced:
         token_chips(tr("tokens.output"), run.output_tokens)
     return side_view, resolved, intervention, run

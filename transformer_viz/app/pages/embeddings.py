@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.server import services
+from transformer_viz.app.server import figure_cache
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, lang, tr, view_widget
@@ -52,4 +52,4 @@ def render() -> None:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def variants_figure(max_len: int, d_model: int, lang: str):
     """The encodings of every variant for a shape: the same for every run (shared, never mutated)."""
-    return services.shared(positional_variants(encoding_tables(max_len, d_model), lang=lang))
+    return figure_cache.shared(positional_variants(encoding_tables(max_len, d_model), lang=lang))

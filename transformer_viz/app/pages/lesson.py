@@ -12,7 +12,7 @@ from dataclasses import replace
 import streamlit as st
 
 from transformer_viz.app.pages.training import run_training, show_result
-from transformer_viz.app.server import services
+from transformer_viz.app.server import figure_cache, models
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context, token_chips
 from transformer_viz.app.session.state import VIEW_FIELDS, View
@@ -61,13 +61,13 @@ class StreamlitHost:
         return current_view()
 
     def run_of(self, view: View):
-        resolved = services.resolve(view)
+        resolved = models.resolve(view)
         if resolved.model is None or resolved.weights != view.weights:
             return None
-        return services.run(view, resolved)
+        return models.run(view, resolved)
 
     def random_model(self, config, seed: int):
-        return services.random_model(config, seed)
+        return models.random_model(config, seed)
 
     def cached(self, function, *args):
         return _cached(_qualified(function), args, function)
@@ -105,7 +105,7 @@ class StreamlitHost:
         return view_widget(self.where.slider, field, label, low, high, value=getattr(View, field))
 
     def train(self, view: View) -> int | None:
-        resolved = services.resolve(replace(view, weights="random"))
+        resolved = models.resolve(replace(view, weights="random"))
         if resolved.model is None:
             self.where.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
             return None
@@ -114,7 +114,7 @@ class StreamlitHost:
                              key=state.LESSON_TRAIN):
             run_training(resolved.model, task, view.train_steps, task.train_defaults.lr, task.train_defaults.batch_size)
             st.rerun()
-        trained = services.trained_for(view.task)
+        trained = models.trained_for(view.task)
         with self.where.container():
             show_result(trained)
         return trained.steps if trained else None
@@ -134,7 +134,7 @@ def _cached(name: str, args: tuple, _function):
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _shared_figure(name: str, args: tuple, kwargs: tuple, lang: str, _builder):
     """_builder(*args, lang=lang, **kwargs), built once for the class and never mutated; `name` is its key."""
-    return services.shared(_builder(*args, lang=lang, **dict(kwargs)))
+    return figure_cache.shared(_builder(*args, lang=lang, **dict(kwargs)))
 
 
 def setup_values(step: Step) -> dict:

@@ -8,7 +8,7 @@ from dataclasses import replace
 import streamlit as st
 
 from transformer_viz.app.pages import training_weights as weights_io
-from transformer_viz.app.server import services
+from transformer_viz.app.server import models, trainings
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import shown_model, toy_only
@@ -49,8 +49,8 @@ def render() -> None:
                              value=defaults.batch_size)
     start_from = view_widget(st.radio, state.TRAIN_FROM, tr("training.from"), ("fresh", "current"), horizontal=True)
     if start_from == "fresh":  # a new model of the same shape: the pretrained weights are not the starting point
-        resolved = replace(resolved, model=services.random_model(resolved.model.config, view.seed))
-    too_long = services.training_cost(resolved.model, steps, batch_size) > limits().training_budget
+        resolved = replace(resolved, model=models.random_model(resolved.model.config, view.seed))
+    too_long = trainings.training_cost(resolved.model, steps, batch_size) > limits().training_budget
     if too_long:
         st.warning(tr("training.too_long"), icon=":material/hourglass_disabled:")
     st.caption(tr("training.limits", n=limits().trainings_at_once, steps=limits().train_steps))
@@ -60,15 +60,15 @@ def render() -> None:
         stop_column.button(tr("training.stop"), key=state.TRAINING_STOP)
         run_training(resolved.model, task, steps, lr, batch_size)
         st.rerun()
-    show_result(services.trained_for(view.task))
+    show_result(models.trained_for(view.task))
     weights_io.render(view)  # download the weights, upload weights back
 
 
 def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
     """Train a copy of the shared model in the server's training pool (waiting in line if need be), drawing its
-    progress. The session keeps the job: the next run keeps what it trained (services.collect_training), whether
+    progress. The session keeps the job: the next run keeps what it trained (trainings.collect_training), whether
     it finished or a click (Stop) ended it."""
-    job = services.training_pool().submit(model, task.name, steps=steps, lr=lr, batch_size=batch_size,
+    job = trainings.training_pool().submit(model, task.name, steps=steps, lr=lr, batch_size=batch_size,
                                           snapshot_every=max(steps // 30, 1), evaluate_on=EVALUATION_INPUTS)
     st.session_state[state.TRAINING_JOB] = (job, task.name)
     status, progress, live_curve = st.empty(), st.empty(), st.empty()

@@ -10,7 +10,7 @@ from dataclasses import replace
 import streamlit as st
 import torch
 
-from transformer_viz.app.server import checkpoints, services
+from transformer_viz.app.server import checkpoints, models
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import TrainedModel, View
 from transformer_viz.app.session.widgets import callback, current_view, error_text, literal, tr
@@ -26,7 +26,7 @@ def render(view: View) -> None:
     """The download button for this session's model of the view's task, and the upload."""
     st.subheader(tr("weights_io.title"))
     download_column, upload_column = st.columns(2)
-    trained = services.trained_for(view.task)
+    trained = models.trained_for(view.task)
     with download_column:
         if trained is None:
             st.caption(tr("weights_io.nothing"))

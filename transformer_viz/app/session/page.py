@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from transformer_viz.analysis.inference import TextRun
-from transformer_viz.app.server import checkpoints, services
+from transformer_viz.app.server import checkpoints, figure_cache, models
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import KINDS, View
 from transformer_viz.app.session.widgets import (
@@ -38,7 +38,7 @@ CHIP_CSS = """<style>
 @dataclass(frozen=True)
 class PageContext:
     view: View
-    resolved: services.Resolved
+    resolved: models.Resolved
     run: TextRun
     pad_to: int = 0
 
@@ -49,13 +49,13 @@ class PageContext:
 
     def figure(self, builder, *args, **kwargs):
         """builder(self.trace, *args, lang=<the session's language>, **kwargs), cached for this run and
-        language (see services.figure)."""
-        return services.figure(self.run_key, self.trace, builder, *args, lang=lang(), **kwargs)
+        language (see figure_cache.figure)."""
+        return figure_cache.figure(self.run_key, self.trace, builder, *args, lang=lang(), **kwargs)
 
     def figures(self, builder, *args, **kwargs):
         """builder(self, *args, lang=<the session's language>, **kwargs): figures drawn from more than the trace
         (the model, the greedy steps), cached like `figure`. `builder` is a module-level function."""
-        return services.figure(self.run_key, self, builder, *args, lang=lang(), **kwargs)
+        return figure_cache.figure(self.run_key, self, builder, *args, lang=lang(), **kwargs)
 
     @property
     def trace(self):
@@ -76,7 +76,7 @@ def token_chips(label: str, tokens) -> None:
     st.html(f'{CHIP_CSS}<div class="tv-chips"><span class="lbl">{html.escape(label)}</span>{chips}</div>')
 
 
-def weights_banner(view: View, resolved: services.Resolved) -> None:
+def weights_banner(view: View, resolved: models.Resolved) -> None:
     if resolved.weights == "hf":
         config = resolved.model.config
         text = tr("banner.hf", name=literal(config.name), family=config.family, layers=config.n_encoder_layers,
@@ -89,14 +89,14 @@ def weights_banner(view: View, resolved: services.Resolved) -> None:
         elif checkpoints.checkpoint_name(view.weights) is not None:  # a link with another shape
             st.caption(tr("banner.checkpoint_shape", name=checkpoints.checkpoint_name(view.weights)))
     elif resolved.weights == "trained":
-        trained = services.trained_for(view.task)
+        trained = models.trained_for(view.task)
         key = "banner.uploaded" if trained.uploaded else "banner.trained"
         st.info(tr(key, steps=trained.steps, task=tr(f"task.{trained.task}"), name=trained.uploaded),
                 icon=":material/fitness_center:")
     else:
         name = checkpoints.checkpoint_name(resolved.weights)
         extra = checkpoints.find(name) if name is not None else None
-        loaded = services.shipped(view.task) if name is None else extra.loaded if extra is not None else None
+        loaded = models.shipped(view.task) if name is None else extra.loaded if extra is not None else None
         exact = (loaded.metrics if loaded is not None else {}).get("exact_match")
         metric = tr("banner.metric", exact=exact) if isinstance(exact, float) else tr("banner.unmeasured")
         key = "banner.pretrained" if name is None else "banner.checkpoint"
@@ -112,11 +112,11 @@ def toy_only() -> bool:
     return True
 
 
-def shown_model() -> tuple[View, services.Resolved] | None:
+def shown_model() -> tuple[View, models.Resolved] | None:
     """The preamble of a page that shows a model: the view, its model resolved and named in the weights banner;
     on a problem, say it in the page and return None."""
     view = current_view()
-    resolved = services.resolve(view)
+    resolved = models.resolve(view)
     if resolved.error:
         st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
         return None
@@ -137,8 +137,8 @@ def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool
     view, resolved = shown
     try:
         if teacher_forced and not view.tgt_text:
-            view = replace(view, tgt_text=services.run(view, resolved).output_text or "")
-        run = services.run(view, resolved, pad_to)
+            view = replace(view, tgt_text=models.run(view, resolved).output_text or "")
+        run = models.run(view, resolved, pad_to)
     except ValueError as error:
         st.error(tr("error.input", message=literal(error_text(error))), icon=":material/error:")
         return None

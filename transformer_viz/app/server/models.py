@@ -1,21 +1,18 @@
-"""Models and traces for the pages: cached, shared, never mutated. The only place pages get tensors from."""
+"""The models and runs pages show: resolved from the view, cached and shared by every session, never mutated.
+
+The only place pages get models and traces from.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import sys
 import threading
-import uuid
-from concurrent.futures import CancelledError, TimeoutError
 from dataclasses import dataclass
 
-import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 import torch
 from cachetools import LRUCache
-from plotly.basedatatypes import BaseFigure
 
 from transformer_viz.analysis.inference import TextRun, run_text
 from transformer_viz.app.server import checkpoints
@@ -23,20 +20,12 @@ from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import TrainedModel, View
 from transformer_viz.config import ModelConfig, fits
-from transformer_viz.data.tasks import TASKS, model_config_for
+from transformer_viz.data.tasks import TASKS
 from transformer_viz.errors import TranslatableError
 from transformer_viz.model import Transformer
 from transformer_viz.trace.intervention import Intervention
-from transformer_viz.train.loop import evaluate, train
-from transformer_viz.train.pool import TrainingPool
 from transformer_viz.weights import hf
 from transformer_viz.weights.pretrained import load_pretrained
-
-# The figures one server keeps for all its sessions, bounded in bytes as figure_bytes estimates them (Plotly's
-# objects around them add up to as much again): at the default shape an entry holds 50 KiB to 2 MiB, so a class's
-# views stay; at the largest shape the server allows, Inside one head's nine figures hold ~36 MiB.
-FIGURE_CACHE_BYTES = 128 * 2**20
-STOP_WAIT_SECONDS = 30  # for a stopped worker to end its step (seconds at the largest allowed shape)
 
 
 def run_cache_bytes() -> int:
@@ -67,37 +56,6 @@ def set_up_server() -> None:
     torch.set_num_threads(1)
     gc.collect()
     gc.freeze()
-
-
-@st.cache_resource(show_spinner=False)
-def training_pool() -> TrainingPool:
-    """The server's trainings: limits().trainings_at_once at once, each in a worker process on one core."""
-    return TrainingPool(limits().trainings_at_once, processes=bool(limits().training_processes))
-
-
-def collect_training() -> None:
-    """Keep what this session's last training job trained as its TrainedModel (before the sidebar is drawn):
-    finished, or as far as it got when a click (Stop) ended the run that drew it. Nothing when it never started."""
-    job, task_name = st.session_state.pop(state.TRAINING_JOB, (None, None))
-    if job is None:
-        return
-    job.stop()  # no-op when it finished; else the worker ends after its current step
-    try:
-        trained, result, exact = job.result(timeout=STOP_WAIT_SECONDS)
-    except (CancelledError, TimeoutError):
-        return
-    if result.steps:
-        st.session_state[state.TRAINED] = TrainedModel(
-            model=trained, id=uuid.uuid4().hex, task=task_name, steps=result.steps, history=tuple(result.history),
-            snapshots=tuple(result.snapshots), finished=not result.stopped_early, exact_match=exact,
-            seconds=result.seconds)
-        st.session_state[state.PENDING_WEIGHTS] = "trained"
-
-
-def training_cost(model: Transformer, steps: int, batch_size: int) -> float:
-    """Parameters × steps × batch size: what a training run costs, about proportional to its time (one run may
-    cost limits().training_budget: 4e10 is about two minutes on one core)."""
-    return sum(p.numel() for p in model.parameters()) * steps * batch_size
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -231,117 +189,3 @@ def run_now(view: View, resolved: Resolved, pad_to: int, intervention: Intervent
     return hf.run_text(resolved.model, view.src_text, view.tgt_text or None, pad_to=pad_to,
                        max_len=limits().input_tokens, max_new_tokens=limits().input_tokens // 2)
 
-
-def figure_bytes(figures, sample: int = 16) -> int:
-    """About the memory a figure (or a list, tuple or dict of them) holds: its strings, numbers, arrays and
-    containers as Plotly keeps them (its JSON is no measure: numbers stay compact arrays, text does not).
-    A long list is estimated from `sample` of its items (a figure's lists hold items alike)."""
-    total, stack = 0.0, [(figures, 1.0)]
-    while stack:
-        item, weight = stack.pop()
-        if isinstance(item, BaseFigure):  # its properties as Plotly keeps them (to_plotly_json would copy them)
-            props = getattr(item, "_data", None), getattr(item, "_layout", None)
-            stack.append((item.to_plotly_json() if None in props else props, weight))
-            continue
-        if isinstance(item, np.ndarray) and item.dtype != object:
-            total += weight * item.nbytes
-            continue
-        total += weight * sys.getsizeof(item)
-        if isinstance(item, dict):
-            stack.extend((value, weight) for value in item.values())
-        elif isinstance(item, list | tuple | np.ndarray):
-            items = item.ravel() if isinstance(item, np.ndarray) else item
-            if len(items) > sample:
-                share = len(items) / sample
-                stack.extend((items[int(i * share)], weight * share) for i in range(sample))
-            else:
-                stack.extend((value, weight) for value in items)
-    return int(total)
-
-
-class SharedFigure(go.Figure):
-    """A figure of the figure cache: shared by every session and never changed, so its dict is made once.
-
-    st.plotly_chart asks a figure for `to_dict()` on every rerun, a deep copy of all its data (a few ms for a
-    page); it only reads the dict (plotly.io.to_json drops trace uids, which these figures have none of)."""
-
-    def to_dict(self):
-        shared = self.__dict__.get("_shared_dict")
-        if shared is None:
-            shared = self.__dict__["_shared_dict"] = super().to_dict()
-        return shared
-
-
-def shared(figures):
-    """`figures` (a figure, or a list, tuple or dict holding figures) with every go.Figure made a SharedFigure."""
-    if type(figures) is go.Figure:
-        figures.__class__ = SharedFigure  # the same object: no copy, no new validation
-    elif isinstance(figures, list | tuple):
-        for item in figures:
-            shared(item)
-    elif isinstance(figures, dict):
-        for item in figures.values():
-            shared(item)
-    return figures
-
-
-@st.cache_resource(show_spinner=False)
-def _figure_cache() -> tuple[LRUCache, threading.Lock, dict]:
-    """The figures of every session on this server, least recently used first out, bounded in bytes; and a
-    lock per figure being built, so that a class asking for the same new figure builds it once."""
-    return LRUCache(maxsize=FIGURE_CACHE_BYTES, getsizeof=lambda entry: entry[1]), threading.Lock(), {}
-
-
-def figure(run_key: tuple, trace, builder, *args, **kwargs):
-    """builder(trace, *args, **kwargs), built once per run and arguments and shared by all sessions.
-
-    Building a Plotly figure costs milliseconds to tens of ms of validation; a class toggling between views
-    (weights / scores, one head / another, back to a page) gets them back at once. Figures are never mutated.
-    Every argument is part of the key, `lang` too: a figure drawn in English is never served in Chinese.
-    Arguments are hashable (tuples, not lists); `trace` is whatever run_key names (not part of the key).
-    """
-    key = (run_key, f"{builder.__module__}.{builder.__qualname__}", args, tuple(sorted(kwargs.items())))
-    cache, lock, building = _figure_cache()
-    with lock:
-        found = cache.get(key)
-        if found is None:
-            key_lock = building.setdefault(key, threading.Lock())
-    if found is not None:
-        return found[0]
-    with key_lock:  # another session building it: wait for that one
-        with lock:
-            found = cache.get(key)
-        if found is None:
-            try:
-                built = shared(builder(trace, *args, **kwargs))
-                size = figure_bytes(built)  # outside the lock: other sessions read the cache meanwhile
-                with lock, contextlib.suppress(ValueError):  # a figure larger than the whole budget is not kept
-                    cache[key] = (built, size)
-                found = (built,)
-            finally:
-                with lock:
-                    building.pop(key, None)
-    return found[0]
-
-
-EVALUATION_INPUTS = 200  # fresh inputs behind every exact match the Break-it and Compare pages show
-RANKING_INPUTS = 100  # per head, when every head is ablated in turn
-CHEAT_STEPS = 150  # training without the look-ahead mask: enough for the decoder to learn to copy the future
-
-
-@st.cache_resource(max_entries=256, show_spinner=False)
-def measured(model_id: str, task_name: str, intervention: Intervention, n: int = EVALUATION_INPUTS, *,
-             _model: Transformer) -> dict:
-    """Exact match and teacher-forced accuracy of one model under one intervention on `n` fresh inputs:
-    measured once per server (a class presses the same switches)."""
-    return evaluate(_model, TASKS[task_name], n=n, seed=7, intervention=intervention)
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def cheating_model(task_name: str) -> Transformer:
-    """A fresh model trained without the look-ahead mask (deterministic: one per server and task; its weights and
-    dropout come from seed 0's generators, never the global RNG other sessions' threads use)."""
-    task = TASKS[task_name]
-    model = Transformer(model_config_for(task), generator=torch.Generator().manual_seed(0))
-    train(model, task, steps=CHEAT_STEPS, seed=0, intervention=Intervention(look_ahead=False))
-    return model.eval()
