@@ -10,7 +10,7 @@ import torch
 from test_app import grid_tiles, run_page
 
 from transformer_viz import Transformer, get_task, model_config_for, save_pretrained
-from transformer_viz.app.pages.training_weights import zipped
+from transformer_viz.app.pages.training import zipped
 from transformer_viz.app.session.state import TrainedModel
 from transformer_viz.weights.pretrained import CHECKPOINTS_ENV
 

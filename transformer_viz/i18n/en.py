@@ -434,7 +434,7 @@ ENGLISH: dict[str, str] = {
     "room.trained": "The teacher shows weights trained in the teacher's own session: you see the pretrained ones (or random weights, for a shape that has none).",
     "room.too_large": "This view is too large to share (a very long input?): your students still see the previous one.",
 
-    # One's own weights: checkpoint folders, download and upload (app/pages/training_weights.py)
+    # One's own weights: checkpoint folders, download and upload (app/pages/training.py)
     "weights.checkpoint": "checkpoint “{name}”",
     "weights.none": "none",
     "side.checkpoint_broken": "The checkpoint {name} cannot be used: {message}",

@@ -1,19 +1,23 @@
-"""Attention page: every layer and head of one kind as a grid, one head large, the numbers behind a cell."""
+"""Attention page: every layer and head of one kind as a grid, one head large, the numbers behind a cell; below,
+head scores, attention rollout and the trace to take home."""
 
 from __future__ import annotations
+
+import io
 
 import streamlit as st
 
 from transformer_viz.analysis.walkthrough import cell_numbers
-from transformer_viz.app.pages.attention_more import head_scores_and_rollout, trace_downloads
 from transformer_viz.app.rooms.follow import share_view
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
 from transformer_viz.app.session.state import View
-from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, literal, tr, view_widget
+from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, lang, literal, tr, view_widget
+from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, cell_selection, head_entropy
 from transformer_viz.figures.common import ATTENTION_VALUES, format_number
 from transformer_viz.figures.grid import attention_grid, grid_selection
+from transformer_viz.figures.rollout import head_score_table, rollout_figure
 
 GRID_WIDTH = MAIN_WIDTH  # px, see MAIN_WIDTH
 HEAD_WIDTH, MAX_HEAD_WIDTH = 455, 1100  # px: the large head's column (3/5 of MAIN_WIDTH, MAX_MAIN_WIDTH)
@@ -110,3 +114,32 @@ def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, ke
     st.table({tr("attention.key"): [f"{j}: {token}" for j, token in enumerate(key_tokens)],
               tr("cell.masked_score"): [format_number(v, digits=3) for v in numbers.row_masked_scores],
               tr("cell.weight"): [format_number(w, digits=4) for w in numbers.row_softmax]}, border="horizontal")
+
+
+def head_scores_and_rollout(ctx: PageContext, kind: str) -> None:
+    st.subheader(tr("attention.scores"))
+    st.caption(tr("attention.scores_help"))
+    task = TASKS[ctx.view.task]
+    pairs = task.alignment(ctx.trace.src_tokens, ctx.trace.tgt_tokens) if kind == "cross" else None
+    st.dataframe(head_score_table(ctx.trace, kind, pairs or None, lang=lang()), hide_index=True, width="stretch")
+    if kind != "cross":
+        st.subheader(tr("attention.rollout"))
+        st.caption(tr("attention.rollout_help"))
+        chart(ctx.figure(rollout_figure, kind), key="attention_rollout")
+    else:
+        st.caption(tr("attention.rollout_cross"))
+
+
+def trace_downloads(ctx: PageContext) -> None:
+    """The whole trace as .npz (tensors, tokens, config) and its attention weights as a tidy CSV table."""
+    npz, csv = st.columns(2)
+    npz.download_button(tr("attention.download_npz"), data=lambda: npz_bytes(ctx.trace), file_name="trace.npz",
+                        mime="application/octet-stream", on_click="ignore", icon=":material/download:")
+    csv.download_button(tr("attention.download_csv"), data=lambda: ctx.trace.to_dataframe().to_csv(index=False),
+                        file_name="attention.csv", mime="text/csv", on_click="ignore", icon=":material/download:")
+
+
+def npz_bytes(trace) -> bytes:
+    buffer = io.BytesIO()
+    trace.to_npz(buffer)
+    return buffer.getvalue()
