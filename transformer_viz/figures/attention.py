@@ -10,6 +10,7 @@ once: `grid.py`; masks: `masks.py`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -24,6 +25,7 @@ from transformer_viz.figures.common import (
     HIGHLIGHT,
     MUTED,
     SEQUENTIAL,
+    AttentionArrays,
     all_layers,
     attention_arrays,
     cell_label,
@@ -86,16 +88,16 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     """
     check_choice(kind, value)
     arrays = attention_arrays(trace, kind, layer).head(head)
-    weight, score, mask = arrays.weights, arrays.scores, arrays.mask  # (q_len, k_len) each
-    fill = mask_value(trace)
+    mask = arrays.mask  # (q_len, k_len)
+    fill = format_number(mask_value(trace))
     z, zmin, zmax, colorscale = value_plane(value, arrays)
-    q_len, k_len = weight.shape
+    q_len, k_len = mask.shape
     if highlight is not None:
         highlight = check_cell(highlight, q_len, k_len, ("query", "key"))
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     grey = value != "scores" and not mask.all()  # blocked cells drawn grey, with their own text
-    blocked_text = "0" if value == "weights" else format_number(fill)
+    blocked_text = "0" if value == "weights" else fill
     values = format_numbers(z)  # (q_len, k_len)
     if grey:
         values[~mask] = ""  # the grey layer writes these
@@ -114,42 +116,60 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     )]
     if grey:
         traces.append(blocked_layer(mask, blocked_text, show, font))
+    traces.append(_cell_targets(arrays, q_text, k_text, fill, geometry, lang))
+    layout = {} if highlight is None else {"shapes": [_cell_outline(*highlight)]}
 
-    query, key = np.divmod(np.arange(q_len * k_len), k_len)  # (q_len·k_len,) each, row by row
-    blocked = text("heatmap.blocked", lang, fill=format_number(fill))
-    verdict = np.where(mask.ravel(), text("may_attend", lang), blocked)
-    hover = [text("heatmap.hover", lang, cell=cell_label(i, q_text[i], j, k_text[j], lang), weight=w, score=s,
-                   verdict=v)
-             for i, j, w, s, v in zip(query, key, weight.ravel(), score.ravel(), verdict, strict=True)]
-    traces.append(go.Scatter(
-        x=key, y=query, mode="markers", name="cells", showlegend=False,
-        marker=dict(symbol="square", size=min(geometry.cell_width, geometry.cell_height), opacity=CLICK_OPACITY,
-                    color=CLICK_COLOUR),
-        customdata=np.stack([query, key], 1), hovertext=np.array(hover), hovertemplate="%{hovertext}<extra></extra>",
-    ))
-    layout = {}
-    if highlight is not None:
-        i, j = highlight
-        layout["shapes"] = [dict(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
-                                 line=dict(color=HIGHLIGHT, width=4), layer="above")]
-
-    attention = ATTENTION_KINDS[kind]
     title = text("layer_head", lang, layer=layer + 1, head=head + 1)
-    if width >= HEAD_PX:
+    if width >= HEAD_PX:  # room for the kind too
         title = f"{text(f'kind.{kind}', lang)} · {title}"
     then = dict(plot_bgcolor="#ffffff", margin=dict(t=geometry.top))
     if show and show_values is None and numbers.min_width:
         then["meta"] = {TEXT_MIN_WIDTH: numbers.min_width}
+    then.update(_head_axes(kind, q_tokens, k_tokens, q_text, k_text, geometry, lang))
+    return styled_figure(traces, layout, title, height=geometry.height, then=then)
+
+
+def _cell_targets(arrays: AttentionArrays, q_text: list[str], k_text: list[str], fill: str, geometry: HeadLayout,
+                  lang: str) -> go.Scatter:
+    """One near-transparent square per cell of one head's `arrays` (q_len, k_len), customdata [query, key];
+    its hover: the tokens, weight, scaled score and the mask's verdict."""
+    q_len, k_len = arrays.mask.shape
+    query, key = np.divmod(np.arange(q_len * k_len), k_len)  # (q_len·k_len,) each, row by row
+    blocked = text("heatmap.blocked", lang, fill=fill)
+    verdict = np.where(arrays.mask.ravel(), text("may_attend", lang), blocked)
+    hover = [text("heatmap.hover", lang, cell=cell_label(i, q_text[i], j, k_text[j], lang), weight=w, score=s,
+                  verdict=v)
+             for i, j, w, s, v in zip(query, key, arrays.weights.ravel(), arrays.scores.ravel(), verdict, strict=True)]
+    return go.Scatter(
+        x=key, y=query, mode="markers", name="cells", showlegend=False,
+        marker=dict(symbol="square", size=min(geometry.cell_width, geometry.cell_height), opacity=CLICK_OPACITY,
+                    color=CLICK_COLOUR),
+        customdata=np.stack([query, key], 1), hovertext=np.array(hover), hovertemplate="%{hovertext}<extra></extra>",
+    )
+
+
+def _head_axes(kind: str, q_tokens: Sequence[str] | None, k_tokens: Sequence[str] | None, q_text: list[str],
+               k_text: list[str], geometry: HeadLayout, lang: str) -> dict:
+    """Keys along the top, queries down the side (the first at the top), each titled with where its tokens come
+    from, their labels as `geometry` plans them."""
+    attention = ATTENTION_KINDS[kind]
+    q_len, k_len = len(q_text), len(k_text)
     # Explicit ranges: autorange would pad the axes to fit the click targets.
-    then["xaxis"] = merge_into(dict(
+    xaxis = merge_into(dict(
         **token_axis(k_tokens, k_len), side="top", range=[-0.5, k_len - 0.5],
         title=dict(text=text("heatmap.key_axis", lang, side=text(f"side.{attention.key_side}", lang)), standoff=6),
     ), tick_labels(range(k_len), k_text, geometry.key_ticks))
-    then["yaxis"] = merge_into(dict(
+    yaxis = merge_into(dict(
         **token_axis(q_tokens, q_len), range=[q_len - 0.5, -0.5],
         title=text("heatmap.query_axis", lang, side=text(f"side.{attention.query_side}", lang)),
     ), tick_labels(range(q_len), q_text, geometry.query_ticks))
-    return styled_figure(traces, layout, title, height=geometry.height, then=then)
+    return dict(xaxis=xaxis, yaxis=yaxis)
+
+
+def _cell_outline(query: int, key: int) -> dict:
+    """The outline of one cell of `attention_heatmap`."""
+    return dict(type="rect", x0=key - 0.5, x1=key + 0.5, y0=query - 0.5, y1=query + 0.5,
+                line=dict(color=HIGHLIGHT, width=4), layer="above")
 
 
 @dataclass(frozen=True)
@@ -195,27 +215,50 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
         query = check_index(query, q_len, "query")
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
-    traces = []
+    colour = sample_colorscale(SEQUENTIAL, [0.3])[0]
+    traces = _weight_lines(weight, query, colour)
 
+    height = int(np.clip(30 * max(q_len, k_len) + 130, 300, 1000))
+    # Long inputs: a smaller font, then every k-th token named (the chosen query and its strong keys always).
+    rows = tick_plan([*q_text, *k_text], (height - LINES_TOP_PX - 10) / max(q_len, k_len), "y", largest=15)
+    traces.append(_query_column(weight, mask, q_text, k_text, query, rows, colour, lang))
+    traces.append(_key_column(weight, mask, k_text, query, rows, colour, lang))
+    title = text("layer_head", lang, layer=layer + 1, head=head + 1)
+    hidden = dict(visible=False, fixedrange=True)
+    return styled_figure(
+        traces, dict(annotations=_column_headings(kind, lang)),
+        title + ("" if query is None else " · " + text("lines.title_query", lang, query=query)), height=height,
+        then=dict(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=LINES_TOP_PX),
+                  xaxis=dict(**hidden, range=[-0.65, 1.65]),
+                  yaxis=dict(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])))
+
+
+def _weight_lines(weight: np.ndarray, query: int | None, colour: str) -> list[go.Scatter]:
+    """The lines of weight (q_len, k_len) in five opacity bins, one trace each; with `query` given, only its lines
+    are binned and the other queries' lines (weight ≥ 0.1) are drawn faintly."""
+    q_len = weight.shape[0]
     focus = np.ones(q_len, bool) if query is None else np.arange(q_len) == query  # (q_len,)
     edges = (0.02, 0.1, 0.25, 0.5, 0.75, 1.01)
-    colour = sample_colorscale(SEQUENTIAL, [0.3])[0]
+    traces = []
     for low, high in pairwise(edges):
         shown = focus[:, None] & (weight >= low) & (weight < high)  # (q_len, k_len)
         traces.append(_segments(shown, colour, opacity=min(1.0, (low + high) / 2 + 0.2), width=1 + 5 * low,
                                 name=f"weight {low:g}–{min(high, 1):g}"))  # trace names here are ids, never drawn
     if query is not None:
         traces.append(_segments(~focus[:, None] & (weight >= 0.1), MUTED, opacity=0.1, width=1, name="other queries"))
+    return traces
 
-    height = int(np.clip(30 * max(q_len, k_len) + 130, 300, 1000))
-    # Long inputs: a smaller font, then every k-th token named (the chosen query and its strong keys always).
-    rows = tick_plan([*q_text, *k_text], (height - LINES_TOP_PX - 10) / max(q_len, k_len), "y", largest=15)
+
+def _query_column(weight: np.ndarray, mask: np.ndarray, q_text: list[str], k_text: list[str], query: int | None,
+                  rows: Ticks, colour: str, lang: str) -> go.Scatter:
+    """The queries down the left (x = 0), clickable (customdata [query]), every `rows.step`-th named and the
+    chosen one always; the hover names the three keys each looks at most."""
+    q_len = len(q_text)
     named_queries = set(spaced(q_len, rows.step, first=() if query is None else (query,)))
-    named_keys = set(spaced(k_len, rows.step, first=() if query is None else np.argsort(-weight[query])[:3]))
     live = mask.any(1)  # (q_len,) queries with at least one key to look at
     top_keys = [" · ".join(f"{k_text[j]} {weight[i, j]:.2f}" for j in np.argsort(-weight[i])[:3] if weight[i, j] > 0)
                 for i in range(q_len)]
-    traces.append(go.Scatter(
+    return go.Scatter(
         x=[0] * q_len, y=list(range(q_len)), mode="markers+text", textposition="middle left",
         text=[token if i in named_queries else "" for i, token in enumerate(q_text)],
         textfont=dict(size=rows.font, color=[HIGHLIGHT if query == i else "#222222" if live[i] else MUTED
@@ -226,32 +269,36 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
                    + (text("lines.looks_at", lang, keys=top_keys[i]) if live[i] else text("lines.row_blocked", lang))
                    for i in range(q_len)],
         hovertemplate="%{hovertext}<extra></extra>",
-    ))
+    )
+
+
+def _key_column(weight: np.ndarray, mask: np.ndarray, k_text: list[str], query: int | None, rows: Ticks,
+                colour: str, lang: str) -> go.Scatter:
+    """The keys down the right (x = 1), every `rows.step`-th named; with `query` given, its three strongest keys
+    named always and each key labelled with the weight the query gives it."""
+    k_len = len(k_text)
+    named_keys = set(spaced(k_len, rows.step, first=() if query is None else np.argsort(-weight[query])[:3]))
     key_hover = [f"<b>{text('lines.key', lang, key=j, text=k_text[j])}</b>" + ("" if query is None else
                  "<br>" + text("lines.weight_from", lang, query=query, weight=weight[query, j])) for j in range(k_len)]
     key_labels = k_text if query is None else [
         f"{key}  <b>{weight[query, j]:.2f}</b>" if weight[query, j] >= 0.01 else key for j, key in enumerate(k_text)]
-    traces.append(go.Scatter(
+    return go.Scatter(
         x=[1] * k_len, y=list(range(k_len)), mode="markers+text", textposition="middle right",
         text=[key_label if j in named_keys else "" for j, key_label in enumerate(key_labels)],
         textfont=dict(size=rows.font, color=["#222222" if mask[:, j].any() else MUTED for j in range(k_len)]),
         marker=dict(size=10, color=colour), showlegend=False, name="keys",
         hovertext=key_hover, hovertemplate="%{hovertext}<extra></extra>",
-    ))
+    )
+
+
+def _column_headings(kind: str, lang: str) -> list[dict]:
+    """The columns' headings: the queries left, the keys right, each with the side its tokens come from."""
     attention = ATTENTION_KINDS[kind]
     query_side, key_side = text(f"side.{attention.query_side}", lang), text(f"side.{attention.key_side}", lang)
-    annotations = [dict(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{heading}</b>",
-                        showarrow=False, font=dict(size=14))
-                   for x, anchor, heading in ((0, "right", text("lines.queries", lang, side=query_side)),
-                                           (1, "left", text("lines.keys", lang, side=key_side)))]
-    title = text("layer_head", lang, layer=layer + 1, head=head + 1)
-    hidden = dict(visible=False, fixedrange=True)
-    return styled_figure(
-        traces, dict(annotations=annotations),
-        title + ("" if query is None else " · " + text("lines.title_query", lang, query=query)), height=height,
-        then=dict(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=LINES_TOP_PX),
-                  xaxis=dict(**hidden, range=[-0.65, 1.65]),
-                  yaxis=dict(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])))
+    return [dict(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{heading}</b>",
+                 showarrow=False, font=dict(size=14))
+            for x, anchor, heading in ((0, "right", text("lines.queries", lang, side=query_side)),
+                                       (1, "left", text("lines.keys", lang, side=key_side)))]
 
 
 def head_entropy(trace, kind: str, *, lang: str = "en") -> go.Figure:

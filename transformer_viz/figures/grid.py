@@ -92,40 +92,68 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     `lang` is the language of every word drawn.
     """
     check_choice(kind, value)
-    stacks = all_layers(trace, kind)
     # weights, scores, masked (layers, heads, q_len, k_len); mask (layers, q_len, k_len)
-    weights, scores, masked, mask = (np.stack(planes) for planes in zip(*stacks, strict=True))
+    weights, scores, masked, mask = (np.stack(planes) for planes in zip(*all_layers(trace, kind), strict=True))
     layers, heads, q_len, k_len = weights.shape
     if highlight is not None:
         highlight = check_cell(highlight, layers, heads, ("layer", "head"))
+    width = width or GRID_PX
     q_tokens, k_tokens = trace.attention_tokens(kind)
     layout = grid_layout(layers, heads, q_len, k_len, max(map(len, token_labels(q_tokens, q_len)), default=1),
-                         max(map(len, token_labels(k_tokens, k_len)), default=1), width or GRID_PX)
-    gap = layout.gap
-    z, zmin, zmax, colorscale = value_plane(value, AttentionArrays(weights, scores, masked, mask[:, None]))
-    # The hover shows whichever of weight and scaled score the colour does not.
-    other = {"weights": scores, "scores": weights, "masked_scores": np.stack([weights, scores], -1)}[value]
+                         max(map(len, token_labels(k_tokens, k_len)), default=1), width)
+    q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
+    y_names = _names("grid.row", layers, q_text, layout.gap, lang)
+    x_names = _names("grid.column", heads, k_text, layout.gap, lang)
+
+    traces = [_value_heatmap(AttentionArrays(weights, scores, masked, mask[:, None]), value, x_names, y_names,
+                             layout, lang),
+              _click_targets(weights.shape, x_names, y_names, layout, lang)]
+    shapes = _tile_shapes(mask, heads, value, highlight, layout.gap)
+    annotations = _tile_titles(weights.shape, layout, lang)
+    title = _grid_title(kind, value, layers, heads, lang)
+    # A title too long for the width takes two lines (fit_title): the head names move down by one.
+    extra = fit_title(title, width)[0].count("<br>") * TITLE_LINE_PX
+    margin = dict(l=layout.left, r=layout.right, t=layout.top + extra, b=layout.bottom)
+    xaxis, yaxis = _tile_axes(x_names, y_names, k_text, q_text, weights.shape, layout)
+    return styled_figure(traces, dict(shapes=shapes, annotations=annotations) if shapes else
+                         dict(annotations=annotations), title, layout.height + extra, width=width,
+                         then=dict(margin=margin, plot_bgcolor="#ffffff", xaxis=xaxis, yaxis=yaxis))
+
+
+def grid_selection(event) -> tuple[int, int] | None:
+    """(layer, head) of the tile clicked in `attention_grid`, from st.plotly_chart's selection; else None."""
+    return selected_pair(event)
+
+
+def _value_heatmap(arrays: AttentionArrays, value: str, x_names: list[str], y_names: list[str], layout: GridLayout,
+                   lang: str) -> go.Heatmap:
+    """The tiles of `value` (arrays (layers, heads, q_len, k_len)) as one heatmap; the hover shows whichever of
+    weight and scaled score the colour does not."""
+    z, zmin, zmax, colorscale = value_plane(value, arrays)
+    other = {"weights": arrays.scores, "scores": arrays.weights,
+             "masked_scores": np.stack([arrays.weights, arrays.scores], -1)}[value]
     weight, raw, masked_score = (text(f"cell_value.{v}", lang) for v in ("weights", "scores", "masked_scores"))
     number = {"weights": f"{weight} <b>%{{z:.3f}}</b><br>{raw} %{{customdata:.3f}}",
               "scores": f"{raw} <b>%{{z:.3f}}</b><br>{weight} %{{customdata:.3f}}",
               "masked_scores": f"{masked_score} <b>%{{z:.4~g}}</b><br>{raw} %{{customdata[1]:.3f}}<br>"
                                f"{weight} %{{customdata[0]:.3f}}"}[value]
-
-    q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
-    y_names = _names("grid.row", layers, q_text, gap, lang)
-    x_names = _names("grid.column", heads, k_text, gap, lang)
-
-    traces = [go.Heatmap(
+    return go.Heatmap(
         # numpy arrays, not lists: Plotly validates a list element by element (tens of ms here).
-        z=_tile(z, gap), x=np.array(x_names), y=np.array(y_names), customdata=_tile(other, gap), zmin=zmin, zmax=zmax,
-        colorscale=colorscale, hoverongaps=False, name="attention",
+        z=_tile(z, layout.gap), x=np.array(x_names), y=np.array(y_names), customdata=_tile(other, layout.gap),
+        zmin=zmin, zmax=zmax, colorscale=colorscale, hoverongaps=False, name="attention",
         colorbar=dict(title=dict(text=text(f"cell_value.{value}", lang), side="right"), thickness=14,
                       len=min(1.0, 420 / layout.height)),
         hovertemplate=f"%{{y}}<br>%{{x}}<br>{number}<extra></extra>",
-    )]
-    centre_x = [x_names[h * (k_len + gap) + k_len // 2] for h in range(heads)]
-    centre_y = [y_names[layer * (q_len + gap) + q_len // 2] for layer in range(layers)]
-    traces.append(go.Scatter(
+    )
+
+
+def _click_targets(shape: tuple[int, ...], x_names: list[str], y_names: list[str], layout: GridLayout,
+                   lang: str) -> go.Scatter:
+    """One near-transparent square at the centre of each tile, customdata [layer, head]; shape as the weights'."""
+    layers, heads, q_len, k_len = shape
+    centre_x = [x_names[h * (k_len + layout.gap) + k_len // 2] for h in range(heads)]
+    centre_y = [y_names[layer * (q_len + layout.gap) + q_len // 2] for layer in range(layers)]
+    return go.Scatter(
         x=centre_x * layers, y=np.repeat(centre_y, heads).tolist(), mode="markers", name="tiles",
         marker=dict(symbol="square", size=layout.target_size, opacity=CLICK_OPACITY,
                     color=CLICK_COLOUR),
@@ -133,7 +161,13 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
         hovertext=[f"<b>{text('layer_head', lang, layer=layer + 1, head=head + 1)}</b><br>"
                    + text("grid.open", lang) for layer in range(layers) for head in range(heads)],
         hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
-    ))
+    )
+
+
+def _tile_shapes(mask: np.ndarray, heads: int, value: str, highlight: tuple[int, int] | None, gap: int) -> list[dict]:
+    """Grey over the blocked cells (mask (layers, q_len, k_len), True = may attend; not on raw scores) and an
+    outline around the highlighted (layer, head)."""
+    _, q_len, k_len = mask.shape
     shapes = []
     if value != "scores" and not mask.all():
         shapes.append(dict(type="path", path=blocked_path(mask, heads, gap), fillcolor=BLOCKED_GREY,
@@ -143,11 +177,18 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
         top_row, left_col = highlight[0] * (q_len + gap), highlight[1] * (k_len + gap)
         shapes.append(dict(type="rect", x0=left_col - 0.5, x1=left_col + k_len - 0.5, y0=top_row - 0.5,
                            y1=top_row + q_len - 0.5, line=dict(color=HIGHLIGHT, width=3), layer="above"))
+    return shapes
+
+
+def _tile_titles(shape: tuple[int, ...], layout: GridLayout, lang: str) -> list[dict]:
+    """"Head h" over each column of tiles, "Layer l" beside each row; shape as the weights'."""
+    layers, heads, q_len, k_len = shape
+    gap = layout.gap
     # Head names as large as fit over a tile (Head 1Head 2 in narrow tiles otherwise).
     head_font = int(np.clip((layout.cell_width * k_len - 2 * GAP_PX) // widest_em(
         [text("head", lang, head=heads)]), MIN_FONT_PX, 15))
     # All titles at once: add_annotation one at a time costs ~3 ms each.
-    annotations = [
+    return [
         *(dict(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
                text=text("head", lang, head=head + 1), showarrow=False, font=dict(size=head_font))
           for head in range(heads)),
@@ -156,29 +197,28 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
                textangle=-90, showarrow=False, font=dict(size=15)) for layer in range(layers)),
     ]
 
+
+def _grid_title(kind: str, value: str, layers: int, heads: int, lang: str) -> str:
+    """"Encoder self-attention · Weights · 2 layers × 4 heads"."""
     size = (text("grid.layers" if layers > 1 else "grid.one_layer", lang, n=layers) + " × "
             + text("grid.heads" if heads > 1 else "grid.one_head", lang, n=heads))
-    title = " · ".join((text(f"kind.{kind}", lang), text(f"values.{value}", lang), size))
-    # A title too long for the width takes two lines (fit_title): the head names move down by one.
-    extra = fit_title(title, width or GRID_PX)[0].count("<br>") * TITLE_LINE_PX
-    margin = dict(l=layout.left, r=layout.right, t=layout.top + extra, b=layout.bottom)
+    return " · ".join((text(f"kind.{kind}", lang), text(f"values.{value}", lang), size))
+
+
+def _tile_axes(x_names: list[str], y_names: list[str], k_text: list[str], q_text: list[str],
+               shape: tuple[int, ...], layout: GridLayout) -> tuple[dict, dict]:
+    """The category axes (x, y), tokens as tick text under the tiles where a cell has room for them."""
+    layers, heads, q_len, k_len = shape
     names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont=dict(size=12), tickmode="array")
-    keys = dict(tickvals=_tile_names(x_names, heads, k_len, gap), ticktext=k_text * heads)
-    queries = dict(tickvals=_tile_names(y_names, layers, q_len, gap), ticktext=q_text * layers)
+    keys = dict(tickvals=_tile_names(x_names, heads, k_len, layout.gap), ticktext=k_text * heads)
+    queries = dict(tickvals=_tile_names(y_names, layers, q_len, layout.gap), ticktext=q_text * layers)
     no_ticks = dict(tickvals=[], ticktext=[])
     # Explicit ranges: autorange would pad the axes to fit the large click targets.
     xaxis = dict(**names, **(keys if layout.show_key_ticks else no_ticks), automargin=True,
                  range=[-0.5, len(x_names) - 0.5])
     yaxis = dict(**names, **(queries if layout.show_query_ticks else no_ticks), automargin=False,
                  range=[len(y_names) - 0.5, -0.5])
-    return styled_figure(traces, dict(shapes=shapes, annotations=annotations) if shapes else
-                         dict(annotations=annotations), title, layout.height + extra, width=width or GRID_PX,
-                         then=dict(margin=margin, plot_bgcolor="#ffffff", xaxis=xaxis, yaxis=yaxis))
-
-
-def grid_selection(event) -> tuple[int, int] | None:
-    """(layer, head) of the tile clicked in `attention_grid`, from st.plotly_chart's selection; else None."""
-    return selected_pair(event)
+    return xaxis, yaxis
 
 
 def _names(key: str, count: int, texts: list[str], gap: int, lang: str) -> list[str]:

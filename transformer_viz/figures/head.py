@@ -60,6 +60,10 @@ class Panel:
     marks: tuple[dict, ...] = ()  # outlines and lines in cell coordinates (x = column, y = row)
 
 
+# One step of the walkthrough: its panels (rows of matrices, None where a slot stays empty) and its title.
+_Step = tuple[list[list[Panel | None]], str]
+
+
 def dims(n: int) -> list[str]:
     """Labels of vector dimensions. Positions and dimensions count from 0, as in PE(pos, 2i); layers, heads
     and steps count from 1 (the first layer)."""
@@ -97,99 +101,147 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
 
     `lang` is the language of every word drawn (formulas stay formulas).
     """
-    q_len, k_len, d_model, d_head = len(w.query_tokens), len(w.key_tokens), w.d_model, w.d_head
     if cell is not None:
-        cell = check_cell(cell, q_len, k_len, ("query", "key"), "cell")
-    qt, kt, dm, dh = w.query_tokens, w.key_tokens, dims(d_model), dims(d_head)
-    memory = w.kind == "cross"
-    xk = "M" if memory else "X"  # keys and values come from the encoder's memory in cross-attention
-    h = w.head + 1
-    mask_text = format_number(w.mask_value)
+        cell = check_cell(cell, len(w.query_tokens), len(w.key_tokens), ("query", "key"), "cell")
+    steps = {
+        "x": _input_step(w, lang),
+        "projections": _projections_step(w, lang),
+        "qk": _qk_step(w, cell),
+        "scale": _scale_step(w, cell, lang),
+        "mask": _mask_step(w, cell, lang),
+        "softmax": _softmax_step(w, cell, lang),
+        "weighted_sum": _weighted_sum_step(w, lang),
+        "concat": _concat_step(w, lang),
+        "output": _output_step(w, lang),
+    }
+    context = _walk_text("context", lang, kind=text(f"kind.{w.kind}", lang), layer=w.layer + 1, head=w.head + 1,
+                         heads=w.n_heads)
+    return [(key, _grid(cells, title, subtitle=context, colorbar=len(cells) * len(cells[0]) == 1, lang=lang))
+            for key, (cells, title) in steps.items()]
 
-    def size(rows: int, cols: int) -> str:
-        return f"({rows} × {cols})"
 
-    def walk_text(key: str, **values) -> str:
-        return text(f"walk.{key}", lang, **values)
+def _input_step(w: HeadWalkthrough, lang: str) -> _Step:
+    """X, what enters the head (and M, the encoder's memory, that keys and values come from in cross-attention)."""
+    dm = dims(w.d_model)
+    x_title = f"X = {source_text(w.x_query_source, lang)} {_size(len(w.query_tokens), w.d_model)}"
+    if w.kind != "cross":
+        return [[Panel(w.x_query, w.query_tokens, dm, "")]], _walk_text("x", lang, x=x_title)
+    m_title = f"M = {source_text(w.x_key_source, lang)} {_size(len(w.key_tokens), w.d_model)}"
+    panels = [[Panel(w.x_query, w.query_tokens, dm, x_title)], [Panel(w.x_key, w.key_tokens, dm, m_title)]]
+    return panels, _walk_text("x_memory", lang)
 
-    context = walk_text("context", kind=text(f"kind.{w.kind}", lang), layer=w.layer + 1, head=h, heads=w.n_heads)
-    box = () if cell is None else (_box(*cell),)
 
-    def figure(cells: list[list[Panel | None]], title: str) -> go.Figure:
-        return _grid(cells, title, subtitle=context, colorbar=len(cells) * len(cells[0]) == 1, lang=lang)
-
-    x_title = f"X = {source_text(w.x_query_source, lang)} {size(q_len, d_model)}"
-    if memory:
-        x_panels = [[Panel(w.x_query, qt, dm, x_title)],
-                    [Panel(w.x_key, kt, dm, f"M = {source_text(w.x_key_source, lang)} {size(k_len, d_model)}")]]
-        steps = [("x", figure(x_panels, walk_text("x_memory")))]
-    else:
-        steps = [("x", figure([[Panel(w.x_query, qt, dm, "")]], walk_text("x", x=x_title)))]
-
-    projections = [
-        [Panel(w.w_q, dm, dh, f"W_Q {size(d_model, d_head)}"), Panel(w.w_k, dm, dh, f"W_K {size(d_model, d_head)}"),
-         Panel(w.w_v, dm, dh, f"W_V {size(d_model, d_head)}")],
+def _projections_step(w: HeadWalkthrough, lang: str) -> _Step:
+    """Q, K and V: the input times this head's W_Q, W_K, W_V, plus their biases."""
+    qt, kt, dm, dh = w.query_tokens, w.key_tokens, dims(w.d_model), dims(w.d_head)
+    q_len, k_len, d_model, d_head = len(qt), len(kt), w.d_model, w.d_head
+    xk = "M" if w.kind == "cross" else "X"  # keys and values come from the encoder's memory in cross-attention
+    return [
+        [Panel(w.w_q, dm, dh, f"W_Q {_size(d_model, d_head)}"), Panel(w.w_k, dm, dh, f"W_K {_size(d_model, d_head)}"),
+         Panel(w.w_v, dm, dh, f"W_V {_size(d_model, d_head)}")],
         [Panel(w.b_q[None], ["b"], dh, "b_Q"), Panel(w.b_k[None], ["b"], dh, "b_K"),
          Panel(w.b_v[None], ["b"], dh, "b_V")],
-        [Panel(w.q, qt, dh, f"Q = X·W_Q + b_Q {size(q_len, d_head)}"),
-         Panel(w.k, kt, dh, f"K = {xk}·W_K + b_K {size(k_len, d_head)}"),
-         Panel(w.v, kt, dh, f"V = {xk}·W_V + b_V {size(k_len, d_head)}")],
-    ]
-    steps.append(("projections", figure(projections, walk_text("projections", head=h, xk=xk))))
+        [Panel(w.q, qt, dh, f"Q = X·W_Q + b_Q {_size(q_len, d_head)}"),
+         Panel(w.k, kt, dh, f"K = {xk}·W_K + b_K {_size(k_len, d_head)}"),
+         Panel(w.v, kt, dh, f"V = {xk}·W_V + b_V {_size(k_len, d_head)}")],
+    ], _walk_text("projections", lang, head=w.head + 1, xk=xk)
 
-    # The chosen cell of QKᵀ is row `query` of Q times column `key` of Kᵀ.
+
+def _qk_step(w: HeadWalkthrough, cell: tuple[int, int] | None) -> _Step:
+    """QKᵀ: the chosen cell is row `query` of Q times column `key` of Kᵀ."""
+    qt, kt, dh = w.query_tokens, w.key_tokens, dims(w.d_head)
+    q_len, k_len, d_head = len(qt), len(kt), w.d_head
     q_row = () if cell is None else (_box(cell[0], 0, cell[0], d_head - 1),)
     kt_col = () if cell is None else (_box(0, cell[1], d_head - 1, cell[1]),)
-    steps.append(("qk", figure([[
-        Panel(w.q, qt, dh, f"Q {size(q_len, d_head)}", marks=q_row),
-        Panel(w.k.T, dh, kt, f"Kᵀ {size(d_head, k_len)}", marks=kt_col),
-        Panel(w.qk, qt, kt, f"QKᵀ {size(q_len, k_len)}", marks=box),
-    ]], f"QKᵀ = Q·Kᵀ {size(q_len, k_len)}")))
+    return [[
+        Panel(w.q, qt, dh, f"Q {_size(q_len, d_head)}", marks=q_row),
+        Panel(w.k.T, dh, kt, f"Kᵀ {_size(d_head, k_len)}", marks=kt_col),
+        Panel(w.qk, qt, kt, f"QKᵀ {_size(q_len, k_len)}", marks=_cell_box(cell)),
+    ]], f"QKᵀ = Q·Kᵀ {_size(q_len, k_len)}"
 
-    scores, masked = walk_text("scores"), walk_text("masked_scores")
-    scaled = f"QKᵀ / √d_head = QKᵀ / {w.scale:.2f}" if not w.unscaled else walk_text("folded")
+
+def _scale_step(w: HeadWalkthrough, cell: tuple[int, int] | None, lang: str) -> _Step:
+    """The scores: QKᵀ divided by √d_head (or not, where the model folds it into W_Q), plus T5's position bias."""
+    qt, kt, box = w.query_tokens, w.key_tokens, _cell_box(cell)
+    scores, size = _walk_text("scores", lang), _size(len(qt), len(kt))
+    scaled = f"QKᵀ / √d_head = QKᵀ / {w.scale:.2f}" if not w.unscaled else _walk_text("folded", lang)
     if w.position_bias is None:
-        steps.append(("scale", figure([[Panel(w.scores, qt, kt, "", marks=box)]],
-                                      f"{scores} = {scaled} {size(q_len, k_len)}")))
-    else:  # T5's self-attention: a learned bias for each (bucketed) distance between query and key
-        steps.append(("scale", figure([[
-            Panel(w.qk / w.scale, qt, kt, "QKᵀ" if w.unscaled else f"QKᵀ / {w.scale:.2f}"),
-            Panel(w.position_bias, qt, kt, walk_text("bias_panel")),
-            Panel(w.scores, qt, kt, f"= {scores}", marks=box),
-        ]], walk_text("bias_title", scores=scores, scaled=scaled, size=size(q_len, k_len)))))
+        return [[Panel(w.scores, qt, kt, "", marks=box)]], f"{scores} = {scaled} {size}"
+    # T5's self-attention: a learned bias for each (bucketed) distance between query and key
+    return [[
+        Panel(w.qk / w.scale, qt, kt, "QKᵀ" if w.unscaled else f"QKᵀ / {w.scale:.2f}"),
+        Panel(w.position_bias, qt, kt, _walk_text("bias_panel", lang)),
+        Panel(w.scores, qt, kt, f"= {scores}", marks=box),
+    ]], _walk_text("bias_title", lang, scores=scores, scaled=scaled, size=size)
 
-    fill_text = np.where(w.mask, "✓", mask_text)  # (q_len, k_len): what each cell becomes
-    steps.append(("mask", figure([[
+
+def _mask_step(w: HeadWalkthrough, cell: tuple[int, int] | None, lang: str) -> _Step:
+    """The masked scores: every blocked score replaced by the mask value."""
+    qt, kt = w.query_tokens, w.key_tokens
+    scores, masked, fill = _walk_text("scores", lang), _walk_text("masked_scores", lang), format_number(w.mask_value)
+    fill_text = np.where(w.mask, "✓", fill)  # (q_len, k_len): what each cell becomes
+    return [[
         Panel(w.scores, qt, kt, scores),
-        Panel(w.mask.astype(float), qt, kt, walk_text("mask_panel", fill=mask_text), "mask", text=fill_text),
-        Panel(w.masked_scores, qt, kt, f"= {masked}", blocked=~w.mask, marks=box),
-    ]], walk_text("mask_title", masked=masked, scores=scores, fill=mask_text, size=size(q_len, k_len)))))
+        Panel(w.mask.astype(float), qt, kt, _walk_text("mask_panel", lang, fill=fill), "mask", text=fill_text),
+        Panel(w.masked_scores, qt, kt, f"= {masked}", blocked=~w.mask, marks=_cell_box(cell)),
+    ]], _walk_text("mask_title", lang, masked=masked, scores=scores, fill=fill, size=_size(len(qt), len(kt)))
 
-    steps.append(("softmax", figure([[Panel(w.weights, qt, kt, "", "weights", marks=box)]],
-                                    f"{walk_text('softmax', masked=masked)} {size(q_len, k_len)}")))
 
-    head_name = walk_text("head", head=h)
-    steps.append(("weighted_sum", figure([[
-        Panel(w.weights, qt, kt, f"A {size(q_len, k_len)}", "weights"),
-        Panel(w.v, kt, dh, f"V {size(k_len, d_head)}"),
-        Panel(w.head_output, qt, dh, f"= {head_name} {size(q_len, d_head)}"),
-    ]], f"{head_name} = A·V {size(q_len, d_head)}")))
+def _softmax_step(w: HeadWalkthrough, cell: tuple[int, int] | None, lang: str) -> _Step:
+    """The weights A: a softmax over each row of the masked scores."""
+    qt, kt = w.query_tokens, w.key_tokens
+    masked = _walk_text("masked_scores", lang)
+    return ([[Panel(w.weights, qt, kt, "", "weights", marks=_cell_box(cell))]],
+            f"{_walk_text('softmax', lang, masked=masked)} {_size(len(qt), len(kt))}")
 
-    heads = (", ".join(walk_text("head", head=i + 1) for i in range(w.n_heads)) if w.n_heads <= 4
-             else f"{walk_text('head', head=1)}, …, {walk_text('head', head=w.n_heads)}")
-    steps.append(("concat", figure([[Panel(w.all_heads, qt, dm, "", marks=_head_marks(w))]],
-                                   f"Concat({heads}) {size(q_len, d_model)}")))
 
-    output = walk_text("output")
-    concat = Panel(w.all_heads, qt, dm, f"Concat {size(q_len, d_model)}", marks=_head_marks(w))
-    w_o = Panel(w.w_o, dm, dm, f"W_O {size(d_model, d_model)}")
+def _weighted_sum_step(w: HeadWalkthrough, lang: str) -> _Step:
+    """The head's output: the weights times the values, A·V."""
+    qt, kt, dh = w.query_tokens, w.key_tokens, dims(w.d_head)
+    q_len, k_len, d_head = len(qt), len(kt), w.d_head
+    head_name = _walk_text("head", lang, head=w.head + 1)
+    return [[
+        Panel(w.weights, qt, kt, f"A {_size(q_len, k_len)}", "weights"),
+        Panel(w.v, kt, dh, f"V {_size(k_len, d_head)}"),
+        Panel(w.head_output, qt, dh, f"= {head_name} {_size(q_len, d_head)}"),
+    ]], f"{head_name} = A·V {_size(q_len, d_head)}"
+
+
+def _concat_step(w: HeadWalkthrough, lang: str) -> _Step:
+    """Every head's output side by side, this head outlined."""
+    heads = (", ".join(_walk_text("head", lang, head=i + 1) for i in range(w.n_heads)) if w.n_heads <= 4
+             else f"{_walk_text('head', lang, head=1)}, …, {_walk_text('head', lang, head=w.n_heads)}")
+    return ([[Panel(w.all_heads, w.query_tokens, dims(w.d_model), "", marks=_head_marks(w))]],
+            f"Concat({heads}) {_size(len(w.query_tokens), w.d_model)}")
+
+
+def _output_step(w: HeadWalkthrough, lang: str) -> _Step:
+    """The attention's output: the concatenation times W_O, plus b_O."""
+    qt, dm, q_len, d_model = w.query_tokens, dims(w.d_model), len(w.query_tokens), w.d_model
+    output = _walk_text("output", lang)
+    concat = Panel(w.all_heads, qt, dm, f"Concat {_size(q_len, d_model)}", marks=_head_marks(w))
+    w_o = Panel(w.w_o, dm, dm, f"W_O {_size(d_model, d_model)}")
     b_o = Panel(w.b_o[None], ["b"], dm, "+ b_O")
-    result = Panel(w.output, qt, dm, f"= {output} {size(q_len, d_model)}")
+    result = Panel(w.output, qt, dm, f"= {output} {_size(q_len, d_model)}")
     # Side by side while three d_model-wide matrices fit the page with values in their cells, else stacked.
     side_by_side = fits_with_values([d_model] * 3)
     layout = [[concat, w_o, result], [None, b_o, None]] if side_by_side else [[concat], [w_o], [b_o], [result]]
-    steps.append(("output", figure(layout, f"{output} = Concat·W_O + b_O {size(q_len, d_model)}")))
-    return steps
+    return layout, f"{output} = Concat·W_O + b_O {_size(q_len, d_model)}"
+
+
+def _walk_text(key: str, lang: str, **values) -> str:
+    """The walkthrough's words (`walk.<key>` of the catalogs)."""
+    return text(f"walk.{key}", lang, **values)
+
+
+def _size(rows: int, cols: int) -> str:
+    """A matrix's size as written in the titles: "(4 × 8)"."""
+    return f"({rows} × {cols})"
+
+
+def _cell_box(cell: tuple[int, int] | None) -> tuple[dict, ...]:
+    """The outline of the chosen (query, key) cell, if any."""
+    return () if cell is None else (_box(*cell),)
 
 
 def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, lang: str = "en") -> go.Figure:

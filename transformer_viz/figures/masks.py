@@ -38,6 +38,7 @@ from transformer_viz.figures.fit import (
     LINE_EM,
     MIN_FONT_PX,
     TEXT_MIN_WIDTH,
+    Ticks,
     cell_text,
     text_em,
     tick_labels,
@@ -46,8 +47,9 @@ from transformer_viz.figures.fit import (
 )
 from transformer_viz.i18n import text
 
-MASK_PX = 260  # the width one mask is laid out for (four side by side)
 STEPS_PX, STEPS_RIGHT_PX = 1100, 70  # the width the three masking panels are laid out for; their colour bar
+STEPS_SPACING = 0.09  # between two masking panels, of the plot's width
+STEPS_PANEL = (1 - 2 * STEPS_SPACING) / 3  # one masking panel, of the plot's width
 SUBTITLE_PX = 13
 BLOCKED_TEXT = "#3b3b3b"
 
@@ -145,77 +147,105 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
     check_choice(kind)
     weight, score, masked, mask = attention_arrays(trace, kind, layer).head(head)  # (q_len, k_len) each
     q_len, k_len = weight.shape
-    fill = mask_value(trace)
+    fill = format_number(mask_value(trace))
     limit = symmetric_limit(score[np.isfinite(score)])
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
-    spacing = 0.09
-    panel = (1 - 2 * spacing) / 3  # of the plot's width
     cell = float(np.clip(300 / max(q_len, k_len), 10, 44))  # px per row
     fixed_px = widest_em(q_text) * FLAT_FONT_PX + GAP_PX + STEPS_RIGHT_PX  # beside the panels
-    cell_width = (width - fixed_px) * panel / k_len
+    cell_width = (width - fixed_px) * STEPS_PANEL / k_len
+
     texts = [format_numbers(z, 2 if col == 3 else 1)
              for col, z in enumerate((score, masked, weight), start=1)]  # (q_len, k_len) each
-    blocked_texts = {2: format_number(fill), 3: "0"}
+    blocked_texts = {2: fill, 3: "0"}
     for col in blocked_texts:
         texts[col - 1][~mask] = ""  # the grey layer writes these
     numbers = cell_text([t for panel_texts in texts for t in panel_texts.ravel()] + list(blocked_texts.values()),
-                        cell, width, max_width or width, fixed_px, panel / k_len)
-    show, font = numbers.font is not None, numbers.font
+                        cell, width, max_width or width, fixed_px, STEPS_PANEL / k_len)
+    score_hover, masked_hover, weight_hover = _step_hovers(score, weight, mask, q_text, k_text, fill, lang)
+    panels = ((score, -limit, limit, DIVERGING, score_hover), (masked, -limit, limit, DIVERGING, masked_hover),
+              (weight, 0.0, 1.0, SEQUENTIAL, weight_hover))
+    traces = _step_traces(panels, texts, mask, blocked_texts, numbers.font, lang)
+
+    title = text("steps.title", lang, kind=text(f"kind.{kind}", lang),
+                 where=text("layer_head", lang, layer=layer + 1, head=head + 1))
+    keys, queries = tick_plan(k_text, cell_width, "x", FLAT_FONT_PX), tick_plan(q_text, cell, "y", FLAT_FONT_PX)
+    then = dict(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
+    if numbers.font is not None and numbers.min_width:
+        then["meta"] = {TEXT_MIN_WIDTH: numbers.min_width}
+    then.update(_step_axes(q_tokens, k_tokens, q_text, k_text, queries, keys))
+    return styled_figure(traces, _step_titles(width, fill, lang), title,
+                         height=round(cell * q_len) + 110 + round(keys.depth), then=then)
+
+
+def _step_hovers(score: np.ndarray, weight: np.ndarray, mask: np.ndarray, q_text: list[str], k_text: list[str],
+                 fill: str, lang: str) -> list[list[list[str]]]:
+    """Each panel's hover (q_len, k_len): the cell, then its score, masked score or weight and what the mask did."""
+    q_len, k_len = mask.shape
     labels = [[cell_label(i, q_text[i], j, k_text[j], lang) for j in range(k_len)] for i in range(q_len)]
 
     def hover(describe) -> list[list[str]]:
         return [[f"<b>{labels[i][j]}</b><br>{describe(i, j)}" for j in range(k_len)] for i in range(q_len)]
 
-    fill_text = format_number(fill)
-    layout = subplot_row(3, spacing, shared_yaxes=True, titles=[
-        text("steps.scores", lang), text("steps.masked", lang, fill=fill_text), text("steps.weights", lang)])
-    traces = []
-
     def step_text(key: str, **values) -> str:
-        return text(f"steps.{key}", lang, fill=fill_text, **values)
+        return text(f"steps.{key}", lang, fill=fill, **values)
 
-    panels = (
-        (score, -limit, limit, DIVERGING, hover(lambda i, j: step_text("score_hover", score=score[i, j]) + (
-            "" if mask[i, j] else "<br>" + step_text("score_blocked")))),
-        (masked, -limit, limit, DIVERGING, hover(lambda i, j: step_text("masked_hover", score=score[i, j])
-                                                  if mask[i, j] else step_text("masked_blocked"))),
-        (weight, 0.0, 1.0, SEQUENTIAL, hover(lambda i, j: step_text("weight_hover", weight=weight[i, j]) + (
-            "" if mask[i, j] else "<br>" + step_text("weight_blocked")))),
-    )
-    for col, (z, zmin, zmax, colorscale, hover_texts) in enumerate(panels, start=1):
-        colorbar = dict(thickness=12, len=0.9, x=col * panel + (col - 1) * spacing + 0.005, xanchor="left",
+    return [
+        hover(lambda i, j: step_text("score_hover", score=score[i, j]) + (
+            "" if mask[i, j] else "<br>" + step_text("score_blocked"))),
+        hover(lambda i, j: step_text("masked_hover", score=score[i, j]) if mask[i, j] else step_text("masked_blocked")),
+        hover(lambda i, j: step_text("weight_hover", weight=weight[i, j]) + (
+            "" if mask[i, j] else "<br>" + step_text("weight_blocked"))),
+    ]
+
+
+def _step_traces(panels, texts: list[np.ndarray], mask: np.ndarray, blocked_texts: dict[int, str],
+                 font: int | None, lang: str) -> list[go.Heatmap]:
+    """The panels' heatmaps, each (z, zmin, zmax, colorscale, hover), cells writing `texts` at `font` (None: no
+    numbers), and a grey layer over the blocked cells of panels 2 and 3 writing `blocked_texts` (by column)."""
+    q_len, k_len = mask.shape
+    show = font is not None
+    traces = []
+    for col, (z, zmin, zmax, colorscale, hover) in enumerate(panels, start=1):
+        colorbar = dict(thickness=12, len=0.9, x=col * STEPS_PANEL + (col - 1) * STEPS_SPACING + 0.005, xanchor="left",
                         title=dict(text=text("score" if col == 2 else "cell_value.weights", lang), side="right"))
         traces.append(go.Heatmap(
             z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
             colorscale=colorscale, showscale=col > 1, colorbar=colorbar, hoverongaps=True,
             text=texts[col - 1] if show else None,
             texttemplate="%{text}" if show else None, textfont_size=font,
-            hovertext=hover_texts, hovertemplate="%{hovertext}<extra></extra>", **subplot_axes(col),
+            hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", **subplot_axes(col),
         ))
         if col > 1 and not mask.all():
             traces.append(blocked_layer(mask, blocked_texts[col], show, font, **subplot_axes(col)))
+    return traces
 
-    title = text("steps.title", lang, kind=text(f"kind.{kind}", lang),
-                  where=text("layer_head", lang, layer=layer + 1, head=head + 1))
-    keys, queries = tick_plan(k_text, cell_width, "x", FLAT_FONT_PX), tick_plan(q_text, cell, "y", FLAT_FONT_PX)
-    then = dict(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
-    if show and numbers.min_width:
-        then["meta"] = {TEXT_MIN_WIDTH: numbers.min_width}
-    # Panel titles as large as fit over a panel and the gap beside it.
-    panel_px = (width - STEPS_RIGHT_PX) * (panel + spacing)
+
+def _step_titles(width: int, fill: str, lang: str) -> dict:
+    """The row of three panels, their titles as large as fit over a panel and the gap beside it, arrows between."""
+    layout = subplot_row(3, STEPS_SPACING, shared_yaxes=True, titles=[
+        text("steps.scores", lang), text("steps.masked", lang, fill=fill), text("steps.weights", lang)])
+    panel_px = (width - STEPS_RIGHT_PX) * (STEPS_PANEL + STEPS_SPACING)
     titles = layout["annotations"]
     size = int(min(15, max(MIN_FONT_PX, panel_px // max(text_em(a["text"]) for a in titles))))
     for annotation in titles:
         annotation["font"]["size"] = size
-    titles.append(dict(x=panel + spacing / 2, y=0.5, xref="paper", yref="paper", text="→", showarrow=False,
-                       font=dict(size=34, color="#777777")))
+    titles.append(dict(x=STEPS_PANEL + STEPS_SPACING / 2, y=0.5, xref="paper", yref="paper", text="→",
+                       showarrow=False, font=dict(size=34, color="#777777")))
+    return layout
+
+
+def _step_axes(q_tokens: Sequence[str] | None, k_tokens: Sequence[str] | None, q_text: list[str], k_text: list[str],
+               queries: Ticks, keys: Ticks) -> dict:
+    """The three panels' token axes, labelled by the tick plans; query labels beside the first panel only."""
+    q_len, k_len = len(q_text), len(k_text)
+    axes = {}
     for col in (1, 2, 3):
         suffix = "" if col == 1 else str(col)
-        then[f"xaxis{suffix}"] = merge_into(dict(**token_axis(k_tokens, k_len), fixedrange=True),
+        axes[f"xaxis{suffix}"] = merge_into(dict(**token_axis(k_tokens, k_len), fixedrange=True),
                                             tick_labels(range(k_len), k_text, keys))
-        then[f"yaxis{suffix}"] = merge_into(dict(**token_axis(q_tokens, q_len, reverse=True), fixedrange=True),
+        axes[f"yaxis{suffix}"] = merge_into(dict(**token_axis(q_tokens, q_len, reverse=True), fixedrange=True),
                                             tick_labels(range(q_len), q_text, queries))
         if col > 1:
-            then[f"yaxis{suffix}"]["showticklabels"] = False
-    return styled_figure(traces, layout, title, height=round(cell * q_len) + 110 + round(keys.depth), then=then)
+            axes[f"yaxis{suffix}"]["showticklabels"] = False
+    return axes

@@ -171,7 +171,6 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     gx = cx + outside * (WIDTH / 2 + 0.72)
     positional_glyph(canvas, side, gx, add_y, config, counts)
     canvas.arrow(gx - outside * 0.3, add_y, cx + outside * THIN / 2, add_y)
-    top = y - GAP
     if config.norm_first:
         canvas.arrow(cx, frame_y1, cx, frame_y1 + GAP)
         canvas.block(Row(f"{stack}.final_norm", "norm", text("diagram.final_norm", lang),

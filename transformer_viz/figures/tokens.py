@@ -61,24 +61,38 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 
     """
     if not isinstance(bpe, BytePairEncoding):
         raise ValueError(f"bpe must be what learn_bpe returns, got a {type(bpe).__name__}.")
-    symbols = bpe.symbols_after(step)  # checks step
+    rows = list(bpe.symbols_after(step).items())  # checks step
     pairs = bpe.pair_counts_after(step)[:TOP_PAIRS]
-    total, has_next = len(bpe.merges), step < len(bpe.merges)
-    if step:
-        left, right, _ = bpe.merges[step - 1]
-        merged = left + right
-        title = text("tokens.title_step", lang, step=step, total=total, left=escape_text(left),
-                      right=escape_text(right), merged=escape_text(merged))
-    else:
-        merged = None
-        title = text("tokens.title_start", lang, end=escape_text(END))
+    has_next = step < len(bpe.merges)
+    merged = "".join(bpe.merges[step - 1][:2]) if step else None  # left + right: the symbol the last merge made
     pairs_title = (text("tokens.pairs_title", lang, next=step + 1) if has_next
                    else text("tokens.pairs_stopped", lang, step=step))
     fig = make_subplots(rows=1, cols=2, column_widths=list(PANEL_WIDTHS), horizontal_spacing=PANEL_SPACING,
                         subplot_titles=(text("tokens.words_title", lang), pairs_title))
+    chips, widest = _add_corpus(fig, rows, dict(bpe.word_counts), merged, lang)
+    _add_pair_bars(fig, pairs, has_next, lang)
+    base_layout(fig, _bpe_title(bpe, step, lang), height=120 + ROW_PIXELS * max(len(rows), len(pairs), 3))
+    # One assignment: add_shape per chip is slow.
+    fig.update_layout(shapes=chips, bargap=0.3, margin=dict(t=80, r=RIGHT_PX))
+    _style_axes(fig, [word for word, _ in rows], widest, pairs, width, lang)
+    return fig
 
-    rows = list(symbols.items())
-    counts = dict(bpe.word_counts)
+
+def _bpe_title(bpe: BytePairEncoding, step: int, lang: str) -> str:
+    """"After merge 2 of 5: h + i → hi", or before any merge: every word as characters and the end marker."""
+    if not step:
+        return text("tokens.title_start", lang, end=escape_text(END))
+    left, right, _ = bpe.merges[step - 1]
+    return text("tokens.title_step", lang, step=step, total=len(bpe.merges), left=escape_text(left),
+                right=escape_text(right), merged=escape_text(left + right))
+
+
+def _add_corpus(fig: go.Figure, rows: list[tuple[str, Sequence[str]]], counts: dict[str, int], merged: str | None,
+                lang: str) -> tuple[list[dict], float]:
+    """Each word (row) as its symbols' chips and its count, into the left panel; the symbol `merged` highlighted.
+
+    Returns the chips (shapes, for one layout assignment) and the x of the widest row's right end.
+    """
     spans = [chip_spans(word_symbols) for _, word_symbols in rows]
     widest = max(row[-1][1] for row in spans)
     chips, chip_x, chip_y, chip_text, chip_colour, chip_hover = [], [], [], [], [], []
@@ -103,7 +117,11 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 
                              text=[text("tokens.count", lang, count=counts[word]) for word, _ in rows],
                              textposition="middle right", textfont=dict(size=14, color=TEXT_COLOUR),
                              hoverinfo="skip", showlegend=False), row=1, col=1)
+    return chips, widest
 
+
+def _add_pair_bars(fig: go.Figure, pairs: Sequence[tuple[str, str, int]], has_next: bool, lang: str) -> None:
+    """The adjacent-pair counts as horizontal bars, into the right panel; the next merge's (the top) highlighted."""
     winner = pairs[0][2] if has_next else None
     bar_hover = []
     for i, (left, right, count) in enumerate(pairs):
@@ -125,12 +143,12 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 
         fig.add_annotation(text=text("tokens.no_pairs", lang), showarrow=False, xref="x2 domain", yref="y2 domain",
                            x=0.5, y=0.5, font=dict(size=15, color="#888"))
 
-    base_layout(fig, title, height=120 + ROW_PIXELS * max(len(rows), len(pairs), 3))
-    # One assignment: add_shape per chip is slow.
-    fig.update_layout(shapes=chips, bargap=0.3, margin=dict(t=80, r=RIGHT_PX))
+
+def _style_axes(fig: go.Figure, words: list[str], widest: float, pairs: Sequence[tuple[str, str, int]], width: int,
+                lang: str) -> None:
+    """The words down the left panel (chips from x = 0 to `widest`, room for the counts), the pairs down the right."""
     fig.update_xaxes(visible=False, range=[-CHIP_GAP, widest + COUNT_WIDTH], row=1, col=1)
-    fig.update_yaxes(token_axis([word for word, _ in rows], len(rows)), range=[len(rows) - 0.5, -0.5],
-                     showgrid=False, row=1, col=1)
+    fig.update_yaxes(token_axis(words, len(words)), range=[len(words) - 0.5, -0.5], showgrid=False, row=1, col=1)
     fig.update_xaxes(title_text=text("tokens.count_axis", lang), rangemode="tozero", row=1, col=2)
     # The axis title is centred under the narrower panel: it may reach into the margins beside it, not beyond.
     room = (width - 60 - RIGHT_PX) * PANEL_WIDTHS[1] * (1 - PANEL_SPACING) + 2 * RIGHT_PX - GAP_PX
@@ -138,4 +156,3 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 
                      row=1, col=2)
     fig.update_yaxes(token_axis([f"{left} + {right}" for left, right, _ in pairs], len(pairs)),
                      range=[max(len(pairs), 1) - 0.5, -0.5], row=1, col=2)
-    return fig

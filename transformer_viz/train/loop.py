@@ -165,21 +165,12 @@ def train(
     lr = defaults.lr if lr is None else lr
     warmup = defaults.warmup if warmup is None else warmup
     label_smoothing = defaults.label_smoothing if label_smoothing is None else label_smoothing
-    for label, value, least in (("steps", steps, 1), ("batch_size", batch_size, 1), ("warmup", warmup, 0),
-                                ("snapshot_every", snapshot_every, 0)):
-        if not is_whole(value) or value < least:
-            raise ValueError(f"{label} must be a whole number of at least {least}, got {value!r}.")
-    if not is_whole(seed):
-        raise ValueError(f"seed must be a whole number, got {seed!r}.")
-    if not (is_real(lr) and 0 < lr < math.inf):
-        raise ValueError(f"lr must be a positive number, got {lr!r}.")
-    if not (is_real(label_smoothing) and 0 <= label_smoothing <= 1):
-        raise ValueError(f"label_smoothing must be a number from 0 to 1, got {label_smoothing!r}.")
+    _check_settings(steps=steps, batch_size=batch_size, warmup=warmup, snapshot_every=snapshot_every, seed=seed,
+                    lr=lr, label_smoothing=label_smoothing)
 
     batches = batch_stream(task, batch_size, random.Random(seed))
     loss_fn = nn.CrossEntropyLoss(ignore_index=Vocab.pad_id, label_smoothing=label_smoothing)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.01)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, steps, warmup))
+    optimizer, schedule = _optimizer(model, lr, steps, warmup)
     result = TrainResult()
     start = time.perf_counter()
     was_training = model.training
@@ -192,29 +183,58 @@ def train(
                 if should_stop is not None and should_stop():
                     result.stopped_early = True
                     break
-                src, tgt_in, labels = make_batch(task, next(batches))
-                logits = model(src, tgt_in)  # (batch, tgt_len, vocab)
-                loss = loss_fn(logits.flatten(0, 1), labels.flatten())
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                schedule.step()
-
-                real = labels != Vocab.pad_id  # (batch, tgt_len)
-                accuracy = ((logits.argmax(-1) == labels) & real).sum().item() / real.sum().item()
-                result.history.append((step, loss.item(), accuracy))
+                loss, accuracy = _training_step(model, make_batch(task, next(batches)), loss_fn, optimizer, schedule)
+                result.history.append((step, loss, accuracy))
                 result.steps = step
                 snapshot = None
                 if snapshot_every > 0 and (step % snapshot_every == 0 or step == steps):
                     snapshot = probe_snapshot(model, task, step)
                     result.snapshots.append(snapshot)
                 if on_step is not None:
-                    on_step(StepInfo(step, loss.item(), accuracy, schedule.get_last_lr()[0], snapshot))
+                    on_step(StepInfo(step, loss, accuracy, schedule.get_last_lr()[0], snapshot))
         finally:
             model.train(was_training)
             result.seconds = time.perf_counter() - start
     return result
+
+
+def _check_settings(*, steps, batch_size, warmup, snapshot_every, seed, lr, label_smoothing) -> None:
+    """Raise ValueError, naming the setting, for a training setting of the wrong kind or out of its range."""
+    for label, value, least in (("steps", steps, 1), ("batch_size", batch_size, 1), ("warmup", warmup, 0),
+                                ("snapshot_every", snapshot_every, 0)):
+        if not is_whole(value) or value < least:
+            raise ValueError(f"{label} must be a whole number of at least {least}, got {value!r}.")
+    if not is_whole(seed):
+        raise ValueError(f"seed must be a whole number, got {seed!r}.")
+    if not (is_real(lr) and 0 < lr < math.inf):
+        raise ValueError(f"lr must be a positive number, got {lr!r}.")
+    if not (is_real(label_smoothing) and 0 <= label_smoothing <= 1):
+        raise ValueError(f"label_smoothing must be a number from 0 to 1, got {label_smoothing!r}.")
+
+
+def _optimizer(model: Transformer, lr: float, steps: int,
+               warmup: int) -> tuple[torch.optim.AdamW, torch.optim.lr_scheduler.LambdaLR]:
+    """AdamW with the paper's betas and a little weight decay, its learning rate scheduled by `lr_factor`."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.01)
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, steps, warmup))
+
+
+def _training_step(model: Transformer, batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor], loss_fn: nn.Module,
+                   optimizer: torch.optim.Optimizer,
+                   schedule: torch.optim.lr_scheduler.LRScheduler) -> tuple[float, float]:
+    """One optimiser step on a `make_batch` batch, teacher-forced; returns its loss and its token accuracy
+    (over real tokens, as predicted before the step)."""
+    src, tgt_in, labels = batch
+    logits = model(src, tgt_in)  # (batch, tgt_len, vocab)
+    loss = loss_fn(logits.flatten(0, 1), labels.flatten())
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    schedule.step()
+    real = labels != Vocab.pad_id  # (batch, tgt_len)
+    accuracy = ((logits.argmax(-1) == labels) & real).sum().item() / real.sum().item()
+    return loss.item(), accuracy
 
 
 def decode_rows(task: Task, ids: torch.Tensor) -> list[list[str]]:
