@@ -38,7 +38,7 @@ def main() -> int:
             return
         paused = time.perf_counter()
         clock["training"] += paused - clock["since"]
-        exact = evaluate(model, task, n=500, seed=99)["exact_match"]
+        exact = evaluate(model, task, n=500, seed=99).exact_match
         clock["since"] = time.perf_counter()
         clock["checking"] += clock["since"] - paused
         print(f"  step {info.step:5d}  loss {info.loss:.4f}  exact match {exact:6.1%}  "
@@ -52,7 +52,7 @@ def main() -> int:
     if not reached:
         print(f"reverse never reached {TARGET:.0%} exact match in {task.train_defaults.steps} steps ({total:.1f} s)")
         return 1
-    confirm = evaluate(model, task, n=1000, seed=2024)["exact_match"]
+    confirm = evaluate(model, task, n=1000, seed=2024).exact_match
     print(f"reverse: {TARGET:.0%} exact match after {reached['step']} steps in {reached['seconds']:.1f} s of training "
           f"(budget 30 s; {clock['checking']:.1f} s more spent checking, {total:.1f} s wall in all); "
           f"confirmed on 1000 other inputs: {confirm:.1%}")

@@ -114,5 +114,5 @@ def test_a_decoder_trained_without_look_ahead_cheats():
     model.eval()
     cheating = evaluate(model, task, n=100, intervention=Intervention(look_ahead=False))
     honest = evaluate(model, task, n=100)
-    assert cheating["teacher_forced_accuracy"] > 0.95  # it copies the next token from the future
-    assert honest["exact_match"] < 0.2  # greedy decoding has no future to copy
+    assert cheating.teacher_forced_accuracy > 0.95  # it copies the next token from the future
+    assert honest.exact_match < 0.2  # greedy decoding has no future to copy

@@ -15,7 +15,7 @@ from transformer_viz import name
 from transformer_viz.data.tasks import TASKS, get_task, model_config_for
 from transformer_viz.errors import TranslatableError
 from transformer_viz.model import Transformer
-from transformer_viz.train.loop import evaluate
+from transformer_viz.train.loop import Evaluation, evaluate
 from transformer_viz.weights.pretrained import (
     CHECKPOINT_DIR,
     CHECKPOINTS_ENV,
@@ -38,7 +38,7 @@ def models() -> dict[str, Pretrained]:
 
 
 @pytest.fixture(scope="module")
-def fresh_metrics(models) -> dict[str, dict]:
+def fresh_metrics(models) -> dict[str, Evaluation]:
     """Quality on 500 fresh held-out inputs per model (lengths 1..max for the letter tasks)."""
     with torch.inference_mode():
         return {n: evaluate(p.model, p.task, n=500, seed=TEST_SEED) for n, p in models.items()}
@@ -74,19 +74,19 @@ def test_metadata_records_how_the_model_was_made_and_what_it_scored(task_name):
 @pytest.mark.parametrize("task_name", CHAR_TASKS)
 def test_letter_tasks_are_exact_on_fresh_inputs_of_every_length(task_name, fresh_metrics):
     metrics = fresh_metrics[task_name]
-    assert metrics["exact_match"] >= 0.99
-    assert set(metrics["exact_match_by_length"]) == set(range(1, get_task(task_name).max_input_len + 1))
+    assert metrics.exact_match >= 0.99
+    assert set(metrics.exact_match_by_length) == set(range(1, get_task(task_name).max_input_len + 1))
 
 
 @pytest.mark.parametrize("task_name", WORD_TASKS)
 def test_translations_are_right_on_heldout_sentences(task_name, fresh_metrics):
-    assert fresh_metrics[task_name]["exact_match"] >= 0.90
+    assert fresh_metrics[task_name].exact_match >= 0.90
 
 
 @pytest.mark.parametrize(("task_name", "threshold"), [("copy", 0.95), ("reverse", 0.95), ("en-fr", 0.80),
                                                       ("en-zh", 0.80)])
 def test_cross_attention_points_at_the_gold_source(task_name, threshold, fresh_metrics):
-    assert fresh_metrics[task_name]["alignment_accuracy"] >= threshold
+    assert fresh_metrics[task_name].alignment_accuracy >= threshold
 
 
 def test_reverse_draws_an_anti_diagonal(models):

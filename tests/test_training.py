@@ -120,10 +120,10 @@ def test_train_refuses_settings_of_the_wrong_kind(settings, message):
 def test_evaluate_reports_exact_match_and_per_layer_alignment():
     model, task = tiny_model("reverse").train(), get_task("reverse")
     metrics = evaluate(model, task, n=40, seed=3, batch_size=16)
-    assert metrics["samples"] == 40 and 0 <= metrics["exact_match"] <= 1
-    assert len(metrics["alignment_by_layer"]) == 1
-    assert metrics["alignment_accuracy"] == max(metrics["alignment_by_layer"])
-    assert set(metrics["exact_match_by_length"]) <= set(range(1, task.max_input_len + 1))
+    assert metrics.samples == 40 and 0 <= metrics.exact_match <= 1
+    assert len(metrics.alignment_by_layer) == 1
+    assert metrics.alignment_accuracy == max(metrics.alignment_by_layer)
+    assert set(metrics.exact_match_by_length) <= set(range(1, task.max_input_len + 1))
     assert model.training  # evaluated in eval mode, then put back as it was
 
 
@@ -146,11 +146,11 @@ def test_evaluate_scores_a_model_that_is_right_by_construction():
 
     torch.manual_seed(0)
     oracle = Oracle(model_config_for(task, d_model=16, n_heads=2, d_ff=32, layers=1))
-    assert evaluate(oracle, task, n=30, seed=0)["exact_match"] == 1.0
+    assert evaluate(oracle, task, n=30, seed=0).exact_match == 1.0
     with torch.no_grad():
         silent = tiny_model("copy")
         silent.output_proj.bias.fill_(0).index_fill_(0, torch.tensor([Vocab.eos_id]), 1e3)
-    assert evaluate(silent, task, n=30, seed=0)["exact_match"] == 0.0
+    assert evaluate(silent, task, n=30, seed=0).exact_match == 0.0
 
 
 def test_cli_trains_saves_and_measures_a_model(tmp_path, capsys):

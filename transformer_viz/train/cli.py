@@ -66,7 +66,7 @@ def train_task(task_name: str, out: str, *, steps: int | None, batch_size: int |
     # Measure what ships: the weights after their round trip through the half-precision file.
     reloaded = load_pretrained(name, out)
     metrics = evaluate(reloaded.model, task, n=eval_samples, seed=EVAL_SEED)
-    save_pretrained(reloaded.model, task, out, name=name, training=training, metrics=metrics)
+    save_pretrained(reloaded.model, task, out, name=name, training=training, metrics=metrics.to_dict())
     return metrics
 
 
@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             metrics = train_task(task_name, args.out, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                                  warmup=args.warmup, seed=args.seed, eval_samples=args.eval_samples,
                                  command=command, name=args.name)
-            print(f"{args.name or task_name}: exact match {metrics['exact_match']:.1%}, attention on the gold source "
-                  f"{metrics['alignment_accuracy']:.1%} (decoder layer {metrics['alignment_layer'] + 1}), "
+            print(f"{args.name or task_name}: exact match {metrics.exact_match:.1%}, attention on the gold source "
+                  f"{metrics.alignment_accuracy:.1%} (decoder layer {metrics.alignment_layer + 1}), "
                   f"{time.perf_counter() - start:.0f} s -> {args.out}", flush=True)
     finally:
         torch.set_num_threads(previous_threads)  # main() may run inside a larger program (or a test)

@@ -247,17 +247,42 @@ def decode_rows(task: Task, ids: torch.Tensor) -> list[list[str]]:
     return rows
 
 
-def evaluate(model: Transformer, task: Task, n: int = 500, seed: int = 1, batch_size: int = 250,
-             intervention: Intervention | None = None) -> dict:
-    """Exact match and attention alignment on `n` fresh held-out inputs (never the fixed training set),
-    under `intervention` (None: none).
+@dataclass(frozen=True)
+class Evaluation:
+    """What `evaluate` measured on `samples` fresh held-out inputs, drawn with `seed`."""
 
-    exact_match: greedy output == correct output. teacher_forced_accuracy: the share of answer tokens
-    (and <eos>) predicted right when the decoder reads the correct previous tokens.
-    alignment_by_layer[l]: for every target token with gold source positions, does the head-averaged
-    cross-attention of decoder layer l (teacher-forced on the correct answer) put its largest weight on one of them?
-    alignment_accuracy is the best layer's score, alignment_layer that layer (0-based).
-    """
+    samples: int
+    seed: int
+    exact_match: float  # the share of greedy outputs equal to the correct output
+    # The share of answer tokens (and <eos>) predicted right when the decoder reads the correct previous tokens.
+    teacher_forced_accuracy: float
+    exact_match_by_length: dict[int, float]  # input length in tokens -> exact match
+    # Per decoder layer: for every target token with gold source positions, does the head-averaged cross-attention
+    # (teacher-forced on the correct answer) put its largest weight on one of them?
+    alignment_by_layer: tuple[float, ...]
+
+    @property
+    def alignment_layer(self) -> int:
+        """The decoder layer (from 0) whose cross-attention follows the gold alignment best."""
+        return int(np.argmax(self.alignment_by_layer))
+
+    @property
+    def alignment_accuracy(self) -> float:
+        return self.alignment_by_layer[self.alignment_layer]
+
+    def to_dict(self) -> dict:
+        """The metrics a checkpoint's JSON keeps (`Pretrained.metrics`)."""
+        return {"samples": self.samples, "seed": self.seed, "exact_match": self.exact_match,
+                "teacher_forced_accuracy": self.teacher_forced_accuracy,
+                "exact_match_by_length": dict(self.exact_match_by_length),
+                "alignment_accuracy": self.alignment_accuracy, "alignment_layer": self.alignment_layer,
+                "alignment_by_layer": list(self.alignment_by_layer)}
+
+
+def evaluate(model: Transformer, task: Task, n: int = 500, seed: int = 1, batch_size: int = 250,
+             intervention: Intervention | None = None) -> Evaluation:
+    """Exact match and attention alignment on `n` fresh held-out inputs (never the fixed training set),
+    under `intervention` (None: none)."""
     rng = random.Random(seed)
     texts = [task.heldout_input(rng) for _ in range(n)]
     was_training = model.training
@@ -290,15 +315,7 @@ def evaluate(model: Transformer, task: Task, n: int = 500, seed: int = 1, batch_
                     hits += np.array([looks_at[layer, row, j].item() in allowed for layer in range(len(hits))])
     finally:
         model.train(was_training)
-    by_layer = (hits / max(aligned, 1)).tolist()
-    best = int(np.argmax(by_layer))
-    return {
-        "samples": n,
-        "seed": seed,
-        "exact_match": float(np.mean(exact)),
-        "teacher_forced_accuracy": right / max(counted, 1),
-        "exact_match_by_length": {k: float(np.mean(v)) for k, v in sorted(by_length.items())},
-        "alignment_accuracy": by_layer[best],
-        "alignment_layer": best,
-        "alignment_by_layer": by_layer,
-    }
+    return Evaluation(samples=n, seed=seed, exact_match=float(np.mean(exact)),
+                      teacher_forced_accuracy=right / max(counted, 1),
+                      exact_match_by_length={k: float(np.mean(v)) for k, v in sorted(by_length.items())},
+                      alignment_by_layer=tuple((hits / max(aligned, 1)).tolist()))

@@ -57,7 +57,7 @@ def _train_job(config: dict, weights: dict, task_name: str, settings: dict, upda
     result = train(model, task, on_step=on_step, should_stop=stop_event.is_set, **settings)
     exact = None
     if evaluate_on and not result.stopped_early:
-        exact = evaluate(model, task, n=evaluate_on)["exact_match"]
+        exact = evaluate(model, task, n=evaluate_on).exact_match
     return model.state_dict(), result, exact
 
 

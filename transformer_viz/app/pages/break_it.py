@@ -61,11 +61,11 @@ def effects(ctx, intervention) -> None:
     broken = models.run(ctx.view, ctx.resolved, intervention=intervention)
     # As wide as their labels, side by side while they fit: three columns cut a label short at 150 % zoom.
     exact = forced = entropy = st.container(horizontal=True)
-    exact.metric(tr("break.exact", n=measurements.EVALUATION_INPUTS), f"{after['exact_match']:.0%}",
-                 delta=f"{after['exact_match'] - before['exact_match']:+.0%}",
-                 help=tr("break.before", value=f"{before['exact_match']:.0%}"), width="content")
-    forced.metric(tr("break.forced"), f"{after['teacher_forced_accuracy']:.0%}",
-                  delta=f"{after['teacher_forced_accuracy'] - before['teacher_forced_accuracy']:+.0%}",
+    exact.metric(tr("break.exact", n=measurements.EVALUATION_INPUTS), f"{after.exact_match:.0%}",
+                 delta=f"{after.exact_match - before.exact_match:+.0%}",
+                 help=tr("break.before", value=f"{before.exact_match:.0%}"), width="content")
+    forced.metric(tr("break.forced"), f"{after.teacher_forced_accuracy:.0%}",
+                  delta=f"{after.teacher_forced_accuracy - before.teacher_forced_accuracy:+.0%}",
                   help=tr("break.forced_help"), width="content")
     kind = view_widget(st.selectbox, state.KIND, tr("attention.kind"), KINDS, index=KINDS.index(View.kind))
     try:  # both read the intact model's answer (teacher forcing), so every attention cell has a partner
@@ -122,7 +122,7 @@ def ranked(model_id: str, task_name: str, *, _model) -> list[tuple[str, float, f
     """(head id or "kind layer", exact-match drop, exact match) for every head and every layer, largest drop
     first; once per server and model."""
     task, n = TASKS[task_name], measurements.RANKING_INPUTS
-    base = evaluate(_model, task, n=n, seed=7)["exact_match"]
+    base = evaluate(_model, task, n=n, seed=7).exact_match
     config = _model.config
     groups = {h: [h] for h in head_ids(config)}
     for kind, attention in ATTENTION_KINDS.items():
@@ -131,7 +131,7 @@ def ranked(model_id: str, task_name: str, *, _model) -> list[tuple[str, float, f
             groups[f"{kind} {layer}"] = [f"{kind}-{layer}-{head}" for head in range(1, config.n_heads + 1)]
     rows = []
     for name, heads in groups.items():
-        exact = evaluate(_model, task, n=n, seed=7, intervention=intervention_of((), heads))["exact_match"]
+        exact = evaluate(_model, task, n=n, seed=7, intervention=intervention_of((), heads)).exact_match
         rows.append((name, base - exact, exact))
     return sorted(rows, key=lambda row: -row[1])
 
@@ -148,6 +148,6 @@ def cheating_decoder(task_name: str) -> None:
     peeking = measurements.measured(model_id, task_name, Intervention(look_ahead=False), _model=model)
     honest = measurements.measured(model_id, task_name, Intervention(), _model=model)
     forced, greedy = st.columns(2)
-    forced.metric(tr("break.cheat_forced"), f"{peeking['teacher_forced_accuracy']:.0%}")
-    greedy.metric(tr("break.cheat_greedy"), f"{honest['exact_match']:.0%}")
+    forced.metric(tr("break.cheat_forced"), f"{peeking.teacher_forced_accuracy:.0%}")
+    greedy.metric(tr("break.cheat_greedy"), f"{honest.exact_match:.0%}")
     st.markdown(tr("break.cheat_explain"))

@@ -92,7 +92,7 @@ def one_side(view: View, side: str):
         st.error(tr("error.input", message=literal(error_text(error))), icon=":material/error:")
         return None
     measured = measurements.measured(resolved.model_id, view.task, intervention, _model=resolved.model)
-    st.metric(tr("break.exact", n=measurements.EVALUATION_INPUTS), f"{measured['exact_match']:.0%}")
+    st.metric(tr("break.exact", n=measurements.EVALUATION_INPUTS), f"{measured.exact_match:.0%}")
     if not run.teacher_forced:
         token_chips(tr("tokens.output"), run.output_tokens)
     return side_view, resolved, intervention, run

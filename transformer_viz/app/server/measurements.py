@@ -8,7 +8,7 @@ import torch
 from transformer_viz.data.tasks import TASKS, model_config_for
 from transformer_viz.model import Transformer
 from transformer_viz.trace.intervention import Intervention
-from transformer_viz.train.loop import evaluate, train
+from transformer_viz.train.loop import Evaluation, evaluate, train
 
 EVALUATION_INPUTS = 200  # fresh inputs behind every exact match the Break-it and Compare pages show
 RANKING_INPUTS = 100  # per head, when every head is ablated in turn
@@ -17,7 +17,7 @@ CHEAT_STEPS = 150  # training without the look-ahead mask: enough for the decode
 
 @st.cache_resource(max_entries=256, show_spinner=False)
 def measured(model_id: str, task_name: str, intervention: Intervention, n: int = EVALUATION_INPUTS, *,
-             _model: Transformer) -> dict:
+             _model: Transformer) -> Evaluation:
     """Exact match and teacher-forced accuracy of one model under one intervention on `n` fresh inputs:
     measured once per server (a class presses the same switches)."""
     return evaluate(_model, TASKS[task_name], n=n, seed=7, intervention=intervention)
