@@ -466,3 +466,15 @@ def test_choices_sent_in_the_old_language_after_a_switch_keep_their_values(page)
     assert {key: at.session_state[key] for key in view_before if key != "lang"} == {
         key: value for key, value in view_before.items() if key != "lang"}
     assert "英语 → 法语" in at.selectbox(key="task").options and at.selectbox(key="task").value == "en-fr"
+
+
+def test_back_to_the_pretrained_model_restores_its_shape_and_weights():
+    at = run_page("attention", link={"d_model": "32", "n_heads": "2", "n_encoder_layers": "1", "max_len": "32",
+                                     "positional": "learned table (BERT)", "weights": "random (untrained)"})
+    linked = (at.session_state["d_model"], at.session_state["max_len"], at.session_state["positional"])
+    assert linked == (32, 32, "learned")
+    next(b for b in at.button if b.label == "Back to the pretrained model").click().run()
+    assert not at.exception, at.exception
+    shape = {f: at.session_state[f] for f in ("d_model", "n_heads", "n_encoder_layers", "max_len", "positional")}
+    assert shape == {"d_model": 64, "n_heads": 4, "n_encoder_layers": 2, "max_len": 0, "positional": "sinusoidal"}
+    assert at.session_state["weights"] == "pretrained"

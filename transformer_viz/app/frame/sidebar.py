@@ -9,7 +9,6 @@ from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import (
     MASK_VALUES,
-    SHAPE_FIELDS,
     SOURCES,
     View,
     d_ff_choices,
@@ -53,10 +52,11 @@ def on_shape_change() -> None:
 
 @callback
 def back_to_pretrained() -> None:
-    config = models.pretrained_config(st.session_state[state.TASK])
+    """The shipped model's shape and weights (a shape beyond this server's limits is left as it is)."""
+    task_name = st.session_state[state.TASK]
+    config = models.pretrained_config(task_name)
     if config is not None:
-        for field in SHAPE_FIELDS:
-            st.session_state[field] = 0 if field == state.MAX_LEN else getattr(config, field)
+        st.session_state.update(checkpoints.view_shape(config, task_name) or {})
     st.session_state[state.WEIGHTS] = "pretrained"
 
 
