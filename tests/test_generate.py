@@ -29,6 +29,26 @@ def test_decoding_stops_once_every_row_has_emitted_eos():
     assert tgt_ids.tolist() == [[1, 2]] and len(steps) == 1
 
 
+def scripted(model, choices: list[list[int]]):
+    """Make `model.decode` choose choices[row][step] at each greedy step (the model's own layers do not run)."""
+    def decode(tgt_ids, memory, src_mask):
+        step = tgt_ids.shape[1] - 1
+        logits = torch.zeros(tgt_ids.shape[0], tgt_ids.shape[1], model.config.tgt_vocab_size)  # (batch, tgt_len, vocab)
+        for row, row_choices in enumerate(choices):
+            logits[row, -1, row_choices[step]] = 1.0
+        return logits
+    model.decode = decode
+    return model
+
+
+def test_rows_stop_at_their_own_eos_and_are_padded_after_it_until_every_row_has_one():
+    # Row 0 writes <eos> (2) at once, then would write 7; row 1 writes 5, 6, then <eos>.
+    model = scripted(make_model(), [[2, 7, 7, 7], [5, 6, 2, 7]])
+    tgt_ids, steps = model.generate(random_ids(2, 4, 20), max_new_tokens=10, bos_id=1, eos_id=2)
+    pad = model.config.pad_id
+    assert tgt_ids.tolist() == [[1, 2, pad, pad], [1, 5, 6, 2]] and len(steps) == 3
+
+
 def test_generation_never_runs_past_max_len():
     model = make_model(max_len=5)
     tgt_ids, _ = model.generate(random_ids(1, 4, 20), max_new_tokens=50, bos_id=1, eos_id=21)
