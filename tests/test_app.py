@@ -7,8 +7,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from transformer_viz.analysis.inference import run_text
 from transformer_viz.app.frame.navigation import PAGES as NAVIGATION
+from transformer_viz.data.tasks import TASKS
+from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.names import ATTENTION_KINDS
+from transformer_viz.weights.pretrained import load_pretrained
 
 PAGES = tuple(NAVIGATION)  # every page of the app
 CONFIGS = {
@@ -331,7 +335,12 @@ def test_break_it_measures_what_switching_positions_off_costs():
     assert not at.exception and not at.error
     exact = at.metric[0]
     assert exact.value.endswith("%") and int(exact.value[:-1]) < 20 and exact.delta.startswith("-")
-    assert any("before ` olleh ` → after" in m.value for m in at.markdown)
+    broken = run_text(load_pretrained("reverse").model, TASKS["reverse"], "hello",
+                      intervention=Intervention(positions=False)).output_text
+    assert broken != "olleh"  # what the page must show after, computed here without its run cache
+    assert any(f"before ` olleh ` → after ` {broken} `" in m.value for m in at.markdown)
+    entropy = next(m for m in at.metric if m.label == "Attention entropy (bits)")
+    assert entropy.delta not in ("+0.00", "-0.00")
     at.button(key="break_rank").click().run()
     ranked = at.dataframe[0].value
     assert ranked.iloc[0, 1] >= ranked.iloc[-1, 1] and len(ranked) == 3 * 2 * 4 + 3 * 2  # heads, then layers
