@@ -33,7 +33,8 @@ LINKS = st.dictionaries(st.one_of(st.sampled_from(HOT), st.sampled_from(VIEW_FIE
 EDGES = [(field, value) for field, values in {"n_encoder_layers": ("1", "6"), "n_decoder_layers": ("1", "6"),
                                               "n_heads": ("1", "16"), "d_model": ("2", "256"), "max_len": ("64",),
                                               "d_ff": ("16", "512")}.items() for value in values]
-SLOWEST_RERUN_S = 5.0
+# What one run of a page may cost, in CPU seconds of this process (not wall time: a busy machine changes that).
+RERUN_CPU_SECONDS = 10.0
 RSS_SLACK = 512 * 2**20  # beyond the bounded caches: models, allocator, Streamlit
 
 
@@ -48,11 +49,11 @@ START_RSS = rss_bytes()
           suppress_health_check=[HealthCheck.too_slow])
 @given(page=st.sampled_from(PAGES), link=LINKS)
 def test_no_link_breaks_a_page(page, link):
-    started = time.perf_counter()
+    started = time.process_time()
     at = run_page(page, link=link)
-    seconds = time.perf_counter() - started
+    cpu = time.process_time() - started
     assert not at.exception, (page, link, [e.value for e in at.exception])
-    assert seconds < SLOWEST_RERUN_S, (page, link, seconds)
+    assert cpu < RERUN_CPU_SECONDS, (page, link, cpu)
     # The figure cache counts estimated bytes; Plotly's own objects around them add up to as much again.
     assert rss_bytes() - START_RSS < run_cache_bytes() + 2 * FIGURE_CACHE_BYTES + RSS_SLACK
 
