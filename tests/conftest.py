@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from devtools.browser import chromium, streamlit_server
+from devtools.browser import browser_missing_reason, chromium, streamlit_server
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHES = {"__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"}
@@ -18,6 +18,16 @@ def files_git_does_not_track() -> set[str] | None:
     except (OSError, subprocess.CalledProcessError):
         return None
     return {path for path in listed.stdout.decode().split("\0") if path and not CACHES & set(Path(path).parts)}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `browser` drive Debian's Chromium: where it is missing they are skipped, saying why."""
+    missing = browser_missing_reason()
+    if missing is not None:
+        skip = pytest.mark.skip(reason=f"no real browser here: {missing}")
+        for item in items:
+            if "browser" in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from devtools.browser import (
-    browser_missing_reason,
     choose_option,
     chromium_page,
     exceptions,
@@ -15,8 +14,7 @@ from devtools.browser import (
     streamlit_server,
 )
 
-missing = browser_missing_reason()
-pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
 # The grid is the first Plotly chart of the Attention page; its click layer (the scatter trace
 # named "tiles") has one marker per (layer, head) tile at the tile's centre.

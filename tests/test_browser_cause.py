@@ -4,10 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import browser_missing_reason, exceptions, new_page, open_app
+from devtools.browser import exceptions, new_page, open_app
 
-missing = browser_missing_reason()
-pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
 
 

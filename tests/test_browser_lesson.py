@@ -7,15 +7,13 @@ from pathlib import Path
 import pytest
 
 from devtools.browser import (
-    browser_missing_reason,
     exceptions,
     new_page,
     open_app,
     rerun_after,
 )
 
-missing = browser_missing_reason()
-pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
 TEXT = {
     "en": {"next": "Next", "reveal": "Reveal the answer", "heading": "{n} of 9",

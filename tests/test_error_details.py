@@ -2,10 +2,9 @@
 
 import pytest
 
-from devtools.browser import browser_missing_reason, chromium_page, streamlit_server
+from devtools.browser import chromium_page, streamlit_server
 
-missing = browser_missing_reason()
-pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
 
 def test_an_unexpected_error_shows_no_traceback(tmp_path):

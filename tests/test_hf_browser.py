@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from devtools.browser import (
-    browser_missing_reason,
     chromium_page,
     exceptions,
     full_page_screenshot,
@@ -17,8 +16,8 @@ from devtools.browser import (
 )
 from transformer_viz.weights import hf
 
-missing = browser_missing_reason() or hf.missing_reason()
-pytestmark = [pytest.mark.hf, pytest.mark.skipif(missing is not None, reason=f"{missing}")]
+missing = hf.missing_reason()
+pytestmark = [pytest.mark.hf, pytest.mark.browser, pytest.mark.skipif(missing is not None, reason=f"{missing}")]
 PAGES = {"attention": "Attention", "masks": "Masks", "head": "Inside one head", "decoding": "Decoding",
          "overview": "Overview", "embeddings": "Embeddings", "layers": "Inside the layers"}
 CHARTS = "document.querySelectorAll('[data-testid=stMain] .js-plotly-plot').length"

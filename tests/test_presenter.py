@@ -43,7 +43,6 @@ from devtools.browser import (
     CONNECTED,
     IS_IDLE,
     RUN_COUNTER,
-    browser_missing_reason,
     chromium,
     exceptions,
     full_page_screenshot,
@@ -54,8 +53,7 @@ from devtools.browser import (
 from devtools.text_boxes import FIGURE_TEXTS, PAGE_WIDTH, Problem, page_problems, problem_table
 from transformer_viz import i18n
 
-missing = browser_missing_reason()
-pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,14 @@ import subprocess
 
 import pytest
 
-from devtools.browser import EXCEPTION, browser_missing_reason, click_until_shown, new_page, open_app
+from devtools.browser import EXCEPTION, click_until_shown, new_page, open_app
 from devtools.redis_server import redis_server
 from devtools.servers import NGINX, Servers
 
-missing = browser_missing_reason() or (None if shutil.which(NGINX) else f"{NGINX} is not installed")
+missing = None if shutil.which(NGINX) else f"{NGINX} is not installed"
 missing = missing or (None if shutil.which("redis-server") else "redis-server is not installed")
-pytestmark = pytest.mark.skipif(missing is not None, reason=f"cannot run the topology here: {missing}")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(missing is not None, reason=f"cannot run the topology here: {missing}")]
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from devtools.browser import (
-    browser_missing_reason,
     choose_option,
     chromium,
     click_until_shown,
@@ -28,8 +27,7 @@ from devtools.browser import (
 )
 from devtools.redis_server import redis_missing_reason, redis_server
 
-missing = browser_missing_reason()
-pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
 FOLLOW_SECONDS = 2.0
 SETTLE_MS = 500

@@ -4,10 +4,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from devtools.browser import browser_missing_reason, chromium_page, exceptions, open_app, streamlit_server
+from devtools.browser import chromium_page, exceptions, open_app, streamlit_server
 
-missing = browser_missing_reason()
-pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
 HOSTILE = ("[click](https://evil.example/login) **bold** _it_ :red[red] $x^2$ www.evil.example "
            "<img/src=x/onerror=window.__pwned=1> :smile:")
