@@ -52,19 +52,34 @@ def test_every_field_has_its_shape(norm_first, kind, layer):
     assert len(w.query_tokens) == q_len and len(w.key_tokens) == k_len
 
 
+def torch_attention(model, kind: str, layer: int, x_query, x_key, mask):
+    """torch.nn.MultiheadAttention with the weights of attention `kind` in `layer`, on one sentence: (output
+    (q_len, d_model), per-head weights (heads, q_len, k_len)). An implementation independent of ours."""
+    attention = ATTENTION_KINDS[kind]
+    ours = getattr(getattr(model, attention.stack).layers[layer], attention.sublayer)
+    reference = torch.nn.MultiheadAttention(D_MODEL, N_HEADS, batch_first=True).eval()
+    with torch.no_grad():
+        reference.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
+        reference.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
+        reference.out_proj.weight.copy_(ours.out_proj.weight)
+        reference.out_proj.bias.copy_(ours.out_proj.bias)
+        query, key = torch.tensor(x_query)[None], torch.tensor(x_key)[None]  # (1, len, d_model)
+        blocked = ~torch.tensor(mask)  # (q_len, k_len): nn.MultiheadAttention's True means "may not attend"
+        output, weights = reference(query, key, key, attn_mask=blocked, need_weights=True,
+                                    average_attn_weights=False)
+    return output[0].numpy(), weights[0].numpy()
+
+
 @pytest.mark.parametrize("norm_first, kind, layer", cases())
 @pytest.mark.parametrize("head", range(N_HEADS))
-def test_recomputed_steps_equal_the_trace_for_batch_item_0(norm_first, kind, layer, head):
+def test_each_step_agrees_with_torch_multihead_attention_for_batch_item_0(norm_first, kind, layer, head):
     model, trace = tiny(norm_first)
     w = head_walkthrough(model, trace, kind, layer, head)
-    for leaf in ("q", "k", "v", "scores", "masked_scores", "weights"):
-        np.testing.assert_allclose(getattr(w, leaf), trace[attention_name(kind, layer, leaf)][0, head].numpy(),
-                                   atol=1e-5)
-    np.testing.assert_array_equal(w.mask, trace[attention_name(kind, layer, "mask")][0, 0].numpy())
-    out = trace[attention_name(kind, layer, "out")]
-    np.testing.assert_allclose(w.output, out[0].numpy(), atol=1e-5)
+    output, weights = torch_attention(model, kind, layer, w.x_query, w.x_key, w.mask)
+    np.testing.assert_allclose(w.weights, weights[head], atol=1e-5)
+    np.testing.assert_allclose(w.output, output, atol=1e-5)
     # Item 1 of the batch is a different sentence: the walkthrough must not have read it.
-    assert not np.allclose(w.output, out[1].numpy(), atol=1e-3)
+    assert not np.allclose(w.output, trace[attention_name(kind, layer, "out")][1].numpy(), atol=1e-3)
 
 
 @pytest.mark.parametrize("norm_first, kind, layer", cases())
