@@ -86,15 +86,33 @@ def test_a_view_larger_than_a_link_is_refused(make_store):
     assert store.get(code).version == 0
 
 
-def test_a_room_expires_after_its_time_without_a_change(make_store):
-    store = make_store(ttl=1)
+def test_a_room_in_memory_expires_after_its_time_without_a_change():
+    now = [0.0]
+    store = MemoryRoomStore(ttl=10, clock=lambda: now[0])
     code = store.create()
-    time.sleep(0.6)
+    now[0] = 6
     assert store.publish(code, "attention", VIEW).version == 1  # a change keeps it alive one ttl more
-    time.sleep(0.6)
+    now[0] = 12
     assert store.get(code) is not None
-    time.sleep(1.0)
+    now[0] = 16
     assert store.get(code) is None
+
+
+def test_a_room_in_redis_lives_a_ttl_from_its_last_change_then_expires(redis_url):
+    import redis
+
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    store = RedisRoomStore(client, ttl=3600)
+    code = store.create()
+    client.pexpire(store.key(code), 60_000)  # as if 59 minutes had passed without a change
+    store.publish(code, "attention", VIEW)
+    assert client.pttl(store.key(code)) > 3_000_000  # the change renewed its hour
+    client.pexpire(store.key(code), 50)  # its last milliseconds
+    deadline = time.monotonic() + 30  # a condition, waited for with a generous deadline: Redis expires in real time
+    while store.get(code) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert store.get(code) is None
+    client.close()
 
 
 def test_concurrent_publishes_each_get_their_own_version(make_store):
