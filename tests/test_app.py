@@ -267,17 +267,25 @@ def test_a_training_waits_in_line_while_the_servers_trainings_run_and_then_train
     pool = training_pool()
     others = [pool.submit(Transformer(model_config_for(get_task("copy"))), "copy", steps=100_000)
               for _ in range(pool.workers)]
-    while any(job.position() for job in others):  # until both are training
+    deadline = time.monotonic() + 120  # conditions, waited for with a generous deadline
+    while any(job.position() for job in others) and time.monotonic() < deadline:  # until both are training
         time.sleep(0.05)
-    release = threading.Timer(3.0, lambda: [job.stop() for job in others])
+
+    def release_once_this_one_waits() -> None:  # the other sessions' trainings end once this page says it waits
+        while not any(key == "training.waiting" for key, _ in asked) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for job in others:
+            job.stop()
+
+    release = threading.Thread(target=release_once_this_one_waits, daemon=True)
     release.start()
     try:
         at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random", train_steps=100)
         at.button(key="training_start").click().run()
     finally:
-        release.cancel()
         for job in others:
             job.stop()
+        release.join()
     assert not at.exception
     waiting = [values for key, values in asked if key == "training.waiting"]
     assert waiting and waiting[0] == {"place": 1, "n": pool.workers}
