@@ -9,13 +9,13 @@ browser context and expects the very same figures.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
 from devtools.browser import (
-    browser_missing_reason,
     choose_option,
     exceptions,
     new_page,
@@ -26,8 +26,7 @@ from devtools.browser import (
 from transformer_viz.app.session.state import VIEW_FIELDS
 from transformer_viz.i18n import LANGUAGE_NAMES
 
-missing = browser_missing_reason()
-pytestmark = pytest.mark.skipif(missing is not None, reason=f"no real browser here: {missing}")
+pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
 # What a keyed widget shows, found by the st-key-<key> class Streamlit gives its container.
 SHOWN = """(key) => {
@@ -49,6 +48,28 @@ FIGURES = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(
   for (let i = 0; i < text.length; i++) hash = (hash * 31 + text.charCodeAt(i)) | 0;
   return [(p.layout.title && p.layout.title.text) || '', hash];
 })"""
+# True once every view widget on the page shows what the link says (the language: its name; the link: its code).
+AGREE = f"""([keys, names]) => {{
+  const shown = {SHOWN};
+  const params = new URLSearchParams(location.search);
+  return keys.every(key => {{
+    const value = shown(key);
+    if (value === null || !params.has(key)) return true;
+    return (key === 'lang' ? names[params.get(key)] : params.get(key)) === value;
+  }});
+}}"""
+# True once the page draws exactly the expected figures.
+DRAWS = f"""(expected) => JSON.stringify(({FIGURES})()) === JSON.stringify(expected)"""
+DEADLINE_MS = 60_000  # generous: a busy machine is slow, never wrong
+
+
+def wait_until(page, condition: str, arg) -> None:
+    """Wait for a JavaScript condition, at most DEADLINE_MS; the assertion after it says what differs if it never
+    holds."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(condition, arg=arg, timeout=DEADLINE_MS)
 
 
 
@@ -82,7 +103,7 @@ class Tour:
         """After a step: no traceback, every view widget on the page shows what its query parameter says (the
         language: its name, the link its code)."""
         wait_for_idle(self.page)
-        self.page.wait_for_timeout(300)  # the frontend writes the URL after the run's last delta
+        wait_until(self.page, AGREE, [list(VIEW_FIELDS), LANGUAGE_NAMES])  # the URL is written after the last delta
         assert exceptions(self.page) == [], (name, exceptions(self.page))
         _, params = self.link()
         for key in VIEW_FIELDS:
@@ -252,7 +273,7 @@ def test_each_link_of_the_tour_opens_the_same_figures(browser, tour):
     for name, url, figures in tour:
         page = new_page(browser)  # a page in a new browser context: a new student, no session
         open_app(page, url, figures=bool(figures))
-        page.wait_for_timeout(300)
+        wait_until(page, DRAWS, [list(f) for f in figures])
         assert [tuple(f) for f in page.evaluate(FIGURES)] == figures, name
         page.context.close()
 
