@@ -262,18 +262,24 @@ def test_a_training_waits_in_line_while_the_servers_trainings_run_and_then_train
     from transformer_viz import Transformer, get_task, model_config_for
     from transformer_viz.app.server.trainings import training_pool
 
-    asked = []
-    monkeypatch.setattr(page, "tr", lambda key, **values: asked.append((key, values)) or key)
+    asked, says_it_waits = [], threading.Event()
+
+    def words(key: str, **values) -> str:
+        asked.append((key, values))
+        if key == "training.waiting":
+            says_it_waits.set()
+        return key
+
+    monkeypatch.setattr(page, "tr", words)
     pool = training_pool()
     others = [pool.submit(Transformer(model_config_for(get_task("copy"))), "copy", steps=100_000)
               for _ in range(pool.workers)]
-    deadline = time.monotonic() + 120  # conditions, waited for with a generous deadline
+    deadline = time.monotonic() + 120  # a condition, waited for with a generous deadline
     while any(job.position() for job in others) and time.monotonic() < deadline:  # until both are training
         time.sleep(0.05)
 
     def release_once_this_one_waits() -> None:  # the other sessions' trainings end once this page says it waits
-        while not any(key == "training.waiting" for key, _ in asked) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        says_it_waits.wait(timeout=120)
         for job in others:
             job.stop()
 
