@@ -150,13 +150,6 @@ def app_texts() -> dict[str, str]:
     return CATALOGS["en"]
 
 
-def label(key: str) -> str:
-    """A figure's word in English, also how a widget labels that choice (kinds of attention)."""
-    from transformer_viz.i18n import text
-
-    return text(key)
-
-
 CONTROLS = ("stRadio", "stSelectbox", "stSegmentedControl", "stButtonGroup", "stSelectSlider")
 
 
@@ -224,7 +217,7 @@ def open_case(browser, case: Case, urls: dict[str, str]) -> None:
         before = finished_runs(page)
         set_control(page, case.control, case.options[target])
         page.wait_for_function(f"() => window.__tvRuns > {before} && ({IS_IDLE})()", timeout=180_000)
-        wait_for_idle(page, settle_ms=500)
+        wait_for_idle(page)
         case.signatures.setdefault(target, page.evaluate(SIGNATURE))
     if case.signatures[0] == case.signatures[1]:
         raise RuntimeError(f"{case.name}: switching {case.control!r} does not change any chart")
@@ -244,7 +237,7 @@ def change(case: Case, record: bool = True) -> None:
     page.wait_for_function("() => window.__tvDone !== null", timeout=180_000, polling=50)
     with contextlib.suppress(Exception):  # a run too short to show `running` is not counted
         page.wait_for_function(f"() => window.__tvRuns > {before}", timeout=2_000)
-    wait_for_idle(page, settle_ms=300)
+    wait_for_idle(page)
     t0, t1, frames, long_tasks = page.evaluate(
         "() => [window.__tvInputAt, window.__tvDone, window.__tvFrames, window.__tvLong]")
     case.state = target
@@ -362,10 +355,10 @@ def main() -> None:
 
     texts = app_texts()
     draw, options = texts["attention.value"], (texts["value.weights"], texts["value.scores"])
-    # A link as the app writes it: bound widgets carry their labels (layers count from 1).
-    big = "/attention?" + urlencode({"task": texts["task.reverse"], "weights": texts["weights.random"],
+    # A link as the app writes it: ids (layers count from 1).
+    big = "/attention?" + urlencode({"task": "reverse", "weights": "random",
                                      "n_encoder_layers": 6, "n_heads": 8, "max_len": 32, "src_text": LONG_TEXT,
-                                     "kind": label("kind.encoder_self"), "layer": 1})
+                                     "kind": "encoder_self", "layer": 1})
     print(f"input for b: task 'reverse', max_len 32, {len(LONG_TEXT) + 1} source tokens with <eos>")
     shipped = ROOT / "transformer_viz" / "weights" / "shipped"
     checkpoints = sorted(path.stem for path in shipped.glob("*.safetensors"))

@@ -11,6 +11,7 @@ in `window.__tvRuns`.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -159,11 +160,21 @@ def open_app(page, url: str, timeout: float = 90_000, figures: bool = True) -> N
     wait_for_idle(page, timeout)
 
 
-def wait_for_idle(page, timeout: float = 60_000, settle_ms: int = 100) -> None:
-    """Wait for `notRunning`, give the frontend a moment to apply the last deltas, and check again."""
-    page.wait_for_selector(IDLE, state="attached", timeout=timeout)
-    page.wait_for_timeout(settle_ms)
-    page.wait_for_selector(IDLE, state="attached", timeout=timeout)
+# No script runs and no element of an earlier run is left stale (Streamlit marks them data-stale until the run's
+# deltas replace or remove them), for SETTLED_FRAMES animation frames in a row: a run that starts right after one
+# ends (st.rerun, a page switch) breaks the streak and is waited for too.
+SETTLED_FRAMES = 3
+SETTLED = f"""() => {{
+  const settled = ({IS_IDLE})() && !document.querySelector('[data-stale=true]');
+  window.__tvSettled = settled ? (window.__tvSettled || 0) + 1 : 0;
+  return window.__tvSettled >= {SETTLED_FRAMES};
+}}"""
+
+
+def wait_for_idle(page, timeout: float = 60_000) -> None:
+    """Wait until the app has finished its runs and the browser has drawn their last deltas."""
+    page.evaluate("() => { window.__tvSettled = 0; }")
+    page.wait_for_function(SETTLED, timeout=timeout, polling="raf")
 
 
 # Every st.plotly_chart has drawn its figure, and the figures' sizes and text counts as a string (to compare
@@ -211,6 +222,87 @@ def full_page_screenshot(page, path: str) -> None:
         page.set_viewport_size(size)
 
 
+# What a keyed widget shows, found by the st-key-<key> class Streamlit gives its container (null: not drawn).
+WIDGET_SHOWN = """(key) => {
+  const box = document.querySelector(`.st-key-${key}`);
+  if (!box) return null;
+  const combo = box.querySelector('input[role=combobox]');
+  if (combo) return combo.value;
+  const radio = box.querySelector('input[type=radio]:checked');
+  if (radio) return radio.closest('label').textContent.trim();
+  const thumb = box.querySelector('[data-testid=stSliderThumbValue]');
+  if (thumb) return thumb.textContent.trim();
+  const input = box.querySelector('input');
+  return input ? (input.type === 'checkbox' ? String(input.checked) : input.value) : null;
+}"""
+# Every figure on the page: its title and a hash of its traces' data.
+FIGURE_DATA = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => {
+  const text = JSON.stringify(p.data.map(t => [t.type, t.name, t.z, t.x, t.y, t.customdata]));
+  let hash = 0;
+  for (let i = 0; i < text.length; i++) hash = (hash * 31 + text.charCodeAt(i)) | 0;
+  return [(p.layout.title && p.layout.title.text) || '', hash];
+})"""
+
+
+def widget_shown(page, key: str) -> str | None:
+    return page.evaluate(WIDGET_SHOWN, key)
+
+
+def widgets_shown(page, keys) -> dict[str, str]:
+    """What each keyed widget of `keys` drawn on the page shows."""
+    shown = {key: widget_shown(page, key) for key in keys}
+    return {key: value for key, value in shown.items() if value is not None}
+
+
+def figure_data(page) -> list[tuple[str, int]]:
+    return [tuple(f) for f in page.evaluate(FIGURE_DATA)]
+
+
+def view_snapshot(page, keys) -> tuple[str, list[tuple[str, int]], dict[str, str]]:
+    """Once the page's run has finished: its address, its figures' data and what the widgets of `keys` show."""
+    wait_for_idle(page)
+    return page.url, figure_data(page), widgets_shown(page, keys)
+
+
+def snapshot_in_new_context(browser, url: str, figures: list, keys, timeout: float = 60_000):
+    """`url` opened by a new student (a new browser context: no session), once it draws `figures` (or `timeout`
+    ms have passed: the caller's assertion then says what differs) -> its view_snapshot and exceptions."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page = new_page(browser)
+    try:
+        open_app(page, url, figures=bool(figures))
+        with contextlib.suppress(PlaywrightTimeout):
+            page.wait_for_function(f"(expected) => JSON.stringify(({FIGURE_DATA})()) === JSON.stringify(expected)",
+                                   arg=[list(f) for f in figures], timeout=timeout)
+        return view_snapshot(page, keys), exceptions(page)
+    finally:
+        page.context.close()
+
+
+def open_menu_page(page, title: str, figures: bool = True) -> None:
+    """Open a page from the sidebar's page menu and wait for its run (and, with `figures`, a visible chart)."""
+    link = page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True)
+    heading = "document.querySelector('h1')?.innerText.trim()"
+    before = page.evaluate(f"() => {heading}")
+    rerun_after(page, link.click, until=f"{heading} && {heading} !== {json.dumps(before)}")
+    if figures:
+        page.wait_for_selector(".js-plotly-plot:visible", timeout=60_000)  # not one in a folded expander
+
+
+def slide_to(page, key: str, target: int) -> None:
+    """Move the keyed slider to `target` with the arrow keys, as a keyboard user does, and wait for the rerun."""
+    thumb = page.locator(f".st-key-{key} input[type=range]")
+    steps = target - int(thumb.input_value())
+
+    def press() -> None:
+        thumb.focus()
+        for _ in range(abs(steps)):
+            thumb.press("ArrowRight" if steps > 0 else "ArrowLeft")
+
+    rerun_after(page, press, until=f"document.querySelector('.st-key-{key} input[type=range]').value === '{target}'")
+
+
 def finished_runs(page) -> int:
     return page.evaluate("() => window.__tvRuns")
 
@@ -234,39 +326,14 @@ def rerun_after(page, action: Callable[[], object], until: str | None = None, ti
 
 
 def choose_option(page, selectbox, option: str, timeout: float = 10_000) -> None:
-    """Pick `option` in a Streamlit selectbox (a react-aria combobox in Streamlit >= 1.5x).
-
-    The first click on the input only focuses it; ArrowDown opens the list reliably.
-    """
+    """Pick `option` in a Streamlit selectbox (a react-aria combobox in Streamlit >= 1.5x), as a user does once the
+    page has settled: a click focuses the input, ArrowDown opens its list, a click chooses."""
+    wait_for_idle(page)
     combo = selectbox.get_by_role("combobox")
-    listbox = page.get_by_role("listbox")
-    for _attempt in range(3):
-        combo.click()
-        if combo.get_attribute("aria-expanded") != "true":
-            combo.press("ArrowDown")
-        try:
-            listbox.first.wait_for(state="visible", timeout=timeout / 3)
-            break
-        except Exception:  # the list did not open: try again
-            page.keyboard.press("Escape")
-    listbox.get_by_role("option", name=option, exact=True).click(timeout=timeout)
-
-
-def click_until_shown(page, button, shown, timeout: float = 60_000) -> None:
-    """Click `button` until the locator `shown` appears: once more if the first click leaves no trace at all (no
-    exception on the page). Seen for the class room's Start button in ~1 of 6 CI runs, never reproduced on its own;
-    its cause is not found. A button that never works still fails, as does one that raises."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    button.click()
-    try:
-        shown.wait_for(timeout=20_000)
-        return
-    except PlaywrightTimeout:
-        if exceptions(page):
-            raise
-    button.click()
-    shown.wait_for(timeout=timeout)
+    combo.click()
+    if combo.get_attribute("aria-expanded") != "true":
+        combo.press("ArrowDown")
+    page.get_by_role("listbox").get_by_role("option", name=option, exact=True).click(timeout=timeout)
 
 
 def exceptions(page) -> list[str]:

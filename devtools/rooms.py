@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
-from devtools.browser import choose_option, click_until_shown, exceptions, open_app, streamlit_server, wait_for_idle
+from devtools.browser import choose_option, exceptions, open_app, streamlit_server, wait_for_idle
 from devtools.redis_server import redis_missing_reason, redis_server
 
 # When the teacher's last input happened, and when the student's page first showed a condition, in the same
@@ -38,10 +38,18 @@ def app_with_rooms(store: str):
 def start_room(teacher, url: str) -> str:
     """Open the app as the teacher, start a room; the room's link as shown."""
     open_app(teacher, url)
+    return press_start_room(teacher)
+
+
+def press_start_room(teacher) -> str:
+    """On the teacher's page (opened and settled): open the sidebar's Class room, press Start; the room's link."""
     sidebar = teacher.get_by_test_id("stSidebar")
     sidebar.get_by_text("Class room").click()
     link = teacher.get_by_test_id("stCode").first
-    click_until_shown(teacher, sidebar.get_by_role("button", name="Start a room (teacher)"), link)
+    start = sidebar.get_by_role("button", name="Start a room (teacher)")
+    wait_for_idle(teacher)
+    start.click()
+    link.wait_for(timeout=FOLLOW_DEADLINE_MS)
     wait_for_idle(teacher)
     return link.inner_text().strip()
 

@@ -26,14 +26,16 @@ CONFIGS = {
 def page_script(page: str) -> None:
     import importlib
 
-    from transformer_viz.app.frame.link import link_notice
+    from transformer_viz.app.frame.link import link_notice, open_link, write_link
     from transformer_viz.app.frame.navigation import follow_pending_link
     from transformer_viz.app.frame.sidebar import render_sidebar
 
+    open_link()
     follow_pending_link()
     render_sidebar()
     importlib.import_module(f"transformer_viz.app.pages.{page}").render()
     link_notice()
+    write_link()
 
 
 def run_page(page: str, link: dict[str, str] | None = None, **state) -> AppTest:
@@ -122,15 +124,15 @@ def test_heads_that_do_not_divide_d_model_are_fixed_with_a_message():
 
 
 def test_a_link_restores_the_view_and_the_app_writes_what_it_shows():
-    link = {"n_heads": "2", "kind": "Encoder self-attention", "layer": "2", "head": "2", "src_text": "abc"}
+    link = {"n_heads": "2", "kind": "encoder_self", "layer": "2", "head": "2", "src_text": "abc"}
     at = run_page("attention", link=link)
     assert not at.exception and not at.error
     assert (at.session_state["n_heads"], at.session_state["kind"]) == (2, "encoder_self")
     assert (at.session_state["layer"], at.session_state["head"]) == (1, 1)  # the link counts from 1, as the screen
     assert chart_specs(at)[1]["layout"]["title"]["text"].endswith("Layer 2 · Head 2")
     assert not at.sidebar.warning  # every setting was used
-    at.sidebar.radio(key="lang").set_value("zh").run()  # the app rewrites the link in the new language
-    assert at.query_params["kind"] == "编码器自注意力"
+    at.sidebar.radio(key="lang").set_value("zh").run()  # the link names ids: the same in every language
+    assert (at.query_params["kind"], at.query_params["head"], at.query_params["lang"]) == ("encoder_self", "2", "zh")
     assert at.session_state["kind"] == "encoder_self" and at.session_state["layer"] == 1
 
 
@@ -345,7 +347,7 @@ def test_a_later_rerun_of_a_session_opened_with_a_huge_model_link_builds_the_all
 
 
 def test_break_it_measures_what_switching_positions_off_costs():
-    at = run_page("break_it", link={"breaks": "positional encoding"})
+    at = run_page("break_it", link={"breaks": "no_positions"})
     assert not at.exception and not at.error
     exact = at.metric[0]
     assert exact.value.endswith("%") and int(exact.value[:-1]) < 20 and exact.delta.startswith("-")
@@ -361,15 +363,15 @@ def test_break_it_measures_what_switching_positions_off_costs():
 
 
 def test_compare_draws_both_sides_and_their_difference_on_the_same_target():
-    at = run_page("compare", link={"b_weights": "pretrained (ships with the app)", "b_breaks": "÷ √d_k"})
+    at = run_page("compare", link={"b_weights": "pretrained", "b_breaks": "no_scale"})
     assert not at.exception and not at.error
     assert len(at.get("plotly_chart")) == 3  # A, B and B − A
-    assert at.query_params["b_breaks"] == "÷ √d_k"
+    assert at.query_params["b_breaks"] == "no_scale"  # ids, not labels
 
 
 def test_a_link_restores_the_embeddings_selections():
     """Issue 7, bug 4: the Embeddings page's side and dimensions were not in the link."""
-    at = run_page("embeddings", link={"side": "Decoder input tokens", "dims": ["1", "5"]})
+    at = run_page("embeddings", link={"side": "tgt", "dims": ["1", "5"]})
     assert not at.exception and not at.error and not at.sidebar.warning
     pipeline, curves = chart_specs(at)[:2]
     assert pipeline["layout"]["title"]["text"].startswith("Target")
@@ -405,15 +407,15 @@ def test_the_run_cache_is_bounded_in_bytes_not_in_runs(monkeypatch):
 
 def test_a_choice_widgets_own_default_is_the_views_default():
     """Bug (found by the tour in Chromium): Inside the layers opened on the decoder (the view's default) but its
-    radio's own default was the first option, the encoder. A bound widget leaves its own default out of the link,
-    so choosing the encoder gave a link that opened on the decoder. (AppTest does not write bound links.)"""
+    radio's own default was the first option, the encoder: the link (which leaves out the view's defaults) and the
+    screen disagreed."""
     from transformer_viz.app.session.widgets import view_widget
 
     def radio(label, options, **kwargs):
         return options[kwargs["index"]], kwargs
 
     chosen, kwargs = view_widget(radio, "stack", "Stack", ("encoder", "decoder"))
-    assert chosen == "decoder" and kwargs["bind"] == "query-params" and kwargs["key"] == "stack"
+    assert chosen == "decoder" and kwargs["key"] == "stack"
     assert view_widget(radio, "stack", "Stack", ("encoder", "decoder"), index=0)[0] == "encoder"  # given: kept
     at = run_page("layers")
     assert at.radio(key="stack").value == "decoder"
@@ -456,8 +458,10 @@ def test_a_cached_figure_is_drawn_as_the_figure_it_was():
 def language_before_the_sidebar() -> None:
     import streamlit as st
 
+    from transformer_viz.app.frame.link import open_link
     from transformer_viz.app.session.widgets import lang
 
+    open_link()  # as app.py: first thing
     st.write(lang())
 
 
@@ -493,7 +497,7 @@ def test_choices_sent_in_the_old_language_after_a_switch_keep_their_values(page)
 
 def test_back_to_the_pretrained_model_restores_its_shape_and_weights():
     at = run_page("attention", link={"d_model": "32", "n_heads": "2", "n_encoder_layers": "1", "max_len": "32",
-                                     "positional": "learned table (BERT)", "weights": "random (untrained)"})
+                                     "positional": "learned", "weights": "random"})
     linked = (at.session_state["d_model"], at.session_state["max_len"], at.session_state["positional"])
     assert linked == (32, 32, "learned")
     next(b for b in at.button if b.label == "Back to the pretrained model").click().run()

@@ -139,7 +139,7 @@ def test_stop_ends_a_long_training_before_its_last_step_and_keeps_what_it_traine
     import re
     from urllib.parse import urlencode
 
-    link = urlencode({"weights": "random (untrained)", "d_model": "256", "n_heads": "8", "n_encoder_layers": "6",
+    link = urlencode({"weights": "random", "d_model": "256", "n_heads": "8", "n_encoder_layers": "6",
                       "n_decoder_layers": "6", "d_ff": "512", "train_steps": "100", "train_batch": "32"})
     with chromium_page() as page:
         page.goto(f"{app_url}/training?{link}")

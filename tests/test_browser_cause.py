@@ -16,7 +16,7 @@ def metric_values(page) -> list[str]:
 
 def test_break_it_switches_positions_off_and_the_exact_match_falls(app_url, browser):
     page = new_page(browser)
-    open_app(page, f"{app_url}/break_it?breaks=positional+encoding")
+    open_app(page, f"{app_url}/break_it?breaks=no_positions")
     exact = metric_values(page)[0]
     assert exact.endswith("%") and int(exact[:-1]) < 20, exact  # reverse without positions: order is lost
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 2")  # grid, difference
@@ -27,7 +27,7 @@ def test_break_it_switches_positions_off_and_the_exact_match_falls(app_url, brow
 
 def test_compare_draws_a_b_and_their_difference(app_url, browser):
     page = new_page(browser)
-    open_app(page, f"{app_url}/compare?b_weights=pretrained+%28ships+with+the+app%29&b_breaks=%C3%B7+%E2%88%9Ad_k")
+    open_app(page, f"{app_url}/compare?b_weights=pretrained&b_breaks=no_scale")
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 3")
     assert exceptions(page) == []
     page.context.close()
@@ -43,7 +43,7 @@ def test_inside_the_layers_draws_the_residual_stream_the_ffn_and_the_logit_lens(
 
 def test_the_attention_page_shows_head_scores_rollout_and_the_downloads(app_url, browser):
     page = new_page(browser)
-    open_app(page, f"{app_url}/attention?kind=Encoder+self-attention")
+    open_app(page, f"{app_url}/attention?kind=encoder_self")
     page.get_by_text("Attention rollout (an approximation)").first.wait_for()
     assert page.locator("[data-testid=stDataFrame]").count() == 1  # the sortable head-score table
     for label in ("The trace (.npz)", "Attention weights (.csv)", "This page's figures (HTML, offline)"):

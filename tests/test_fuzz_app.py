@@ -18,8 +18,9 @@ from transformer_viz.app.server.models import run_cache_bytes
 from transformer_viz.app.session.state import VIEW_FIELDS
 
 PAGES = tuple(NAVIGATION)  # every page of the app
-# Labels the widgets really write, next to garbage: numbers of every size, any text, hostile Markdown.
-LABELS = ("Encoder self-attention", "Cross-attention (decoder → encoder)", "中文", "English", "random (untrained)",
+# Ids the app writes, labels older links carry, next to garbage: numbers of every size, any text, hostile Markdown.
+LABELS = ("encoder_self", "cross", "zh", "en-fr", "random", "trained", "checkpoint:tiny", "true", "-1e+09", "-inf",
+          "Encoder self-attention", "Cross-attention (decoder → encoder)", "中文", "English", "random (untrained)",
           "trained by you on the Training page", "English → French", "−1e4", "−∞", "1", "2", "6", "8", "16", "64",
           "256", "0: <bos>", "3: l", "— (click a cell)", "the [x](https://evil.example) **y** $z$")
 SMALL = st.integers(-2, 9).map(str)  # layers, heads, steps, positions: where the edges are

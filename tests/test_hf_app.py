@@ -40,7 +40,7 @@ def test_every_page_renders_for_a_hugging_face_model(folders, family, page):
 
 
 def test_a_link_restores_a_hugging_face_model_and_a_missing_one_is_named(folders):
-    at = run_page("attention", link={"source": "Hugging Face model", "hf_model": folders["bart"]})
+    at = run_page("attention", link={"source": "hf", "hf_model": folders["bart"]})
     assert at.session_state["source"] == "hf" and at.session_state["hf_model"] == folders["bart"]
     assert not at.exception and not at.error
     at = run_page("attention", source="hf", hf_model="not/a-model-here")

@@ -40,7 +40,7 @@ def screenshots(tmp_path) -> Path:
 
 @pytest.mark.parametrize("family", hf.FAMILIES)
 def test_each_family_is_drawn_on_every_page_that_reads_a_trace(family, folders, screenshots):
-    link = urllib.parse.urlencode({"source": "Hugging Face model", "hf_model": folders[family],
+    link = urllib.parse.urlencode({"source": "hf", "hf_model": folders[family],
                                    "src_text": "the cat sat on the mat"})
     pages = PAGES if family == "marian" else ("attention", "head", "decoding", "embeddings")  # CI's minutes
     with streamlit_server() as url, chromium_page() as page:

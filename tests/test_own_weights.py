@@ -63,7 +63,8 @@ def test_a_shape_change_leaves_the_checkpoint_and_says_so(folder):
     assert any("checkpoint “tiny”" in w.value for w in at.sidebar.warning)
 
 
-@pytest.mark.parametrize("link, lang", [({"weights": "checkpoint “tiny”"}, "en"), ({"weights": "检查点 “tiny”"}, "zh")])
+@pytest.mark.parametrize("link, lang", [({"weights": "checkpoint:tiny"}, "en"),
+                                        ({"weights": "checkpoint:tiny", "lang": "zh"}, "zh")])
 def test_a_link_names_an_extra_checkpoint(folder, link, lang):
     at = run_page("attention", link={**link, **{field: str(value) for field, value in TINY.items()}}, lang=lang)
     assert not at.exception and not at.error
@@ -78,20 +79,20 @@ def test_a_link_names_an_extra_checkpoint(folder, link, lang):
 
 
 def test_a_link_naming_a_checkpoint_with_another_shape_shows_random_weights_and_says_why(folder):
-    at = run_page("attention", link={"weights": "checkpoint “tiny”"})  # the default shape
+    at = run_page("attention", link={"weights": "checkpoint:tiny"})  # the default shape
     assert at.session_state["weights"] == "checkpoint:tiny"
     assert any("Random weights" in w.value for w in at.warning)
     assert any("cannot hold the weights of checkpoint “tiny”" in c.value for c in at.caption)
 
 
 def test_a_link_naming_a_checkpoint_this_server_does_not_have_says_so(folder):
-    at = run_page("attention", link={"weights": "checkpoint “gone”"})
+    at = run_page("attention", link={"weights": "checkpoint:gone"})
     assert not at.exception and not at.error
     assert any("weights" in w.value for w in at.sidebar.warning)
     assert at.session_state["weights"] == "pretrained" and "weights" not in at.query_params
     (note,) = [c.value for c in at.sidebar.caption if "no checkpoint" in c.value]
     assert "` gone `" in note and "Reverse the letters" in note and "` tiny `" in note
-    at = run_page("attention", link={"lang": "中文", "weights": "检查点 “other”"})  # copy's, not reverse's
+    at = run_page("attention", link={"lang": "zh", "weights": "checkpoint:other"})  # copy's, not reverse's
     (note,) = [c.value for c in at.sidebar.caption if "没有" in c.value]
     assert "` other `" in note and "倒序字母" in note
 

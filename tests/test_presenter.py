@@ -107,7 +107,7 @@ def visit(page, url: str, shots: Path | None, name: str) -> Visit:
         page.goto(url)
         page.wait_for_selector(CONNECTED, state="attached", timeout=90_000)
         page.wait_for_function(f"() => window.__tvRuns > 0 && ({IS_IDLE})()", timeout=90_000)
-        wait_for_idle(page, settle_ms=300)
+        wait_for_idle(page)
         wait_for_figures(page)
     except Exception as error:  # reported as the page's problem
         result.problems.append(Problem("(page)", "did not finish", str(error).splitlines()[0]))

@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from devtools.browser import EXCEPTION, click_until_shown, new_page, open_app
+from devtools.browser import EXCEPTION, new_page, open_app
 from devtools.redis_server import redis_server
+from devtools.rooms import press_start_room
 from devtools.servers import NGINX, Servers
 
 missing = None if shutil.which(NGINX) else f"{NGINX} is not installed"
@@ -54,12 +55,7 @@ def test_a_room_started_on_one_replica_is_followed_from_the_other(topology, brow
     teacher, teacher_route = open_student(browser, f"{topology.url}/overview")
     replica = topology.routes(0)[teacher_route]
     sidebar = teacher.get_by_test_id("stSidebar")
-    sidebar.get_by_text("Class room").click()
-    start = sidebar.get_by_role("button", name="Start a room (teacher)")
-    start.wait_for(timeout=30_000)
-    link = teacher.get_by_test_id("stCode").first
-    click_until_shown(teacher, start, link)
-    code = link.inner_text().strip().rsplit("=", 1)[1]
+    code = press_start_room(teacher).rsplit("=", 1)[1]
     while True:  # a student whom nginx sends to the other replica
         student, route = open_student(browser, f"{topology.url}/?room={code}", figures=False)
         if topology.routes(0)[route] != replica:

@@ -29,7 +29,7 @@ RENDERED = """() => {
 def test_hostile_text_is_shown_literally():
     with streamlit_server() as url, chromium_page() as page:
         # en-fr knows none of these words: every one of them is listed, as typed, in the <unk> warning.
-        open_app(page, f"{url}/attention?" + urlencode({"task": "English → French", "src_text": HOSTILE}))
+        open_app(page, f"{url}/attention?" + urlencode({"task": "en-fr", "src_text": HOSTILE}))
         assert exceptions(page) == []
         rendered = page.evaluate(RENDERED)
         assert rendered["links"] == [] and rendered["images"] == 0 and not rendered["pwned"]

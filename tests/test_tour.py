@@ -1,77 +1,36 @@
 """A scripted tour of the app in a real Chromium: what the widgets show, what the figures draw and the URL agree.
 
 The tour visits every page, switches the language twice and changes the kind, layer, head, pad,
-decoding step and cell, with page changes in between. After every step it checks that each view
-widget shows what the link says, and the figures what the widgets say. It also re-checks three bugs
-seen in a classroom (see each step's comment). The second test opens each step's URL in a fresh
-browser context and expects the very same figures.
+decoding step and cell, with page changes in between. After every step it checks what the widgets
+show, what the figures draw and that the link names the choice by its id. It also re-checks three
+bugs seen in a classroom (see each step's comment). The second test opens each step's URL in a fresh
+browser context and expects the very same widgets and figures.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
 from devtools.browser import (
+    WIDGET_SHOWN,
     choose_option,
     exceptions,
+    figure_data,
     new_page,
     open_app,
+    open_menu_page,
     rerun_after,
-    wait_for_idle,
+    slide_to,
+    snapshot_in_new_context,
+    view_snapshot,
+    widget_shown,
 )
 from transformer_viz.app.session.state import VIEW_FIELDS
-from transformer_viz.i18n import LANGUAGE_NAMES
 
 pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
-
-# What a keyed widget shows, found by the st-key-<key> class Streamlit gives its container.
-SHOWN = """(key) => {
-  const box = document.querySelector(`.st-key-${key}`);
-  if (!box) return null;
-  const combo = box.querySelector('input[role=combobox]');
-  if (combo) return combo.value;
-  const radio = box.querySelector('input[type=radio]:checked');
-  if (radio) return radio.closest('label').textContent.trim();
-  const thumb = box.querySelector('[data-testid=stSliderThumbValue]');
-  if (thumb) return thumb.textContent.trim();
-  const input = box.querySelector('input');
-  return input ? (input.type === 'checkbox' ? String(input.checked) : input.value) : null;
-}"""
-# Every figure on the page: its title and a hash of its traces' data.
-FIGURES = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => {
-  const text = JSON.stringify(p.data.map(t => [t.type, t.name, t.z, t.x, t.y, t.customdata]));
-  let hash = 0;
-  for (let i = 0; i < text.length; i++) hash = (hash * 31 + text.charCodeAt(i)) | 0;
-  return [(p.layout.title && p.layout.title.text) || '', hash];
-})"""
-# True once every view widget on the page shows what the link says (the language: its name; the link: its code).
-AGREE = f"""([keys, names]) => {{
-  const shown = {SHOWN};
-  const params = new URLSearchParams(location.search);
-  return keys.every(key => {{
-    const value = shown(key);
-    if (value === null || !params.has(key)) return true;
-    return (key === 'lang' ? names[params.get(key)] : params.get(key)) === value;
-  }});
-}}"""
-# True once the page draws exactly the expected figures.
-DRAWS = f"""(expected) => JSON.stringify(({FIGURES})()) === JSON.stringify(expected)"""
-DEADLINE_MS = 60_000  # generous: a busy machine is slow, never wrong
-
-
-def wait_until(page, condition: str, arg) -> None:
-    """Wait for a JavaScript condition, at most DEADLINE_MS; the assertion after it says what differs if it never
-    holds."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    with contextlib.suppress(PlaywrightTimeout):
-        page.wait_for_function(condition, arg=arg, timeout=DEADLINE_MS)
-
-
 
 @pytest.fixture(scope="module")
 def tour(app_url, browser):
@@ -87,31 +46,20 @@ class Tour:
 
     # --- what is on screen -------------------------------------------------------------------------------
     def shown(self, key: str) -> str | None:
-        return self.page.evaluate(SHOWN, key)
+        return widget_shown(self.page, key)
 
     def link(self) -> tuple[str, dict[str, str]]:
         parts = urlsplit(self.page.url)
         return parts.path, dict(parse_qsl(parts.query))
 
-    def figures(self) -> list[tuple[str, int]]:
-        return [tuple(f) for f in self.page.evaluate(FIGURES)]
-
     def titles(self) -> list[str]:
-        return [title for title, _ in self.figures()]
+        return [title for title, _ in figure_data(self.page)]
 
     def check(self, name: str) -> None:
-        """After a step: no traceback, every view widget on the page shows what its query parameter says (the
-        language: its name, the link its code)."""
-        wait_for_idle(self.page)
-        wait_until(self.page, AGREE, [list(VIEW_FIELDS), LANGUAGE_NAMES])  # the URL is written after the last delta
+        """After a step: no traceback; keep the link, the figures and the widgets for the second test."""
+        url, figures, widgets = view_snapshot(self.page, VIEW_FIELDS)
         assert exceptions(self.page) == [], (name, exceptions(self.page))
-        _, params = self.link()
-        for key in VIEW_FIELDS:
-            shown = self.shown(key)
-            if shown is not None and key in params:
-                linked = LANGUAGE_NAMES.get(params[key]) if key == "lang" else params[key]
-                assert linked == shown, (name, key, params[key], shown)
-        self.steps.append((name, self.page.url, self.figures()))
+        self.steps.append((name, url, figures, widgets))
 
     # --- what a student does -----------------------------------------------------------------------------
     def choose(self, key: str, label: str) -> None:
@@ -125,30 +73,17 @@ class Tour:
     @staticmethod
     def shows(key: str, label: str) -> str:
         """A JavaScript condition: the widget of `key` shows `label`."""
-        return f"({SHOWN})({json.dumps(key)}) === {json.dumps(label)}"
+        return f"({WIDGET_SHOWN})({json.dumps(key)}) === {json.dumps(label)}"
 
     def slide(self, key: str, target: int) -> None:
-        thumb = self.page.locator(f".st-key-{key} input[type=range]")
-        steps = target - int(thumb.input_value())
-
-        def press() -> None:
-            thumb.focus()
-            for _ in range(abs(steps)):
-                thumb.press("ArrowRight" if steps > 0 else "ArrowLeft")
-
-        rerun_after(self.page, press, until=f"document.querySelector('.st-key-{key} input[type=range]')"
-                                            f".value === '{target}'")
+        slide_to(self.page, key, target)
 
     def press(self, key: str, until: str) -> None:
         button = self.page.locator(f".st-key-{key} button")
         rerun_after(self.page, button.click, until=until)
 
     def go(self, title: str, figures: bool = True) -> None:
-        link = self.page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True)
-        rerun_after(self.page, link.click, until="document.querySelector('h1') && "
-                                                 "document.querySelector('h1').innerText.trim() !== ''")
-        if figures:
-            self.page.wait_for_selector(".js-plotly-plot:visible", timeout=60_000)  # not one in a folded expander
+        open_menu_page(self.page, title, figures)
 
     # --- the tour ----------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -160,7 +95,7 @@ class Tour:
         # Not the first option: a page that loses the choice falls back to the first one, and must be seen to.
         self.choose("kind", "Decoder masked self-attention")
         self.check("kind: decoder self-attention")
-        assert self.link()[1]["kind"] == "Decoder masked self-attention"
+        assert self.link()[1]["kind"] == "decoder_self"  # its id, not its label
         assert self.titles()[0].startswith("Decoder masked self-attention")
 
         self.choose("layer", "1")
@@ -173,7 +108,7 @@ class Tour:
         self.click_radio("lang", "中文")
         self.check("中文")
         assert self.link()[1]["lang"] == "zh"  # the link names the language by its code
-        assert self.shown("kind") == "解码器掩码自注意力" and self.link()[1]["kind"] == "解码器掩码自注意力"
+        assert self.shown("kind") == "解码器掩码自注意力" and self.link()[1]["kind"] == "decoder_self"  # the same link
         assert self.shown("weights").startswith("预训练") and self.shown("norm_first") == "Pre-LN：x + f(LayerNorm(x))"
         assert self.titles()[1] == "第 1 层 · 第 3 个头"  # the figures speak the new language too
 
@@ -234,7 +169,7 @@ class Tour:
         self.check("embeddings")
         self.click_radio("side", "Decoder input tokens")
         self.check("embeddings: decoder input")
-        assert self.link()[1]["side"] == "Decoder input tokens"
+        assert self.link()[1]["side"] == "tgt"
 
         self.go("Inside the layers")
         self.check("inside the layers")
@@ -246,7 +181,7 @@ class Tour:
         self.check("training")
         self.click_radio("train_from", "the weights shown now")
         self.check("training from the weights shown")
-        assert self.link()[1]["train_from"] == "the weights shown now"
+        assert self.link()[1]["train_from"] == "current"
 
         self.go("Break it")
         self.check("break it")
@@ -264,18 +199,17 @@ class Tour:
 def test_widgets_figures_and_link_agree_along_a_tour(tour):
     assert tour[-1][0] == "attention at the end"  # every step's checks held
     assert {"lesson", "overview", "embeddings", "masks", "head", "layers", "decoding", "training", "break_it",
-            "compare"} <= {urlsplit(url).path.strip("/") or "lesson" for _, url, _ in tour} | {"attention"}
-    urls = [url for _, url, _ in tour]
-    assert len(set(urls)) == len(urls), [name for name, url, _ in tour if urls.count(url) > 1]  # a new link each step
+            "compare"} <= {urlsplit(url).path.strip("/") or "lesson" for _, url, _, _ in tour} | {"attention"}
+    urls = [url for _, url, _, _ in tour]
+    assert len(set(urls)) == len(urls), [name for name, url, _, _ in tour if urls.count(url) > 1]  # a new link each
 
 
-def test_each_link_of_the_tour_opens_the_same_figures(browser, tour):
-    for name, url, figures in tour:
-        page = new_page(browser)  # a page in a new browser context: a new student, no session
-        open_app(page, url, figures=bool(figures))
-        wait_until(page, DRAWS, [list(f) for f in figures])
-        assert [tuple(f) for f in page.evaluate(FIGURES)] == figures, name
-        page.context.close()
+def test_each_link_of_the_tour_opens_the_same_widgets_and_figures(browser, tour):
+    for name, url, figures, widgets in tour:
+        (_, fresh_figures, fresh_widgets), errors = snapshot_in_new_context(browser, url, figures, VIEW_FIELDS)
+        assert errors == [], name
+        assert fresh_widgets == widgets, (name, url)
+        assert fresh_figures == figures, (name, url)
 
 
 def test_the_overview_has_a_link_like_every_page(app_url, browser):

@@ -5,7 +5,7 @@
 
 import streamlit as st
 
-from transformer_viz.app.frame.link import link_notice
+from transformer_viz.app.frame.link import link_notice, open_link, write_link
 from transformer_viz.app.frame.navigation import all_pages, follow_pending_link
 from transformer_viz.app.frame.presenter import presenter_frame
 from transformer_viz.app.frame.sidebar import render_sidebar
@@ -23,6 +23,7 @@ PAGE_STYLE = ("<style>.block-container{padding-top:2.2rem} h1{font-size:2rem !im
 def main() -> None:
     """Draw the page the URL names, with the sidebar, the room and the take-home view."""
     st.set_page_config(page_title="transformer_viz", page_icon=":material/visibility:", layout="wide")
+    open_link()  # a session's first run: the view its link names, before anything reads the view
     st.html(PAGE_STYLE)
     set_up_server()
     current = st.navigation(all_pages())  # registers the pages, so that a page switch can name them
@@ -38,3 +39,4 @@ def main() -> None:
     share_view()  # ...and any change the page made
     room_panel(room_section)
     view_download(current.title)
+    write_link()  # the address bar shows the view, however it was reached

@@ -1,4 +1,9 @@
-"""What became of the link a session was opened with: the settings the app could not use are named."""
+"""The link: a session starts from the view its link names, and the address bar shows the view after every run.
+
+The app writes the link itself (from the `View`, as ids: session/link.py) rather than binding each widget to
+it: Streamlit's binding writes a choice's translated label, and it leaves out a value that code (the lesson, a
+room, "open in the explorer") set before a page switch, so a copied link would open another view.
+"""
 
 from __future__ import annotations
 
@@ -7,31 +12,42 @@ import streamlit as st
 from transformer_viz.app.server import checkpoints
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
+from transformer_viz.app.session.link import field_texts, link_params, read_params
 from transformer_viz.app.session.state import VIEW_FIELDS
-from transformer_viz.app.session.widgets import FORMATS, current_view, linked_language, literal, tr
-from transformer_viz.i18n import CATALOGS
+from transformer_viz.app.session.widgets import current_view, literal, tr
 
 
-def link_text(field: str, value) -> str:
-    """A view value as its widget writes it into the link (of a multiple choice: its last, as
-    st.query_params.to_dict() reads a repeated parameter; the language: its code)."""
-    if isinstance(value, tuple):
-        return link_text(field, value[-1]) if value else ""
-    if field in FORMATS and field != state.LANG:
-        return FORMATS[field](value)
-    return str(value).lower() if isinstance(value, bool) else str(value)
+def query_params() -> dict[str, list[str]]:
+    """The address bar's query parameters, each with all its values."""
+    return {key: st.query_params.get_all(key) for key in st.query_params}
+
+
+def open_link() -> None:
+    """A session's first run, before anything reads the view: take the view values its link names."""
+    if state.LINK_ASKED in st.session_state:
+        return
+    asked = query_params()
+    st.session_state[state.LINK_ASKED] = asked  # a room's too: a lesson opened by a link does not set itself up
+    values, _unreadable = read_params(asked)
+    st.session_state.update(values)
+
+
+def write_link() -> None:
+    """Show the view in the address bar (one message, only when it changed): after every run, and in a page
+    fragment whose widgets are view fields. Other parameters (a room's) stay."""
+    now = query_params()
+    wanted = {key: texts for key, texts in now.items() if key not in VIEW_FIELDS} | link_params(current_view())
+    if wanted != now:
+        st.query_params.from_dict(wanted)
 
 
 def rejected_settings() -> list[str]:
-    """The view fields of the opening link that the widgets did not take as written (invalid, out of range); a
-    language named as older links name it (lang=中文) is taken as its code."""
-    asked = dict(st.session_state.get(state.LINK_ASKED, {}))
-    if state.LANG in asked:
-        asked[state.LANG] = linked_language(asked[state.LANG]) or asked[state.LANG]
-    written = st.query_params.to_dict()
+    """The view fields of the opening link that the session does not show as written: no value of their type, or
+    one its widget could not take (unknown option, out of range)."""
+    values, unreadable = read_params(st.session_state.get(state.LINK_ASKED, {}))
     view = current_view()
-    return [field for field, text in asked.items() if field in VIEW_FIELDS
-            and written.get(field, link_text(field, getattr(view, field))) != text]
+    return unreadable + [field for field, value in values.items()
+                         if field_texts(field, value) != field_texts(field, getattr(view, field))]
 
 
 def link_notice() -> None:
@@ -46,7 +62,7 @@ def link_notice() -> None:
         st.sidebar.caption(tr("error.link_limits", d_model=allowed.d_model, heads=allowed.heads, layers=allowed.layers,
                               d_ff=allowed.d_ff, tokens=allowed.input_tokens))
     if state.WEIGHTS in rejected:
-        name = checkpoint_in_label(st.session_state.get(state.LINK_ASKED, {}).get(state.WEIGHTS, ""))
+        name = checkpoints.checkpoint_name(st.session_state.get(state.LINK_ASKED, {}).get(state.WEIGHTS, [""])[-1])
         if name is None:
             st.sidebar.caption(tr("error.link_weights"))
         else:  # a checkpoint of another server's folder, or of another task
@@ -54,12 +70,3 @@ def link_notice() -> None:
             available = ", ".join(literal(extra.name) for extra in checkpoints.usable(task)) or tr("weights.none")
             st.sidebar.caption(tr("error.link_checkpoint", name=literal(name), task=tr(f"task.{task}"),
                                   available=available))
-
-
-def checkpoint_in_label(text: str) -> str | None:
-    """The checkpoint name in a weights label of the link ("checkpoint “mine”" in any language), or None."""
-    for catalog in CATALOGS.values():
-        before, _, after = catalog["weights.checkpoint"].partition("{name}")
-        if len(text) > len(before) + len(after) and text.startswith(before) and text.endswith(after):
-            return text[len(before):len(text) - len(after)]
-    return None

@@ -71,6 +71,8 @@ def fit_heads_to_d_model() -> None:
     """Offer only divisors of d_model; say so when a link or a d_model change asked for another head count."""
     d_model = st.session_state.get(state.D_MODEL, View.d_model)
     heads = st.session_state.get(state.N_HEADS, View.n_heads)
+    if not 1 <= heads <= limits().heads:
+        return  # no head count this server builds: its widget shows the default (and the link's notice says so)
     if d_model % heads != 0:
         fitting = max(h for h in divisors(d_model) if h <= heads)
         st.session_state[state.N_HEADS] = fitting
@@ -78,7 +80,6 @@ def fit_heads_to_d_model() -> None:
 
 
 def render_sidebar() -> None:
-    st.session_state.setdefault(state.LINK_ASKED, st.query_params.to_dict())  # the link this session opened
     restore_choices()  # before any widget
     trainings.collect_training()
     pending = st.session_state.pop(state.PENDING_WEIGHTS, None)
@@ -106,7 +107,7 @@ def render_sidebar() -> None:
 
 def start_with(example: str) -> None:
     """A session opened without an input starts with an example (of its task, or for a Hugging Face model)."""
-    if state.SRC_TEXT not in st.session_state and state.SRC_TEXT not in st.query_params:
+    if state.SRC_TEXT not in st.session_state:
         st.session_state[state.SRC_TEXT] = example
 
 

@@ -8,6 +8,7 @@ import io
 import streamlit as st
 
 from transformer_viz.analysis.walkthrough import cell_numbers
+from transformer_viz.app.frame.link import write_link
 from transformer_viz.app.rooms.follow import share_view
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
@@ -34,6 +35,7 @@ def render() -> None:
 def explorer(ctx: PageContext) -> None:
     """Controls, grid, one head and entropy: a change here reruns only this part, not the sidebar."""
     share_view()  # a teacher's room sees a change made here at once, not at the next full run
+    write_link()  # and so does the address bar
     text_column, control_column = st.columns([1, 1], gap="large")
     with control_column:
         kind_column = st.container()
@@ -64,6 +66,7 @@ def on_grid_click() -> None:
 def head_view(ctx: PageContext, kind: str, layer: int, head: int, value: str) -> None:
     """One head large, its line view and one cell's numbers. A click on a cell chooses it (and its query)."""
     share_view()
+    write_link()
     st.subheader(tr("attention.large", layer=layer + 1, head=head + 1))
     query_tokens, key_tokens = ctx.trace.attention_tokens(kind)
     big, lines = st.columns([3, 2], gap="medium")

@@ -39,8 +39,6 @@ def render() -> None:
                            selection_mode="multi")
     with heads_column:
         ids = head_ids(config)
-        if state.ABLATE in st.session_state:  # a smaller model since: keep the heads it has
-            st.session_state[state.ABLATE] = [h for h in st.session_state[state.ABLATE] if h in ids]
         heads = view_widget(st.multiselect, state.ABLATE, tr("break.ablate"), ids, format_func=head_label)
         ablation = view_widget(st.radio, state.ABLATION, tr("break.ablation"), ("zero", "mean"), horizontal=True)
     intervention = intervention_of(switches, heads, ablation)

@@ -80,8 +80,6 @@ def one_side(view: View, side: str):
         st.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
         return None
     ids = head_ids(resolved.model.config)
-    if ablate_field in st.session_state:  # another shape since: keep the heads it has
-        st.session_state[ablate_field] = [h for h in st.session_state[ablate_field] if h in ids]
     heads = view_widget(st.multiselect, ablate_field, tr("break.ablate"), ids)
     intervention = intervention_of(switches, heads)
     if resolved.weights != weights:

@@ -7,6 +7,7 @@ import streamlit as st
 from transformer_viz.analysis.inference import next_token_probabilities
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, layer_and_head, page_context
+from transformer_viz.app.session.state import View
 from transformer_viz.app.session.widgets import chart, literal, tr, view_widget
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.attention import attention_heatmap
@@ -64,10 +65,12 @@ def choose_step(count: int) -> int:
     if count == 1:
         st.caption(tr("decoding.one_step"))
         return 1
-    if state.STEP in st.session_state:
-        # Written every time: a new count makes a new slider, which would otherwise take the value the code set
-        # last (the lesson's steps set 0, the view's default: the last step). Beyond the count (a longer output
-        # shown before) or 0: the last step.
-        shown = st.session_state[state.STEP]
-        st.session_state[state.STEP] = shown if 1 <= shown <= count else count
+    shown = st.session_state.get(state.STEP, View.step)
+    if not 1 <= shown <= count:  # 0 (the view's default) or beyond a shorter output: the last step
+        st.session_state[state.STEP] = count
+    elif st.session_state.get(state.STEP_COUNT) != count:
+        # A new count makes a new slider, which would take the value code set last (the lesson's 0), not the
+        # shown one. Written only then: a written value is sent to the browser and would undo a key press.
+        st.session_state[state.STEP] = shown
+    st.session_state[state.STEP_COUNT] = count
     return view_widget(st.slider, state.STEP, tr("decoding.step"), 1, count, value=count)

@@ -5,8 +5,7 @@ and the values of the view fields its session set (what its link says, as values
 the sidebar is drawn, again at the end of the run, and at the start of a page fragment's rerun.
 A student's session polls the store every POLL_SECONDS in a fragment; at a new version it sets its view
 fields to the teacher's values (dropping the ones the teacher has not set) and reruns, or opens the
-teacher's page with `st.switch_page`. Not through the link (`switch_page(query_params=...)`): Streamlit
-refuses to set a query parameter bound to a widget, and the sidebar's widgets are bound on every page.
+teacher's page with `st.switch_page` (the run's end writes the view into the student's link).
 A student's own changes last until the teacher's next change (said on screen); "Leave" stops following,
 "Rejoin" catches up at once.
 """

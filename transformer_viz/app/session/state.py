@@ -1,8 +1,8 @@
 """Every session-state key of the app, the view (all a user can select) and the model a user trained.
 
 No Streamlit here. A view field's name is also its widget's key and its query parameter in the
-link: the widgets are bound to the URL (`bind="query-params"`), so the address bar always shows
-what the widgets show, and opening it restores them.
+link (session/link.py writes a view as ids), so the address bar always shows what the widgets show,
+and opening it restores them.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ QUERY = "query"  # Attention: the query whose lines are drawn (None: all)
 PAD, MASK_KIND = "pad", "mask_kind"  # Masks: pad the batch to this length; the attention whose masking is shown
 CELL_QUERY, CELL_KEY = "cell_query", "cell_key"  # Inside one head: the cell followed through every step
 STEP = "step"  # Decoding: the step shown (1 = the first token written)
+STEP_COUNT = "_step_count"  # Decoding: how many steps its slider offered when last drawn
 STACK = "stack"  # Inside the layers: the encoder's or the decoder's
 SIDE, DIMS = "side", "dims"  # Embeddings: source or target; the encoding dimensions drawn as curves
 TRAIN_STEPS, TRAIN_LR, TRAIN_BATCH = "train_steps", "train_lr", "train_batch"  # Training: the next run's settings

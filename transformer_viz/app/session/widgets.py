@@ -17,18 +17,9 @@ from transformer_viz.i18n import CATALOGS, LANGUAGE_NAMES, LANGUAGES, text
 
 
 def lang() -> str:
-    """The language chosen in the sidebar: of the catalogs' text and of every figure (`lang=lang()`). Before its
-    widget is drawn in a session's first run (the page menu comes first), the one the link names."""
-    if state.LANG in st.session_state:
-        return st.session_state[state.LANG]
-    return linked_language(st.query_params.get(state.LANG)) or View.lang
-
-
-def linked_language(value: str | None) -> str | None:
-    """The language a link names: its code (lang=zh), or its name in links made before codes (lang=中文)."""
-    if value in LANGUAGES:
-        return value
-    return next((code for code, name in LANGUAGE_NAMES.items() if name == value), None)
+    """The language chosen in the sidebar: of the catalogs' text and of every figure (`lang=lang()`); before its
+    widget is drawn in a session's first run, the one the link named (frame/link.py::open_link put it here)."""
+    return st.session_state.get(state.LANG, View.lang)
 
 
 def tr(key: str, /, **values) -> str:
@@ -75,8 +66,8 @@ def weights_label(weights: str) -> str:
     return tr(f"weights.{weights}") if name is None else tr("weights.checkpoint", name=name)
 
 
-# How each choice is labelled on screen and in the link (the language is shown by its name, linked by its code:
-# language_widget). Option values are stable identifiers; only these functions translate them.
+# How each choice is labelled on screen. Option values are stable identifiers (the link names them: session/link.py);
+# only these functions translate them.
 FORMATS: dict[str, Callable[[object], str]] = {
     state.LANG: LANGUAGE_NAMES.get,
     state.SOURCE: lambda source: tr(f"source.{source}"),
@@ -103,48 +94,55 @@ FORMATS: dict[str, Callable[[object], str]] = {
 
 
 def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
-    """`widget(label, *args, ...)` for a view field: keyed by the field's name and bound to the link.
+    """`widget(label, *args, ...)` for a view field: keyed by the field's name, kept for the session.
 
-    Its value lives in st.session_state[field] and in the query parameter `field`, so it outlives
-    page changes and a copied link restores it. Choices are labelled by FORMATS[field].
+    Its value lives in st.session_state[field] (the link is written from there: frame/link.py), so it
+    outlives page changes. Choices are labelled by FORMATS[field]. A value the widget cannot show (from a
+    link, a room, or the options of another model) gives way to the widget's default.
     """
     if field in FORMATS:
         kwargs.setdefault("format_func", FORMATS[field])
     default = getattr(View, field)
-    if getattr(widget, "__name__", "") in ("radio", "selectbox") and "index" not in kwargs and default in args[0]:
-        # The widget's own default is the view's: a link leaves out a widget's default value, so a choice equal
-        # to the first option would otherwise vanish from the link and come back as the view's default.
-        kwargs["index"] = list(args[0]).index(default)
+    name = getattr(widget, "__name__", "")
+    if name in ("radio", "selectbox") and "index" not in kwargs and default in args[0]:
+        kwargs["index"] = list(args[0]).index(default)  # the widget's own default is the view's
+    fit_to_widget(name, field, args)
     translated = field in state.TRANSLATED_FIELDS
     if translated:
         by_language = st.session_state.setdefault(state.CHOICE_LABELS, {}).setdefault(field, {})
         by_language[lang()] = {kwargs["format_func"](option): option for option in args[0]}
     if "on_change" in kwargs:
         kwargs["on_change"] = on_real_change(field, kwargs["on_change"])
-    value = widget(label, *args, key=field, bind="query-params", **kwargs)
+    value = widget(label, *args, key=field, persist_state="session", **kwargs)
     if translated:
         st.session_state.setdefault(state.CHOICES_SHOWN, {})[field] = value
     return value
 
 
-def language_widget(container, label: str, on_change: Callable) -> str:
-    """The language switch: each language by its name on screen, by its code in the link (lang=zh).
+def fit_to_widget(name: str, field: str, args: tuple) -> None:
+    """Make the session's value of `field` one the widget `name` (drawn with `args`) can show: a multiple choice
+    keeps its known options; any other value it cannot show (an unknown option, a number out of a slider's range)
+    is dropped, and the widget shows its default."""
+    if field not in st.session_state:
+        return
+    value = st.session_state[field]
+    if name == "slider":
+        if type(value) is not type(args[0]) or not args[0] <= value <= args[1]:
+            del st.session_state[field]
+    elif name in ("text_input", "toggle", "checkbox"):
+        if type(value) is not (str if name == "text_input" else bool):
+            del st.session_state[field]
+    elif isinstance(value, list):  # multiselect, multiple pills
+        known = [item for item in value if item in args[0]]
+        if known != value:
+            st.session_state[field] = known
+    elif value not in args[0]:
+        del st.session_state[field]
 
-    Not bound to the link like the other view widgets: a bound choice writes its label into the address
-    (lang=中文). A session starts in the language its link names (a code, or the name an older link carries), the
-    radio keeps it for the session, and the link is written here after every run, as a bound widget would write
-    it: the code, none for the default. A page change or st.switch_page drops the parameter; this writes it back.
-    """
-    if state.LANG not in st.session_state:
-        st.session_state[state.LANG] = lang()
-    code = container.radio(label, LANGUAGES, key=state.LANG, format_func=FORMATS[state.LANG], horizontal=True,
-                           on_change=on_real_change(state.LANG, on_change), persist_state="session")
-    if code == View.lang:
-        if state.LANG in st.query_params:
-            del st.query_params[state.LANG]
-    elif st.query_params.get(state.LANG) != code:
-        st.query_params[state.LANG] = code
-    return code
+
+def language_widget(container, label: str, on_change: Callable) -> str:
+    """The language: shown by its name, linked by its code (`lang=zh`)."""
+    return view_widget(container.radio, state.LANG, label, LANGUAGES, horizontal=True, on_change=on_change)
 
 
 def restore_choices() -> None:
