@@ -1,11 +1,12 @@
 """Helpers for the real-browser tests and bench: run `streamlit run` on 127.0.0.1, drive Chromium.
 
-Reruns are awaited the way Streamlit's own e2e suite does (`[data-testid=stApp]` with
-`data-test-script-state=notRunning`), plus a guard that suite gets from a fixed initial
-sleep: right after an input the app is still `notRunning` (the rerun has not started), so
-`rerun_after` also waits until a run has *finished* since the action. An init script
-counts finished runs (attribute changes away from `running`, seen by a MutationObserver)
-in `window.__tvRuns`.
+A page has settled when no script runs (Streamlit's `[data-testid=stApp]` with
+`data-test-script-state=notRunning`, as its own e2e suite waits), no element of an earlier run is left
+stale, and no message from the server has arrived for a few animation frames. An action's rerun is
+recognised by the messages it brings: an init script counts the server's websocket messages
+(`window.__tvMessages`), so `rerun_after` waits for at least one after the action, then for the page to
+settle; a rerun too quick for the script state to show `running` is still seen. The init script also
+counts finished runs (`window.__tvRuns`, for the bench) and keeps the time of the last input.
 """
 
 from __future__ import annotations
@@ -32,16 +33,27 @@ CONNECTED = f"{APP}[data-test-connection-state=CONNECTED]"
 EXCEPTION = "[data-testid=stException]"
 IS_IDLE = f"() => document.querySelector('{IDLE}') !== null"
 
-# Runs in every document before the app's own scripts: counts finished script runs and keeps
-# the time stamp of the last pointer/key input (the bench measures from it).
+# Runs in every document before the app's own scripts: counts the server's websocket messages, the changes to the
+# page and finished script runs, and keeps the time stamp of the last pointer/key input (the bench measures from it).
 RUN_COUNTER = """(() => {
   window.__tvRuns = 0;
+  window.__tvMessages = 0;
+  window.__tvMutations = 0;
   window.__tvInputAt = null;
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () => { window.__tvMessages += 1; });
+    }
+  };
   const seen = records => {
     for (const r of records) if (r.oldValue === 'running') window.__tvRuns += 1;
   };
   new MutationObserver(seen).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
                                                  attributeFilter: ['data-test-script-state']});
+  new MutationObserver(records => { window.__tvMutations += records.length; })
+    .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
   for (const type of ['pointerdown', 'keydown'])
     window.addEventListener(type, e => { window.__tvInputAt = e.timeStamp; }, {capture: true});
 })();"""
@@ -160,20 +172,23 @@ def open_app(page, url: str, timeout: float = 90_000, figures: bool = True) -> N
     wait_for_idle(page, timeout)
 
 
-# No script runs and no element of an earlier run is left stale (Streamlit marks them data-stale until the run's
-# deltas replace or remove them), for SETTLED_FRAMES animation frames in a row: a run that starts right after one
-# ends (st.rerun, a page switch) breaks the streak and is waited for too.
+# No script runs, no element of an earlier run is left stale (Streamlit marks them data-stale until the run's
+# deltas replace or remove them), and neither a server message arrived nor the page changed, for SETTLED_FRAMES
+# animation frames in a row: the browser draws a run's messages after they arrive, and a run that starts right
+# after one ends (st.rerun, a page switch) breaks the streak and is waited for too.
 SETTLED_FRAMES = 3
 SETTLED = f"""() => {{
-  const settled = ({IS_IDLE})() && !document.querySelector('[data-stale=true]');
-  window.__tvSettled = settled ? (window.__tvSettled || 0) + 1 : 0;
+  const now = window.__tvMessages + ':' + window.__tvMutations;
+  const quiet = ({IS_IDLE})() && !document.querySelector('[data-stale=true]') && now === window.__tvSettledAt;
+  window.__tvSettledAt = now;
+  window.__tvSettled = quiet ? (window.__tvSettled || 0) + 1 : 0;
   return window.__tvSettled >= {SETTLED_FRAMES};
 }}"""
 
 
 def wait_for_idle(page, timeout: float = 60_000) -> None:
     """Wait until the app has finished its runs and the browser has drawn their last deltas."""
-    page.evaluate("() => { window.__tvSettled = 0; }")
+    page.evaluate("() => { window.__tvSettled = 0; window.__tvSettledAt = null; }")
     page.wait_for_function(SETTLED, timeout=timeout, polling="raf")
 
 
@@ -227,7 +242,7 @@ WIDGET_SHOWN = """(key) => {
   const box = document.querySelector(`.st-key-${key}`);
   if (!box) return null;
   const combo = box.querySelector('input[role=combobox]');
-  if (combo) return combo.value;
+  if (combo) return combo.value || combo.placeholder;  // a None choice shows the placeholder
   const radio = box.querySelector('input[type=radio]:checked');
   if (radio) return radio.closest('label').textContent.trim();
   const thumb = box.querySelector('[data-testid=stSliderThumbValue]');
@@ -264,17 +279,22 @@ def view_snapshot(page, keys) -> tuple[str, list[tuple[str, int]], dict[str, str
     return page.url, figure_data(page), widgets_shown(page, keys)
 
 
-def snapshot_in_new_context(browser, url: str, figures: list, keys, timeout: float = 60_000):
-    """`url` opened by a new student (a new browser context: no session), once it draws `figures` (or `timeout`
-    ms have passed: the caller's assertion then says what differs) -> its view_snapshot and exceptions."""
+def snapshot_in_new_context(browser, url: str, figures: list, widgets: dict[str, str], keys,
+                            timeout: float = 60_000):
+    """`url` opened by a new student (a new browser context: no session), once it draws `figures` and its widgets
+    show `widgets` (or `timeout` ms have passed: the caller's assertion then says what differs) -> its
+    view_snapshot (of the widgets of `keys`) and exceptions."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page = new_page(browser)
     try:
         open_app(page, url, figures=bool(figures))
         with contextlib.suppress(PlaywrightTimeout):
-            page.wait_for_function(f"(expected) => JSON.stringify(({FIGURE_DATA})()) === JSON.stringify(expected)",
-                                   arg=[list(f) for f in figures], timeout=timeout)
+            page.wait_for_function(f"""([figures, widgets]) => {{
+                const shown = {WIDGET_SHOWN};
+                return JSON.stringify(({FIGURE_DATA})()) === JSON.stringify(figures)
+                    && Object.entries(widgets).every(([key, value]) => shown(key) === value);
+            }}""", arg=[[list(f) for f in figures], widgets], timeout=timeout)
         return view_snapshot(page, keys), exceptions(page)
     finally:
         page.context.close()
@@ -307,28 +327,24 @@ def finished_runs(page) -> int:
     return page.evaluate("() => window.__tvRuns")
 
 
-def rerun_after(page, action: Callable[[], object], until: str | None = None, timeout: float = 60_000) -> None:
-    """Do `action` (an input that reruns the script) and wait until that rerun has finished.
+def messages(page) -> int:
+    return page.evaluate("() => window.__tvMessages")
 
-    `until` is an optional JavaScript expression that must also hold (e.g. the new figure is drawn);
-    it must be false before the action. With it, a rerun so short that the frontend never showed
-    `running` is still recognised.
-    """
-    before = finished_runs(page)
+
+def rerun_after(page, action: Callable[[], object], until: str | None = None, timeout: float = 60_000) -> None:
+    """On a settled page, do `action` (an input that reruns the script) and wait until that rerun's messages have
+    arrived and the page has settled again; with `until` (a JavaScript expression), also until it holds."""
+    wait_for_idle(page, timeout)
+    before = messages(page)
     action()
-    started = f"window.__tvRuns > {before}"
-    condition = f"({started}) && ({IS_IDLE})()"
-    if until:
-        condition = f"({started} || ({until})) && ({IS_IDLE})() && ({until})"
+    condition = f"window.__tvMessages > {before}" + (f" && ({until})" if until else "")
     page.wait_for_function(f"() => {condition}", timeout=timeout, polling="raf")
     wait_for_idle(page, timeout)
 
 
-
 def choose_option(page, selectbox, option: str, timeout: float = 10_000) -> None:
-    """Pick `option` in a Streamlit selectbox (a react-aria combobox in Streamlit >= 1.5x), as a user does once the
-    page has settled: a click focuses the input, ArrowDown opens its list, a click chooses."""
-    wait_for_idle(page)
+    """Pick `option` in a Streamlit selectbox (a react-aria combobox in Streamlit >= 1.5x), as a user does (on a
+    settled page: see rerun_after): a click focuses the input, ArrowDown opens its list, a click chooses."""
     combo = selectbox.get_by_role("combobox")
     combo.click()
     if combo.get_attribute("aria-expanded") != "true":

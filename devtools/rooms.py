@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
-from devtools.browser import choose_option, exceptions, open_app, streamlit_server, wait_for_idle
+from devtools.browser import choose_option, exceptions, finished_runs, open_app, streamlit_server, wait_for_idle
 from devtools.redis_server import redis_missing_reason, redis_server
 
 # When the teacher's last input happened, and when the student's page first showed a condition, in the same
@@ -48,8 +48,14 @@ def press_start_room(teacher) -> str:
     link = teacher.get_by_test_id("stCode").first
     start = sidebar.get_by_role("button", name="Start a room (teacher)")
     wait_for_idle(teacher)
+    runs = finished_runs(teacher)
     start.click()
-    link.wait_for(timeout=FOLLOW_DEADLINE_MS)
+    try:
+        link.wait_for(timeout=FOLLOW_DEADLINE_MS)
+    except Exception as error:  # say what the page showed instead: the click's trace, if any
+        raise AssertionError(f"no room link after Start: {finished_runs(teacher) - runs} runs since the click; "
+                             f"exceptions {exceptions(teacher)}; room section: "
+                             f"{sidebar.get_by_test_id('stExpander').first.inner_text()!r}") from error
     wait_for_idle(teacher)
     return link.inner_text().strip()
 

@@ -54,6 +54,7 @@ def test_the_lesson_runs_from_step_one_to_nine(app_url, browser, lang):
     page.context.close()
 
 
+@pytest.mark.slow
 def test_the_last_step_trains_a_fresh_model_and_the_anti_diagonal_appears(app_url, browser):
     page = new_page(browser)
     open_app(page, f"{app_url}/?lesson_step=8")
@@ -76,7 +77,7 @@ def test_open_in_the_explorer_shows_the_same_view_on_its_page(app_url, browser):
                 until="location.pathname.endsWith('/attention')")
     page.wait_for_selector(".js-plotly-plot")
     query = page.evaluate("() => location.search")
-    assert "task=English" in query and "src_text=the+black+cat" in query and "head=2" in query, query
+    assert "task=en-fr" in query and "src_text=the+black+cat" in query and "head=2" in query, query
     assert page.locator("h1").first.inner_text().startswith("Attention")
     assert exceptions(page) == []
     page.context.close()

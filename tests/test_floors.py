@@ -106,6 +106,7 @@ print(json.dumps(results))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="uses os.fork")
 def test_each_module_alone_loads_only_its_floors_libraries():
     """Imported alone in a fresh interpreter: no Streamlit outside app/, no Plotly below figures/."""

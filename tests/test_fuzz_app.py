@@ -46,6 +46,7 @@ def rss_bytes() -> int:
 START_RSS = rss_bytes()
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("TV_FUZZ_EXAMPLES", 200)), deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(page=st.sampled_from(PAGES), link=LINKS)
@@ -59,8 +60,13 @@ def test_no_link_breaks_a_page(page, link):
     assert rss_bytes() - START_RSS < run_cache_bytes() + 2 * FIGURE_CACHE_BYTES + RSS_SLACK
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_every_page_at_the_edges_of_every_shape_setting(page):
+# The pages that draw something per layer or per head, or build variants of the model: where a shape's edges show.
+# (test_app.py's sweep renders every page; here each edge is also a valid link.)
+SHAPE_PAGES = ("attention", "layers", "break_it", "compare")
+
+
+@pytest.mark.parametrize("page", SHAPE_PAGES)
+def test_the_pages_drawn_per_layer_and_head_at_the_edges_of_every_shape_setting(page):
     for field, value in EDGES:
         at = run_page(page, link={field: value})
         assert not at.exception, (page, field, value, [e.value for e in at.exception])

@@ -17,7 +17,8 @@ from devtools.browser import (
 from transformer_viz.weights import hf
 
 missing = hf.missing_reason()
-pytestmark = [pytest.mark.hf, pytest.mark.browser, pytest.mark.skipif(missing is not None, reason=f"{missing}")]
+pytestmark = [pytest.mark.hf, pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(missing is not None, reason=f"{missing}")]
 PAGES = {"attention": "Attention", "masks": "Masks", "head": "Inside one head", "decoding": "Decoding",
          "overview": "Overview", "embeddings": "Embeddings", "layers": "Inside the layers"}
 CHARTS = "document.querySelectorAll('[data-testid=stMain] .js-plotly-plot').length"
@@ -69,7 +70,7 @@ def test_a_teacher_switches_the_model_source_in_the_sidebar(folders, screenshots
         rerun_after(page, lambda: (box.fill(folders["marian"]), box.press("Enter")),
                     until=f"{CHARTS} >= 1 && document.body.innerText.includes('(marian):')")
         assert exceptions(page) == []
-        assert "source=Hugging+Face+model" in page.url and "hf_model=" in page.url
+        assert "source=hf" in page.url and "hf_model=" in page.url
         page.screenshot(path=str(screenshots / "hf_sidebar_en.png"))
         zh = sidebar.get_by_test_id("stRadio").first.get_by_text("中文")
         rerun_after(page, zh.click, until=f"{HEADING} === '注意力'")

@@ -23,7 +23,7 @@ from devtools.browser import (
 from devtools.rooms import FOLLOW_DEADLINE_MS, start_room
 from transformer_viz.app.session.state import VIEW_FIELDS
 
-pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # browser: skipped, saying why, without Chromium
 
 
 
@@ -36,7 +36,8 @@ def snapshot(page) -> tuple[str, list, dict]:
 
 def assert_same_view(browser, name: str, seen: tuple[str, list, dict]) -> None:
     url, figures, widgets = seen
-    (_, fresh_figures, fresh_widgets), errors = snapshot_in_new_context(browser, url, figures, VIEW_FIELDS)
+    (_, fresh_figures, fresh_widgets), errors = snapshot_in_new_context(browser, url, figures, widgets,
+                                                                            VIEW_FIELDS)
     assert errors == [], (name, url)
     assert fresh_widgets == widgets, (name, url)
     assert fresh_figures == figures, (name, url)

@@ -51,9 +51,8 @@ from devtools.browser import (
     wait_for_idle,
 )
 from devtools.text_boxes import FIGURE_TEXTS, PAGE_WIDTH, Problem, page_problems, problem_table
-from transformer_viz import i18n
 
-pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # browser: skipped, saying why, without Chromium
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ LETTERS = "abcdefghijklmnopqrstuvwxyz" * 2
 SENTENCE = ("my mother drinks a cup of tea at home every day the teacher will not read two books in the library "
             "tomorrow he ate an apple at school yesterday she bought three pens")
 LONG_VIEWS = {task: "&".join(f"{key}={quote(value)}" for key, value in (
-    ("task", i18n.text(f"task.{task}")), ("max_len", "64"), ("weights", i18n.text("weights.random")),
+    ("task", task), ("max_len", "64"), ("weights", "random"),
     ("src_text", text)))
     for task, text in (("copy", LETTERS), ("en-zh", SENTENCE))}
 LONG = tuple(f"/{page}?{view}&present=true" for page in ("attention", "masks") for view in LONG_VIEWS.values())

@@ -15,7 +15,7 @@ from devtools.browser import choose_option, chromium, exceptions, new_page, open
 from devtools.redis_server import redis_missing_reason
 from devtools.rooms import HEADING, MAIN_LAYER, app_with_rooms, follow_seconds, start_room, teacher_moves
 
-pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # browser: skipped, saying why, without Chromium
 
 
 @pytest.fixture

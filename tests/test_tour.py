@@ -30,7 +30,7 @@ from devtools.browser import (
 )
 from transformer_viz.app.session.state import VIEW_FIELDS
 
-pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # browser: skipped, saying why, without Chromium
 
 @pytest.fixture(scope="module")
 def tour(app_url, browser):
@@ -206,7 +206,8 @@ def test_widgets_figures_and_link_agree_along_a_tour(tour):
 
 def test_each_link_of_the_tour_opens_the_same_widgets_and_figures(browser, tour):
     for name, url, figures, widgets in tour:
-        (_, fresh_figures, fresh_widgets), errors = snapshot_in_new_context(browser, url, figures, VIEW_FIELDS)
+        (_, fresh_figures, fresh_widgets), errors = snapshot_in_new_context(browser, url, figures, widgets,
+                                                                            VIEW_FIELDS)
         assert errors == [], name
         assert fresh_widgets == widgets, (name, url)
         assert fresh_figures == figures, (name, url)

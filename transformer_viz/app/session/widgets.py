@@ -107,6 +107,8 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
     if name in ("radio", "selectbox") and "index" not in kwargs and default in args[0]:
         kwargs["index"] = list(args[0]).index(default)  # the widget's own default is the view's
     fit_to_widget(name, field, args)
+    if name == "selectbox" and None in args[0]:  # Streamlit shows a None value as "no choice": the placeholder
+        kwargs.setdefault("placeholder", kwargs["format_func"](None))
     translated = field in state.TRANSLATED_FIELDS
     if translated:
         by_language = st.session_state.setdefault(state.CHOICE_LABELS, {}).setdefault(field, {})
@@ -193,8 +195,9 @@ def head_label(head_id: str) -> str:
 
 
 def relabel_translated() -> None:
-    """After a language switch: write the translated widgets' values again, so that their labels and
-    the link follow the new language (Streamlit identifies a choice by its label)."""
+    """After a language switch: write the translated widgets' values again, so that they show their labels in the
+    new language (a keyed widget keeps its identity, and the browser its shown label, unless its value is written).
+    A written None shows the selectbox's placeholder, which view_widget makes None's label."""
     for field in state.TRANSLATED_FIELDS:
         if field in st.session_state:
             st.session_state[field] = st.session_state[field]
