@@ -269,10 +269,10 @@ def replace_weights(directory, change):
 def test_an_impossible_config_is_refused_before_the_model_is_built(copied, monkeypatch, setting, value, message):
     refuse_real_builds(monkeypatch)
     edit_metadata(copied, lambda meta: meta["config"].update({setting: value}))
-    start = time.perf_counter()
-    with pytest.raises(ValueError, match=message):
+    started = time.process_time()  # CPU seconds, which a busy machine leaves alone: a hang, not slowness
+    with pytest.raises(ValueError, match=message):  # refused from the config: no model built (refuse_real_builds)
         load_pretrained("reverse", copied)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - started < 10
 
 
 @pytest.mark.parametrize("key, value, message", [
