@@ -21,13 +21,18 @@ def files_git_does_not_track() -> set[str] | None:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `browser` drive Debian's Chromium: where it is missing they are skipped, saying why."""
+    """Tests marked `browser` drive Debian's Chromium: where it is missing they are skipped, saying why.
+
+    The files with slow or browser tests come first: pytest-xdist hands out whole files in this order, and
+    starting the longest ones first keeps both workers busy until the end (the order within a file is kept)."""
     missing = browser_missing_reason()
     if missing is not None:
         skip = pytest.mark.skip(reason=f"no real browser here: {missing}")
         for item in items:
             if "browser" in item.keywords:
                 item.add_marker(skip)
+    long_files = {item.path for item in items if "browser" in item.keywords or "slow" in item.keywords}
+    items.sort(key=lambda item: item.path not in long_files)
 
 
 @pytest.fixture(scope="session", autouse=True)
