@@ -32,6 +32,11 @@ def test_every_field_of_a_view_comes_back_from_its_link():
     assert not unreadable and typed(values) == CHOSEN
 
 
+def test_a_float_comes_back_exactly():
+    view = replace(View(), train_lr=0.000123456789)
+    assert typed(read_params(link_params(view))[0]) == view
+
+
 def test_the_default_view_has_an_empty_link_and_defaults_are_left_out():
     assert link_params(View()) == {}
     assert link_params(replace(View(), task="sort")) == {"task": ["sort"]}

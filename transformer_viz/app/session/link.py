@@ -28,7 +28,8 @@ def value_text(field: str, value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return f"{value:g}"  # -1e+09, -inf, 0.003
+        short = f"{value:g}"  # -1e+09, -inf, 0.003
+        return short if float(short) == value else repr(value)
     if field in COUNTED_FROM_ONE:
         return str(value + 1)
     return str(value)
