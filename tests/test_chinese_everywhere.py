@@ -182,6 +182,14 @@ def test_every_page_says_everything_in_chinese(page, state):
     assert_chinese(run_page(page, lang="zh", **state), (page, state))
 
 
+@pytest.mark.parametrize("page", ["break_it", "compare", "embeddings"])
+def test_a_multiple_choice_says_its_placeholder_in_chinese(page):
+    """Issue 19: an empty multiselect said Streamlit's own "Choose options" in 中文."""
+    at = run_page(page, lang="zh")
+    boxes = list(at.multiselect)
+    assert boxes and all(box.proto.placeholder == "选择一个或多个" for box in boxes), page
+
+
 def test_errors_are_explained_in_chinese():
     at = run_page("attention", lang="zh", src_text="x" * 200)
     assert [e.value for e in at.error] == [

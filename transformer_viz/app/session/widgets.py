@@ -109,6 +109,8 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
     fit_to_widget(name, field, args)
     if name == "selectbox" and None in args[0]:  # Streamlit shows a None value as "no choice": the placeholder
         kwargs.setdefault("placeholder", kwargs["format_func"](None))
+    if name == "multiselect":  # Streamlit's own placeholder is English ("Choose options")
+        kwargs.setdefault("placeholder", tr("widget.choose"))
     translated = field in state.TRANSLATED_FIELDS
     if translated:
         by_language = st.session_state.setdefault(state.CHOICE_LABELS, {}).setdefault(field, {})
