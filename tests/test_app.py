@@ -159,6 +159,13 @@ def test_a_link_setting_the_app_cannot_use_is_named_and_reset(page, link, reject
         assert any("only in the session that trained them" in c.value for c in at.sidebar.caption)
 
 
+def test_padding_to_a_length_the_input_already_reaches_says_so():
+    """Issue 19: /masks?pad=4 with "hello" said "Pad to 4" and drew no padding, without a word."""
+    said = [i.value for i in run_page("masks", link={"pad": "4"}).info]
+    assert any("already 6 tokens long" in text and "to 4 adds no <pad>" in text for text in said), said
+    assert not any("adds no <pad>" in i.value for i in run_page("masks", link={"pad": "16"}).info)
+
+
 def test_a_link_to_another_pages_setting_is_kept_for_that_page():
     at = run_page("attention", link={"pad": "9"})
     assert not at.sidebar.warning and at.query_params["pad"] == "9"

@@ -199,6 +199,7 @@ ENGLISH: dict[str, str] = {
     "masks.pad_help": "In a batch, shorter sentences are filled with <pad> up to the longest one. Pad this input to see the padding mask at work (0 = no padding). The answer does not change: no query ever looks at a <pad>.",
     "masks.steps": "What the mask does to one head",
     "masks.steps_help": "Blocked scores are replaced by a large negative number ({value}). After the softmax, e^(that) is 0, so blocked keys get exactly zero weight and the other weights still sum to 1.",
+    "masks.no_padding": "The input is already {n} tokens long, so padding it to {pad} adds no <pad>: choose a longer length to see the padding mask at work.",
     "masks.pad_to": "Pad the input to length (as in a batch)",
 
     # Page: Inside one head

@@ -196,6 +196,7 @@ CHINESE: dict[str, str] = {
     "masks.pad_help": "一个批次里，较短的句子会用 <pad> 补齐到最长句的长度。把这个输入填充一下，就能看到填充掩码的作用（0 = 不填充）。答案不会改变：没有任何查询会看向 <pad>。",
     "masks.steps": "掩码对一个头做了什么",
     "masks.steps_help": "被遮挡的分数被替换成一个很大的负数（{value}）。softmax 之后 e 的这个次方就是 0，所以被遮挡的键权重恰好为 0，其余权重之和仍为 1。",
+    "masks.no_padding": "输入已有 {n} 个词元，填充到 {pad} 不会加入任何 <pad>：选一个更长的长度，才能看到填充掩码的作用。",
     "masks.pad_to": "把输入填充到长度（如同在批次中）",
 
     # Page: Inside one head

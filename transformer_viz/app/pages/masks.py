@@ -12,6 +12,7 @@ from transformer_viz.figures.common import format_number
 from transformer_viz.figures.masks import MASK_PX, mask_figures, masking_steps
 
 MAX_PAD = 32
+PAD = "<pad>"  # how every tokenizer here shows its padding token
 def render() -> None:
     st.title(tr("masks.title"))
     st.markdown(tr("masks.intro"))
@@ -20,6 +21,9 @@ def render() -> None:
     ctx = page_context(pad_to=pad_to, teacher_forced=True)
     if ctx is None:
         return
+    tokens = [tokens for tokens in (ctx.trace.src_tokens, ctx.trace.tgt_tokens) if tokens is not None]
+    if pad_to and not any(PAD in side for side in tokens):  # a length the input already reaches: nothing to fill
+        st.info(tr("masks.no_padding", pad=pad_to, n=max(map(len, tokens))), icon=":material/info:")
     figures = ctx.figure(mask_figures, width=MASK_PX)
     columns = st.columns(len(figures))
     for column, (title, fig) in zip(columns, figures.items(), strict=True):
