@@ -362,6 +362,7 @@ def test_break_it_measures_what_switching_positions_off_costs():
                       intervention=Intervention(positions=False)).output_text
     assert broken != "olleh"  # what the page must show after, computed here without its run cache
     assert any(f"before ` olleh ` → after ` {broken} `" in m.value for m in at.markdown)
+    assert chart_specs(at)[0]["layout"]["title"]["text"].startswith("The broken model · ")  # not the intact one
     entropy = next(m for m in at.metric if m.label == "Attention entropy (bits)")
     assert entropy.delta not in ("+0.00", "-0.00")
     at.button(key="break_rank").click().run()

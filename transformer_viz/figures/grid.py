@@ -79,7 +79,7 @@ def grid_layout(layers: int, heads: int, q_len: int, k_len: int, query_label_cha
 
 
 def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple[int, int] | None = None,
-                   width: int | None = None, lang: str = "en") -> go.Figure:
+                   width: int | None = None, whose: str = "", lang: str = "en") -> go.Figure:
     """Every layer (rows) × head (columns) of one attention kind, drawn as ONE heatmap.
 
     The tiles sit in one z matrix, (layers·(q_len+gap) - gap, heads·(k_len+gap) - gap),
@@ -88,8 +88,8 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     query and key without a string per cell. Trace 1 holds one click target per tile
     with customdata [layer, head] (read it with `grid_selection`); its hover names the
     tile, the cells around it show their own numbers. `highlight` = (layer, head) outlines
-    one tile; `width` is the pixel width to lay out for (heights, ticks and targets follow);
-    `lang` is the language of every word drawn.
+    one tile; `width` is the pixel width to lay out for (heights, ticks and targets follow); `whose` names the
+    model in front of the title ("The broken model"); `lang` is the language of every word drawn.
     """
     check_choice(kind, value)
     # weights, scores, masked (layers, heads, q_len, k_len); mask (layers, q_len, k_len)
@@ -111,6 +111,7 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     shapes = _tile_shapes(mask, heads, value, highlight, layout.gap)
     annotations = _tile_titles(weights.shape, layout, lang)
     title = _grid_title(kind, value, layers, heads, lang)
+    title = f"{whose} · {title}" if whose else title
     # A title too long for the width takes two lines (fit_title): the head names move down by one.
     extra = fit_title(title, width)[0].count("<br>") * TITLE_LINE_PX
     margin = dict(l=layout.left, r=layout.right, t=layout.top + extra, b=layout.bottom)

@@ -347,6 +347,7 @@ ENGLISH: dict[str, str] = {
     "break.no_positions": "positional encoding",
     "break.no_scale": "÷ √d_k",
     "break.no_look_ahead": "look-ahead mask",
+    "break.grid_whose": "The broken model",
     "break.ablate": "Ablate heads",
     "widget.choose": "Choose one or more",
     "break.ablation": "An ablated head's output becomes",

@@ -344,6 +344,7 @@ CHINESE: dict[str, str] = {
     "break.no_positions": "位置编码",
     "break.no_scale": "÷ √d_k",
     "break.no_look_ahead": "前瞻掩码",
+    "break.grid_whose": "被破坏的模型",
     "break.ablate": "消融注意力头",
     "widget.choose": "选择一个或多个",
     "break.ablation": "被消融的头的输出变为",
