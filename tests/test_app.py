@@ -370,6 +370,14 @@ def test_break_it_measures_what_switching_positions_off_costs():
     assert ranked.iloc[0, 1] >= ranked.iloc[-1, 1] and len(ranked) == 3 * 2 * 4 + 3 * 2  # heads, then layers
 
 
+def test_break_it_explains_why_no_look_ahead_keeps_exact_match_but_not_teacher_forcing():
+    """Issue 19: exact match stayed at 100 % while teacher-forced accuracy fell, and only the README said why."""
+    def why(at):
+        return [c.value for c in at.caption if "no future to peek at" in c.value]
+
+    assert why(run_page("break_it", link={"breaks": "no_look_ahead"})) and not why(run_page("break_it"))
+
+
 def test_compare_draws_both_sides_and_their_difference_on_the_same_target():
     at = run_page("compare", link={"b_weights": "pretrained", "b_breaks": "no_scale"})
     assert not at.exception and not at.error

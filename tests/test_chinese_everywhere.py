@@ -151,6 +151,7 @@ VIEWS = [
     ("attention", {"kind": "decoder_self", "cell_query": 3, "cell_key": 4}),  # a blocked cell
     ("masks", {"pad": 9, "kind": "encoder_self"}),
     ("masks", {"pad": 4}),  # already longer: says so
+    ("break_it", {"breaks": ["no_look_ahead"]}),  # says why exact match stays
     ("masks", {"kind": "decoder_self", "mask_value": float("-inf")}),
     *(("head", {"kind": kind, "cell_query": 1, "cell_key": 2}) for kind in ("encoder_self", "decoder_self", "cross")),
     ("head", {"d_model": 8, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1, "d_ff": 16,

@@ -348,6 +348,7 @@ ENGLISH: dict[str, str] = {
     "break.no_scale": "÷ √d_k",
     "break.no_look_ahead": "look-ahead mask",
     "break.grid_whose": "The broken model",
+    "break.look_ahead_why": "Why exact match can stay while teacher-forced accuracy falls: greedy decoding feeds the decoder only the tokens it has written, so there is no future to peek at and the missing mask changes nothing. Teacher forcing reads the whole target at once: without the mask every position also sees the later tokens, which this model never saw in training.",
     "break.ablate": "Ablate heads",
     "widget.choose": "Choose one or more",
     "break.ablation": "An ablated head's output becomes",

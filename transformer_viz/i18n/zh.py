@@ -345,6 +345,7 @@ CHINESE: dict[str, str] = {
     "break.no_scale": "÷ √d_k",
     "break.no_look_ahead": "前瞻掩码",
     "break.grid_whose": "被破坏的模型",
+    "break.look_ahead_why": "为什么完全匹配率可以不变，而教师强制准确率下降：贪心解码只把模型已经写出的词元交给解码器，没有未来可偷看，去掉掩码也不改变什么。教师强制一次读入整个目标：没有掩码时，每个位置还会看到后面的词元，而这个模型训练时从未见过它们。",
     "break.ablate": "消融注意力头",
     "widget.choose": "选择一个或多个",
     "break.ablation": "被消融的头的输出变为",

@@ -75,6 +75,8 @@ def effects(ctx, intervention) -> None:
     entropy_before, entropy_after = mean_entropy(intact, kind), mean_entropy(aligned or broken.trace, kind)
     entropy.metric(tr("break.entropy"), f"{entropy_after:.2f}", delta=f"{entropy_after - entropy_before:+.2f}",
                    delta_color="off", help=tr("break.entropy_help"), width="content")
+    if not intervention.look_ahead:  # exact match and teacher-forced accuracy part ways here: say why
+        st.caption(tr("break.look_ahead_why"))
     if not ctx.run.teacher_forced:
         st.markdown(tr("break.output", text=literal(ctx.view.src_text), before=literal(ctx.run.output_text),
                        after=literal(broken.output_text)))
