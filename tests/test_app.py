@@ -378,6 +378,14 @@ def test_break_it_explains_why_no_look_ahead_keeps_exact_match_but_not_teacher_f
     assert why(run_page("break_it", link={"breaks": "no_look_ahead"})) and not why(run_page("break_it"))
 
 
+def test_break_it_names_the_broken_model_only_when_something_is_broken():
+    def title(at):
+        return chart_specs(at)[0]["layout"]["title"]["text"]
+
+    assert title(run_page("break_it", link={"breaks": "no_scale"})).startswith("The broken model · ")
+    assert not title(run_page("break_it")).startswith("The broken model")
+
+
 def test_compare_draws_both_sides_and_their_difference_on_the_same_target():
     at = run_page("compare", link={"b_weights": "pretrained", "b_breaks": "no_scale"})
     assert not at.exception and not at.error

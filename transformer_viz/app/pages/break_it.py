@@ -80,8 +80,8 @@ def effects(ctx, intervention) -> None:
     if not ctx.run.teacher_forced:
         st.markdown(tr("break.output", text=literal(ctx.view.src_text), before=literal(ctx.run.output_text),
                        after=literal(broken.output_text)))
-    chart(attention_grid(aligned or broken.trace, kind, width=MAIN_WIDTH, whose=tr("break.grid_whose"), lang=lang()),
-          key="break_grid")
+    whose = tr("break.grid_whose") if intervention != Intervention() else ""  # nothing switched off: the model
+    chart(attention_grid(aligned or broken.trace, kind, width=MAIN_WIDTH, whose=whose, lang=lang()), key="break_grid")
     if aligned is None:
         st.caption(tr("break.no_difference"))
         return
