@@ -5,7 +5,6 @@ import hashlib
 import json
 import pickle
 import shutil
-import time
 
 import pytest
 import torch
@@ -267,12 +266,12 @@ def replace_weights(directory, change):
     ("max_len", 5, "does not fit its task: max_len = 5 is too short for the reverse task"),  # every input refused
 ])
 def test_an_impossible_config_is_refused_before_the_model_is_built(copied, monkeypatch, setting, value, message):
-    refuse_real_builds(monkeypatch)
+    def build(config):  # not even on the meta device: a million-layer model of shapes alone was a hang
+        pytest.fail("a model was built before its config was refused")
+    monkeypatch.setattr("transformer_viz.weights.pretrained.Transformer", build)
     edit_metadata(copied, lambda meta: meta["config"].update({setting: value}))
-    started = time.process_time()  # CPU seconds, which a busy machine leaves alone: a hang, not slowness
-    with pytest.raises(ValueError, match=message):  # refused from the config: no model built (refuse_real_builds)
+    with pytest.raises(ValueError, match=message):
         load_pretrained("reverse", copied)
-    assert time.process_time() - started < 10
 
 
 @pytest.mark.parametrize("key, value, message", [
