@@ -80,6 +80,30 @@ def test_a_students_own_change_lasts_until_the_teachers_next_change():
     assert (student.session_state[state.SRC_TEXT], student.session_state[state.N_HEADS]) == ("hello", 8)
 
 
+def test_a_teachers_change_that_lands_while_a_students_page_is_drawn_is_followed_without_an_error(monkeypatch):
+    """The student's poll also runs inside a full run, after the view's widgets: a change it finds there (the
+    teacher's second share while the student's page was drawn) reruns the app rather than writing the widgets."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    teacher, code = teaching()
+    student = session({state.ROOM: code})
+    rooms, late = store(), []
+    original_get = rooms.get
+
+    def get(asked_code):
+        drawn = get_script_run_ctx().shared.widget_ids_this_run.snapshot()  # the widgets this run has drawn
+        if not late and drawn:  # the teacher's next change lands now
+            late.append(rooms.publish(code, "lesson", {**original_get(code).view, state.SRC_TEXT: "late"}))
+        return original_get(asked_code)
+
+    teacher.sidebar.text_input(key=state.SRC_TEXT).input("first").run()
+    monkeypatch.setattr(rooms, "get", get)
+    student.run()
+    assert not student.exception, [e.value for e in student.exception]
+    assert late and student.session_state[state.SRC_TEXT] == "late"
+    assert student.session_state[state.JOINED].seen == late[0].version
+
+
 def test_a_field_the_teacher_never_set_goes_back_to_its_default_for_the_student():
     teacher, code = teaching()
     student = session({state.ROOM: code})

@@ -3,9 +3,9 @@
 The teacher's session publishes (page, view) to the room store whenever they changed: the page's URL path
 and the values of the view fields its session set (what its link says, as values). It does so as soon as
 the sidebar is drawn, again at the end of the run, and at the start of a page fragment's rerun.
-A student's session polls the store every POLL_SECONDS in a fragment; at a new version it sets its view
-fields to the teacher's values (dropping the ones the teacher has not set) and reruns, or opens the
-teacher's page with `st.switch_page` (the run's end writes the view into the student's link).
+A student's session polls the store every POLL_SECONDS in a fragment; at a new version it reruns the app,
+whose start sets the view fields to the teacher's values (dropping the ones the teacher has not set) and, for
+another page, opens it with `st.switch_page` (the run's end writes the view into the student's link).
 A student's own changes last until the teacher's next change (said on screen); "Leave" stops following,
 "Rejoin" catches up at once.
 """
@@ -232,27 +232,39 @@ def open_teachers_view(code: str, room: RoomState) -> None:
     st.switch_page(page(page_path(room.page)), query_params={state.ROOM: code})
 
 
-def catch_up() -> bool:
-    """A following student: open the teacher's page and view if they changed since last seen.
-
-    Returns True when the room has ended (the section must be drawn again)."""
-    joined = st.session_state.get(state.JOINED)
-    if joined is None or not joined.following:
-        return False
+def catch_up() -> None:
+    """A following student, at the start of a full run (before any widget): open the teacher's page and view if
+    they changed since last seen; leave a room that has ended."""
+    joined = following()
+    if joined is None:
+        return
     try:
         room = room_store().get(joined.code)
     except RoomStoreError as error:  # keep following: the next poll asks again
         notice("room.unavailable", message=str(error))
-        return False
+        return
     if room is None:
         st.session_state.pop(state.JOINED, None)
         st.query_params.pop(state.ROOM, None)
         notice("room.ended", code=joined.code)
-        return True
+        return
     if room.version not in (0, joined.seen):
         st.session_state[state.JOINED] = replace(joined, seen=room.version)
         open_teachers_view(joined.code, room)
-    return False
+
+
+def following() -> Joined | None:
+    joined = st.session_state.get(state.JOINED)
+    return joined if joined is not None and joined.following else None
+
+
+def teacher_changed(joined: Joined) -> bool:
+    """Whether the room has ended or has a version this session has not seen (a store error: not yet)."""
+    try:
+        room = room_store().get(joined.code)
+    except RoomStoreError:  # the next poll asks again
+        return False
+    return room is None or room.version not in (0, joined.seen)
 
 
 def enter_from_link() -> None:
@@ -278,8 +290,10 @@ def follow_room(url_path: str) -> None:
 
 @st.fragment(run_every=POLL_SECONDS)
 def follow_teacher() -> None:
-    """A following student's poll: nothing to draw, a page switch when the teacher changed something."""
-    if catch_up():
+    """A following student's poll: nothing to draw; a change reruns the whole app, whose start (catch_up) takes
+    the teacher's view. The poll itself must not: it also runs inside a full run, after the view's widgets."""
+    joined = following()
+    if joined is not None and teacher_changed(joined):
         st.rerun()
 
 
