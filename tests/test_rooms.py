@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from transformer_viz.app.rooms.follow import base_url, page_path, qr_svg, room_link
+from transformer_viz.app.rooms.common import base_url, page_path, qr_svg, room_link
 from transformer_viz.app.session import state
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -18,7 +18,7 @@ def session(link: dict[str, str] | None = None) -> AppTest:
 
 
 def store():
-    from transformer_viz.app.rooms.follow import room_store
+    from transformer_viz.app.rooms.common import room_store
 
     return room_store()
 
@@ -38,7 +38,9 @@ def sidebar_texts(at: AppTest) -> str:
 
 def test_a_started_room_shows_its_code_and_link_and_shares_the_page_and_view():
     teacher, code = teaching()
-    assert code in teacher.sidebar.code[0].value and teacher.sidebar.code[0].value.endswith(f"/?room={code}")
+    link_code = teacher.session_state[state.TEACHING].link_code
+    assert len(link_code) == 16 and link_code.startswith(code)  # a link no stranger guesses
+    assert teacher.sidebar.code[0].value.endswith(f"/?room={link_code}")
     room = store().get(code)
     assert room.version == 1 and room.page == "lesson"
     assert room.view[state.TASK] == "reverse" and room.view[state.SRC_TEXT] == "hello"
@@ -208,7 +210,7 @@ def test_the_room_link_uses_the_address_the_browser_used(url, base):
 
 
 def test_a_link_that_only_works_on_the_server_is_pointed_out():
-    from transformer_viz.app.rooms.follow import names_this_computer
+    from transformer_viz.app.rooms.common import names_this_computer
 
     assert names_this_computer("http://localhost:8501/?room=K7QX") and names_this_computer("http://127.0.0.1:8501")
     assert not names_this_computer("http://192.168.1.20:8501/?room=K7QX")

@@ -13,7 +13,15 @@ import pytest
 
 from devtools.browser import choose_option, chromium, exceptions, new_page, open_app, rerun_after
 from devtools.redis_server import redis_missing_reason
-from devtools.rooms import HEADING, MAIN_LAYER, app_with_rooms, follow_seconds, start_room, teacher_moves
+from devtools.rooms import (
+    FOLLOW_DEADLINE_MS,
+    HEADING,
+    MAIN_LAYER,
+    app_with_rooms,
+    follow_seconds,
+    start_room,
+    teacher_moves,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # browser: skipped, saying why, without Chromium
 
@@ -32,8 +40,9 @@ def test_a_student_follows_the_teachers_page_layer_and_input(store, screenshots)
     with app_with_rooms(store) as (url, redis_url), chromium() as browser:
         teacher, student = new_page(browser), new_page(browser)  # each in its own browser context
         link = start_room(teacher, url)
-        code = link.rsplit("=", 1)[1]
-        assert link == f"{url}/?room={code}"  # the address the teacher's browser used
+        link_code = link.rsplit("=", 1)[1]
+        code = link_code[:4]  # the short code, typed from the projector; the link's is longer, not guessable
+        assert link == f"{url}/?room={link_code}" and len(link_code) == 16  # the address the teacher's browser used
         qr = teacher.get_by_test_id("stSidebar").get_by_test_id("stImage").filter(has_text="QR code")
         assert qr.locator("img").count() == 1 and qr.locator("img").bounding_box()["width"] >= 150
         if redis_url:
@@ -49,7 +58,7 @@ def test_a_student_follows_the_teachers_page_layer_and_input(store, screenshots)
         teacher.evaluate(show_room_code)
         teacher.screenshot(path=str(screenshots / f"rooms_teacher_en_{store}.png"))
         student.screenshot(path=str(screenshots / f"rooms_student_en_{store}.png"))
-        assert student.evaluate("() => location.search").startswith(f"?room={code}")
+        assert student.evaluate("() => location.search").startswith(f"?room={link_code}")
 
         # The language is each one's own: the teacher's 中文 leaves the student in English, still following.
         sidebar = teacher.get_by_test_id("stSidebar")
@@ -68,3 +77,33 @@ def test_a_student_follows_the_teachers_page_layer_and_input(store, screenshots)
         teacher.evaluate(show_room_code)
         teacher.screenshot(path=str(screenshots / f"rooms_teacher_zh_{store}.png"))
         student.screenshot(path=str(screenshots / f"rooms_student_zh_{store}.png"))
+
+
+def test_a_teacher_who_reloads_still_leads_the_room_and_shows_its_code_in_presenter_mode(screenshots):
+    with app_with_rooms("memory") as (url, _), chromium() as browser:
+        teacher, student = new_page(browser), new_page(browser)
+        link = start_room(teacher, url)
+        code = link.rsplit("=", 1)[1][:4]
+        open_app(student, link)
+        open_app(teacher, teacher.url)  # F5: a new session, whose link carries the teacher's code
+        sidebar = teacher.get_by_test_id("stSidebar")
+        assert sidebar.get_by_text(f"You lead room {code} again.").count() == 1
+        assert sidebar.get_by_role("button", name="End room").count() == 1
+        follow_seconds(teacher, student, lambda: sidebar.get_by_role("link", name="Attention").click(),
+                       f"location.pathname === '/attention' && {HEADING} === 'Attention'")
+
+        open_app(teacher, teacher.url + "&present=true")  # the projector's computer, in presenter mode
+        badge = teacher.get_by_role("button", name=f"Room {code}")
+        box = badge.bounding_box()
+        title_top = teacher.evaluate("""() => {
+            const text = document.createRange();
+            text.selectNodeContents(document.querySelector('h1'));
+            return text.getBoundingClientRect().top;
+        }""")
+        assert box["y"] + box["height"] <= title_top and box["x"] < 1280 / 2  # above the title, at the left
+        rerun_after(teacher, badge.click)
+        dialog = teacher.get_by_role("dialog")
+        dialog.get_by_text(code, exact=True).wait_for(timeout=FOLLOW_DEADLINE_MS)
+        assert dialog.locator("img").count() == 1 and dialog.get_by_test_id("stCode").inner_text().strip() == link
+        teacher.screenshot(path=str(screenshots / "rooms_presenter_code.png"))
+        assert exceptions(teacher) == [] and exceptions(student) == []

@@ -1,5 +1,6 @@
 """Both room stores, with the same tests: in this process, and in a real redis-server on 127.0.0.1."""
 
+import itertools
 import json
 import threading
 import time
@@ -10,7 +11,9 @@ from devtools.redis_server import redis_missing_reason, redis_server
 from transformer_viz.app.rooms.store import (
     CODE_ALPHABET,
     CODE_LENGTH,
+    LINK_CODE_LENGTH,
     MAX_VIEW_CHARS,
+    TEACHER_CODE_LENGTH,
     MemoryRoomStore,
     RedisRoomStore,
     RoomStoreError,
@@ -23,6 +26,14 @@ VIEW = {"layer": 1, "src_text": "香蕉 banana", "dims": [0, 3], "kind": "cross"
         "cell_query": None, "norm_first": False}
 
 
+OWNERS = (f"session-{n}" for n in itertools.count())
+
+
+def made(store) -> str:
+    """A new room's short code, made by a session of its own."""
+    return store.create(next(OWNERS)).code
+
+
 @pytest.fixture(scope="module")
 def redis_url():
     if redis_missing:
@@ -33,31 +44,75 @@ def redis_url():
 
 @pytest.fixture(params=["memory", "redis"])
 def make_store(request):
-    """A function (ttl=...) -> a new, empty store of each kind."""
+    """A function (idle=..., max_rooms=...) -> a new, empty store of each kind."""
     if request.param == "memory":
-        yield lambda ttl=3600: MemoryRoomStore(ttl=ttl)
+        yield lambda **kwargs: MemoryRoomStore(**kwargs)
         return
     import redis
 
     client = redis.Redis.from_url(request.getfixturevalue("redis_url"), decode_responses=True)
     client.flushdb()
-    yield lambda ttl=3600: RedisRoomStore(client, ttl=ttl)
+    yield lambda **kwargs: RedisRoomStore(client, **kwargs)
     client.close()
 
 
 def test_a_new_room_has_a_short_unambiguous_code_and_nothing_shared(make_store):
     store = make_store()
-    code = store.create()
+    code = made(store)
     assert len(code) == CODE_LENGTH and set(code) <= set(CODE_ALPHABET)
     assert not set(code) & set("0O1IL")
     room = store.get(code)
     assert (room.page, room.view, room.version) == ("", {}, 0)
-    assert store.create() != code
+    assert made(store) != code
+
+
+def test_a_students_link_and_the_teachers_link_carry_keys_that_only_open_their_own_room(make_store):
+    store = make_store()
+    new, other = store.create("a teacher"), store.create("another teacher")
+    assert len(new.link_code) == LINK_CODE_LENGTH and len(new.teacher_code) == TEACHER_CODE_LENGTH
+    assert new.link_code.startswith(new.code) and new.teacher_code.startswith(new.code)
+    assert set(new.link_code + new.teacher_code) <= set(CODE_ALPHABET)
+    room = store.get(new.code)
+    assert room.opens_for_student(new.link_code) and room.opens_for_teacher(new.teacher_code)
+    assert not room.opens_for_student(new.code + other.link_code[CODE_LENGTH:])  # a guessed key
+    assert not room.opens_for_teacher(new.link_code)  # a student's link does not make a teacher
+    assert not room.opens_for_teacher(new.code + other.teacher_code[CODE_LENGTH:])
+    assert new.teacher_code[CODE_LENGTH:] not in str(room)  # the store keeps a hash of the secret, not the secret
+
+
+def test_a_flood_of_rooms_from_one_session_keeps_one_and_leaves_room_for_a_new_teacher(make_store):
+    store = make_store(max_rooms=1000)
+    codes = [store.create("a script").code for _ in range(1001)]
+    assert all(store.get(code) is None for code in codes[:-1])  # each new room ended the previous one
+    assert store.get(codes[-1]) is not None
+    assert store.get(store.create("a teacher").code) is not None
+
+
+def test_a_store_keeps_a_bounded_number_of_rooms_and_frees_an_ended_ones_place(make_store):
+    store = make_store(max_rooms=3)
+    codes = [made(store) for _ in range(3)]
+    with pytest.raises(RoomStoreError, match="3 rooms"):
+        made(store)
+    store.end(codes[1])
+    assert store.get(made(store)) is not None
+
+
+def test_a_heartbeat_says_the_teacher_is_here_without_a_new_version(make_store):
+    store = make_store()
+    code = made(store)
+    store.publish(code, "attention", VIEW)
+    before = store.get(code)
+    time.sleep(0.01)  # a later time.time(): not a wait for anything
+    after = store.heartbeat(code)
+    assert (after.version, after.view, after.page) == (1, VIEW, "attention")
+    assert after.teacher_seen > before.teacher_seen and store.get(code) == after
+    store.end(code)
+    assert store.heartbeat(code) is None and store.get(code) is None
 
 
 def test_each_publish_is_a_new_version_the_students_read(make_store):
     store = make_store()
-    code = store.create()
+    code = made(store)
     first = store.publish(code, "attention", VIEW)
     assert (first.page, first.view, first.version) == ("attention", VIEW, 1)
     assert store.get(code) == first
@@ -68,7 +123,7 @@ def test_each_publish_is_a_new_version_the_students_read(make_store):
 
 def test_an_ended_or_unknown_room_is_not_brought_back_by_a_publish(make_store):
     store = make_store()
-    code = store.create()
+    code = made(store)
     store.end(code)
     assert store.get(code) is None
     assert store.publish(code, "attention", VIEW) is None
@@ -78,7 +133,7 @@ def test_an_ended_or_unknown_room_is_not_brought_back_by_a_publish(make_store):
 
 def test_a_view_larger_than_a_link_is_refused(make_store):
     store = make_store()
-    code = store.create()
+    code = made(store)
     with pytest.raises(ValueError, match="more than a room shares"):
         store.publish(code, "attention", {"src_text": "x" * MAX_VIEW_CHARS})
     with pytest.raises(ValueError, match="not JSON"):
@@ -86,24 +141,27 @@ def test_a_view_larger_than_a_link_is_refused(make_store):
     assert store.get(code).version == 0
 
 
-def test_a_room_in_memory_expires_after_its_time_without_a_change():
+def test_a_room_in_memory_expires_after_its_idle_time_without_the_teacher():
     now = [0.0]
-    store = MemoryRoomStore(ttl=10, clock=lambda: now[0])
-    code = store.create()
+    store = MemoryRoomStore(idle=10, clock=lambda: now[0])
+    code = made(store)
     now[0] = 6
-    assert store.publish(code, "attention", VIEW).version == 1  # a change keeps it alive one ttl more
+    assert store.publish(code, "attention", VIEW).version == 1  # a change keeps it alive one idle time more
     now[0] = 12
+    assert store.get(code) is not None  # students asking do not keep it alive
+    assert store.heartbeat(code) is not None  # the teacher's session does
+    now[0] = 21
     assert store.get(code) is not None
-    now[0] = 16
+    now[0] = 23
     assert store.get(code) is None
 
 
-def test_a_room_in_redis_lives_a_ttl_from_its_last_change_then_expires(redis_url):
+def test_a_room_in_redis_lives_its_idle_time_from_its_last_change_then_expires(redis_url):
     import redis
 
     client = redis.Redis.from_url(redis_url, decode_responses=True)
-    store = RedisRoomStore(client, ttl=3600)
-    code = store.create()
+    store = RedisRoomStore(client, idle=3600)
+    code = made(store)
     client.pexpire(store.key(code), 60_000)  # as if 59 minutes had passed without a change
     store.publish(code, "attention", VIEW)
     assert client.pttl(store.key(code)) > 3_000_000  # the change renewed its hour
@@ -117,7 +175,7 @@ def test_a_room_in_redis_lives_a_ttl_from_its_last_change_then_expires(redis_url
 
 def test_concurrent_publishes_each_get_their_own_version(make_store):
     store = make_store()
-    code = store.create()
+    code = made(store)
     versions = []
 
     def publish_many():
@@ -134,38 +192,41 @@ def test_concurrent_publishes_each_get_their_own_version(make_store):
 
 def test_the_memory_store_forgets_idle_rooms_and_keeps_a_bounded_number():
     now = [0.0]
-    store = MemoryRoomStore(ttl=100, max_rooms=3, clock=lambda: now[0])
-    codes = [store.create() for _ in range(3)]
+    store = MemoryRoomStore(idle=100, max_rooms=3, clock=lambda: now[0])
+    codes = [made(store) for _ in range(3)]
     with pytest.raises(RoomStoreError, match="3 rooms"):
-        store.create()
+        made(store)
     now[0] = 50
     store.publish(codes[0], "attention", VIEW)  # active: lives until 150
     now[0] = 120  # the other two expired: room for two more
     assert store.get(codes[1]) is None
-    store.create(), store.create()
+    made(store), made(store)
     with pytest.raises(RoomStoreError):
-        store.create()
+        made(store)
     assert store.get(codes[0]).version == 1
 
 
 def test_the_memory_store_keeps_its_own_copy_of_the_view():
     store = MemoryRoomStore()
-    code = store.create()
+    code = made(store)
     view = {"dims": [2]}
     store.publish(code, "attention", view)
     view["dims"].append(3)
     assert store.get(code).view == {"dims": [2]}
 
 
-def test_redis_keys_carry_the_rooms_ttl(redis_url):
+def test_redis_keys_carry_the_rooms_idle_time(redis_url):
     import redis
 
     client = redis.Redis.from_url(redis_url, decode_responses=True)
-    store = RedisRoomStore(client, ttl=600)
-    code = store.create()
+    store = RedisRoomStore(client, idle=600)
+    code = made(store)
     assert 590 <= client.ttl(store.key(code)) <= 600
     client.expire(store.key(code), 5)
     store.publish(code, "attention", VIEW)  # activity renews the TTL
+    assert client.ttl(store.key(code)) > 5
+    client.expire(store.key(code), 5)
+    store.heartbeat(code)  # so does the teacher's heartbeat
     assert client.ttl(store.key(code)) > 5
     assert json.loads(client.hget(store.key(code), "view")) == VIEW
 
@@ -174,7 +235,7 @@ def test_open_store_picks_redis_from_the_environment(redis_url):
     assert isinstance(open_store({}), MemoryRoomStore)
     store = open_store({"TVIZ_REDIS_URL": redis_url})
     assert isinstance(store, RedisRoomStore)
-    code = store.create()
+    code = made(store)
     assert store.get(code).version == 0
 
 

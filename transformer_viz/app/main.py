@@ -10,7 +10,8 @@ from transformer_viz.app.frame.navigation import all_pages, follow_pending_link
 from transformer_viz.app.frame.presenter import presenter_frame
 from transformer_viz.app.frame.sidebar import render_sidebar
 from transformer_viz.app.frame.take_home import start_view, view_download
-from transformer_viz.app.rooms.follow import follow_room, room_panel, share_view
+from transformer_viz.app.rooms.follow import follow_room, room_panel, room_params
+from transformer_viz.app.rooms.teach import room_badge, share_view
 from transformer_viz.app.server.models import set_up_server
 
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it. A formula shrinks with
@@ -32,6 +33,7 @@ def main() -> None:
     room_section = st.sidebar.container()  # filled at the end of the run, when the room was sent this view
     render_sidebar()
     presenter_frame()
+    room_badge()  # presenter mode hides the sidebar: the room's code stays one click away
     share_view()  # a teacher: the room gets the page and view now, while this page takes its time...
     start_view()
     current.run()
@@ -39,4 +41,4 @@ def main() -> None:
     share_view()  # ...and any change the page made
     room_panel(room_section)
     view_download(current.title)
-    write_link()  # the address bar shows the view, however it was reached
+    write_link(room_params())  # the address bar shows the view, however it was reached, and the room

@@ -413,7 +413,7 @@ ENGLISH: dict[str, str] = {
     "compare.no_difference": "A and B have different shapes here (heads, layers or tokens): there is no cell-by-cell difference to draw.",
     "break.cheat_explain": "In training it could copy the next token from the answer it was given, so its loss went to almost zero. At inference there is no answer to copy: greedy decoding fails. The look-ahead mask is what makes training honest.",
 
-    # Class rooms (app/rooms/follow.py: the sidebar's section)
+    # Class rooms (app/rooms/: the sidebar's section)
     "room.title": "Class room",
     "room.start": "Start a room (teacher)",
     "room.start_help": "Your students follow your page and view, on their own screens.",
@@ -431,9 +431,17 @@ ENGLISH: dict[str, str] = {
     "room.left": "You left room {code} to explore on your own.",
     "room.rejoin": "Rejoin room {code}",
     "room.bad_code": "A room code has {length} letters and digits, e.g. K7QX: {typed} is not one.",
-    "room.unknown": "There is no room {code}: check the code. A room ends when its teacher ends it, or after {hours} hours without a change.",
+    "room.unknown": "There is no room {code}: check the code. A room ends when its teacher ends it, or {minutes} minutes after its teacher left.",
     "room.ended": "Room {code} has ended.",
-    "room.expired": "Your room {code} had no change for {hours} hours and has ended: start a new one.",
+    "room.expired": "Your room {code} heard nothing from you for {minutes} minutes and has ended: start a new one.",
+    "room.teacher_link": "Your teacher's link (private)",
+    "room.teacher_link_help": "Open it after a reload, or on the projector's computer, to lead this room again (up to {minutes} minutes after you leave). Do not show it: whoever has it leads the room.",
+    "room.bad_teacher_link": "This teacher's link does not lead a room: the room has ended (rooms end {minutes} minutes after their teacher left) or the link is incomplete. Start a new room.",
+    "room.led_again": "You lead room {code} again.",
+    "room.away": "The teacher has not been here for {minutes} min. The room ends {idle} minutes after its teacher left.",
+    "room.too_many_tries": "Too many room codes tried: wait {seconds} s, or open the room's link or QR code.",
+    "room.badge": "Room {code}",
+    "room.badge_help": "Show the room's code and QR code, for students who join late.",
     "room.unavailable": "Class rooms are unavailable on this server right now ({message}).",
     "room.trained": "The teacher shows weights trained in the teacher's own session: you see the pretrained ones (or random weights, for a shape that has none).",
     "room.too_large": "This view is too large to share (a very long input?): your students still see the previous one.",

@@ -410,7 +410,7 @@ CHINESE: dict[str, str] = {
     "compare.no_difference": "A 和 B 在这里形状不同（头数、层数或词元）：无法逐格画出差值。",
     "break.cheat_explain": "训练时它可以从给它的答案里抄下一个词元，所以损失几乎降到零。推理时没有答案可抄：贪心解码失败。正是前瞻掩码让训练变得诚实。",
 
-    # Class rooms (app/rooms/follow.py: the sidebar's section)
+    # Class rooms (app/rooms/: the sidebar's section)
     "room.title": "课堂",
     "room.start": "开设课堂（教师）",
     "room.start_help": "学生在自己的屏幕上跟随你的页面和视图。",
@@ -428,9 +428,17 @@ CHINESE: dict[str, str] = {
     "room.left": "你已离开课堂 {code}，正在自己探索。",
     "room.rejoin": "重新加入课堂 {code}",
     "room.bad_code": "课堂代码由 {length} 个字母和数字组成，例如 K7QX：{typed} 不是课堂代码。",
-    "room.unknown": "没有课堂 {code}：请检查代码。老师结束课堂后，或课堂 {hours} 小时没有改动后，课堂即结束。",
+    "room.unknown": "没有课堂 {code}：请检查代码。老师结束课堂后，或老师离开 {minutes} 分钟后，课堂即结束。",
     "room.ended": "课堂 {code} 已结束。",
-    "room.expired": "你的课堂 {code} 已有 {hours} 小时没有改动，已经结束：请开设新的课堂。",
+    "room.expired": "你的课堂 {code} 已有 {minutes} 分钟没有收到你的消息，已经结束：请开设新的课堂。",
+    "room.teacher_link": "你的教师链接（请勿公开）",
+    "room.teacher_link_help": "刷新页面后，或在投影电脑上打开它，即可重新主持本课堂（你离开后 {minutes} 分钟内有效）。不要展示给学生：拿到它的人就能主持课堂。",
+    "room.bad_teacher_link": "此教师链接无法主持课堂：课堂已结束（老师离开 {minutes} 分钟后课堂结束），或链接不完整。请开设新的课堂。",
+    "room.led_again": "你重新主持课堂 {code}。",
+    "room.away": "老师已离开 {minutes} 分钟。老师离开 {idle} 分钟后，课堂将结束。",
+    "room.too_many_tries": "尝试的课堂代码太多：请等待 {seconds} 秒，或打开课堂链接、扫描二维码。",
+    "room.badge": "课堂 {code}",
+    "room.badge_help": "显示课堂代码和二维码，方便迟到的学生加入。",
     "room.unavailable": "本服务器的课堂功能暂时不可用（{message}）。",
     "room.trained": "老师展示的是在老师自己的会话中训练的权重：你看到的是预训练权重（若此形状没有预训练权重，则为随机权重）。",
     "room.too_large": "此视图太大，无法共享（输入太长？）：学生看到的仍是上一个视图。",

@@ -32,11 +32,13 @@ def open_link() -> None:
     st.session_state.update(values)
 
 
-def write_link() -> None:
+def write_link(more: dict[str, list[str]] | None = None) -> None:
     """Show the view in the address bar (one message, only when it changed): after every run, and in a page
-    fragment whose widgets are view fields. Other parameters (a room's) stay."""
+    fragment whose widgets are view fields. Other parameters stay, and `more` are added (a room's: a page
+    switch from the menu drops them)."""
     now = query_params()
     wanted = {key: texts for key, texts in now.items() if key not in VIEW_FIELDS} | link_params(current_view())
+    wanted |= more or {}
     if wanted != now:
         st.query_params.from_dict(wanted)
 

@@ -9,7 +9,7 @@ import streamlit as st
 
 from transformer_viz.analysis.walkthrough import cell_numbers
 from transformer_viz.app.frame.link import write_link
-from transformer_viz.app.rooms.follow import share_view
+from transformer_viz.app.rooms.teach import share_view
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
 from transformer_viz.app.session.state import View

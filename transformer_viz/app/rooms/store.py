@@ -2,32 +2,55 @@
 
 No Streamlit here. A room's state is small and serializable (a page's URL path and the view's values as
 JSON), so it can be kept in this process (one server, the default) or in Redis (several replicas serving one
-class: `TVIZ_REDIS_URL`). Both stores forget a room after `ROOM_TTL` seconds without a change.
+class: `TVIZ_REDIS_URL`).
+
+A room has three codes. Its short code (4 characters) is typed from the projector; a student's link and QR
+code carry the short code and a key (16 characters: not guessable, so a stranger cannot find a live room);
+the teacher's link carries the short code and a secret (24 characters) that opens the room as its teacher
+again after a reload or on another device. Both stores:
+- forget a room `idle` seconds after the teacher's last sign of life (a publish or a heartbeat);
+- keep at most `max_rooms` rooms, and one room per owner (a session): a new room of an owner ends its previous
+  one, so one session cannot fill the store.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import secrets
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 # No 0/O, 1/I/L: a code read from a projector is typed without doubt.
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 4
-ROOM_TTL = 6 * 3600  # seconds without a change before a room is forgotten (a school day)
-MAX_ROOMS = 1000  # rooms one server keeps at once (in-process store)
+KEY_LENGTH = 12  # after the short code in a student's link: 31^12 ≈ 2^59
+SECRET_LENGTH = 20  # after the short code in the teacher's link: 31^20 ≈ 2^99
+LINK_CODE_LENGTH = CODE_LENGTH + KEY_LENGTH
+TEACHER_CODE_LENGTH = CODE_LENGTH + SECRET_LENGTH
+ROOM_IDLE = 30 * 60  # seconds without a sign of the teacher before a room is forgotten (TVIZ_ROOM_IDLE_MINUTES)
+MAX_ROOMS = 1000  # rooms one server (or one Redis) keeps at once (TVIZ_ROOMS)
 MAX_VIEW_CHARS = 16_384  # a shared view's parameters as JSON: a link, not a document
 REDIS_URL_VARIABLE = "TVIZ_REDIS_URL"
 ViewValues = Mapping[str, object]  # view field -> value (str, int, float, bool, None or a list of ints)
 
 
 class RoomStoreError(RuntimeError):
-    """The store cannot answer (Redis is down, or this server keeps as many rooms as it may)."""
+    """The store cannot answer (Redis is down, or it keeps as many rooms as it may)."""
+
+
+@dataclass(frozen=True)
+class NewRoom:
+    """A room just made: what its teacher's session keeps."""
+
+    code: str  # typed by students
+    link_code: str  # in the students' link and QR code
+    teacher_code: str  # in the teacher's link only
 
 
 @dataclass(frozen=True)
@@ -38,16 +61,29 @@ class RoomState:
     view: dict[str, object]  # the teacher's view: the values of the fields the teacher's session set
     version: int  # one more at every change
     updated: float  # time.time() of the last change
+    key: str = ""  # the rest of the students' link code
+    teacher_hash: str = ""  # sha256 of the teacher's secret
+    teacher_seen: float = 0.0  # time.time() of the teacher's last publish or heartbeat
+
+    def opens_for_student(self, link_code: str) -> bool:
+        """Whether a link code's key is this room's (compared in constant time)."""
+        return hmac.compare_digest(link_code[CODE_LENGTH:].encode(), self.key.encode())
+
+    def opens_for_teacher(self, teacher_code: str) -> bool:
+        return hmac.compare_digest(secret_hash(teacher_code[CODE_LENGTH:]).encode(), self.teacher_hash.encode())
 
 
 class RoomStore(Protocol):
-    def create(self) -> str:
-        """A new room with a fresh code; raises RoomStoreError when none can be made."""
+    def create(self, owner: str) -> NewRoom:
+        """A new room with fresh codes, ending `owner`'s previous room; raises RoomStoreError when none can be
+        made (the store is full, or Redis is away)."""
 
     def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
-        """Share a new page and view (the version grows by one); None when the room no longer exists.
+        """Share a new page and view (the version grows by one; the teacher is seen); None when the room no
+        longer exists. Raises ValueError for a view larger than MAX_VIEW_CHARS."""
 
-        Raises ValueError for a view larger than MAX_VIEW_CHARS."""
+    def heartbeat(self, code: str) -> RoomState | None:
+        """The teacher is still here: the room lives `idle` seconds more. None when it no longer exists."""
 
     def get(self, code: str) -> RoomState | None:
         """The room's state, or None when there is no such room (never made, ended or expired)."""
@@ -56,18 +92,28 @@ class RoomStore(Protocol):
         """Forget the room (its students stop following)."""
 
 
-def new_code() -> str:
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+def new_code(length: int = CODE_LENGTH) -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(length))
 
 
-def normalize_code(text: object) -> str | None:
-    """A room code as typed ("k7qx", " K7-QX ") in its canonical form, or None if it cannot be one."""
-    if not isinstance(text, str):
+def secret_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def normalize_code(text: object, lengths: tuple[int, ...] = (CODE_LENGTH,)) -> str | None:
+    """A code as typed ("k7qx", " K7-QX ") in its canonical form, or None if it cannot be one of `lengths`."""
+    if not isinstance(text, str) or len(text) > 4 * max(lengths):
         return None
     code = text.strip().upper().replace("-", "").replace(" ", "")
-    if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
+    if len(code) not in lengths or any(c not in CODE_ALPHABET for c in code):
         return None
     return code
+
+
+def made_room(code: str) -> tuple[NewRoom, str, str]:
+    """A new room's codes, its key and the hash of its teacher's secret."""
+    key, secret = new_code(KEY_LENGTH), new_code(SECRET_LENGTH)
+    return NewRoom(code, code + key, code + secret), key, secret_hash(secret)
 
 
 def view_json(view: ViewValues) -> str:
@@ -85,9 +131,10 @@ def view_json(view: ViewValues) -> str:
 class MemoryRoomStore:
     """Rooms in a dict of this process (one server). `clock` is injectable for the expiry tests."""
 
-    def __init__(self, ttl: float = ROOM_TTL, max_rooms: int = MAX_ROOMS, clock=time.monotonic):
-        self._ttl, self._max_rooms, self._clock = ttl, max_rooms, clock
+    def __init__(self, idle: float = ROOM_IDLE, max_rooms: int = MAX_ROOMS, clock=time.monotonic):
+        self._idle, self._max_rooms, self._clock = idle, max_rooms, clock
         self._rooms: dict[str, tuple[RoomState, float]] = {}  # code -> (state, expiry on the clock)
+        self._owners: dict[str, str] = {}  # owner -> the code of their room
         self._lock = threading.Lock()
 
     def _live(self, code: str) -> RoomState | None:
@@ -99,18 +146,26 @@ class MemoryRoomStore:
             return None
         return found[0]
 
-    def create(self) -> str:
+    def _keep(self, code: str, room: RoomState) -> RoomState:
+        self._rooms[code] = room, self._clock() + self._idle
+        return room
+
+    def create(self, owner: str) -> NewRoom:
         with self._lock:
             now = self._clock()
+            self._rooms.pop(self._owners.pop(owner, ""), None)
             for code in [c for c, (_, expiry) in self._rooms.items() if expiry <= now]:
                 del self._rooms[code]
+            self._owners = {who: code for who, code in self._owners.items() if code in self._rooms}
             if len(self._rooms) >= self._max_rooms:
                 raise RoomStoreError(f"this server already keeps {self._max_rooms} rooms")
             code = new_code()
             while code in self._rooms:
                 code = new_code()
-            self._rooms[code] = RoomState("", {}, 0, time.time()), now + self._ttl
-            return code
+            room, key, teacher_hash = made_room(code)
+            self._keep(code, RoomState("", {}, 0, time.time(), key, teacher_hash, time.time()))
+            self._owners[owner] = code
+            return room
 
     def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
         shared = json.loads(view_json(view))  # checks the size; keeps a copy the caller cannot change
@@ -118,9 +173,14 @@ class MemoryRoomStore:
             current = self._live(code)
             if current is None:
                 return None
-            room = RoomState(page, shared, current.version + 1, time.time())
-            self._rooms[code] = room, self._clock() + self._ttl
-            return room
+            now = time.time()
+            return self._keep(code, replace(current, page=page, view=shared, version=current.version + 1,
+                                             updated=now, teacher_seen=now))
+
+    def heartbeat(self, code: str) -> RoomState | None:
+        with self._lock:
+            current = self._live(code)
+            return None if current is None else self._keep(code, replace(current, teacher_seen=time.time()))
 
     def get(self, code: str) -> RoomState | None:
         with self._lock:
@@ -131,31 +191,49 @@ class MemoryRoomStore:
             self._rooms.pop(code, None)
 
 
-# A room is a Redis hash (version, page, view, updated) with a TTL. Each script runs atomically in Redis:
-# a room is made only under a free code, and a publish never brings back a room that ended or expired.
+# A room is a Redis hash with a TTL (the idle time), listed in a sorted set by expiry (to count the live rooms);
+# an owner's room is a key with the same TTL. Each script runs atomically in Redis: a room is made only under a
+# free code and below the cap, and a publish or heartbeat never brings back a room that ended or expired.
 CREATE_SCRIPT = """
+local now, idle = tonumber(ARGV[2]), tonumber(ARGV[3])
+local previous = redis.call('GET', KEYS[3])
+if previous then
+  redis.call('DEL', ARGV[7] .. previous)
+  redis.call('ZREM', KEYS[2], previous)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'version', 0, 'page', '', 'view', '{}', 'updated', ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return -1 end
+redis.call('HSET', KEYS[1], 'version', 0, 'page', '', 'view', '{}', 'updated', ARGV[2], 'key', ARGV[5],
+           'teacher_hash', ARGV[6], 'teacher_seen', ARGV[2])
+redis.call('EXPIRE', KEYS[1], idle)
+redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
+redis.call('SET', KEYS[3], ARGV[1], 'EX', idle)
 return 1
 """
+# KEYS: the room, the index; ARGV: code, now, idle, then for a publish: page, view.
 PUBLISH_SCRIPT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-redis.call('HSET', KEYS[1], 'page', ARGV[1], 'view', ARGV[2], 'updated', ARGV[3])
-local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-return version
+local now, idle = tonumber(ARGV[2]), tonumber(ARGV[3])
+if ARGV[4] then
+  redis.call('HSET', KEYS[1], 'page', ARGV[4], 'view', ARGV[5], 'updated', ARGV[2])
+  redis.call('HINCRBY', KEYS[1], 'version', 1)
+end
+redis.call('HSET', KEYS[1], 'teacher_seen', ARGV[2])
+redis.call('EXPIRE', KEYS[1], idle)
+redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
+return redis.call('HGETALL', KEYS[1])
 """
 
 
 class RedisRoomStore:
     """Rooms in Redis, shared by every replica of the app; Redis expires them (a TTL on each key)."""
 
-    def __init__(self, client, ttl: int = ROOM_TTL, prefix: str = "tviz:room:"):
+    def __init__(self, client, idle: int = ROOM_IDLE, max_rooms: int = MAX_ROOMS, prefix: str = "tviz:room:"):
         """`client`: a redis.Redis made with decode_responses=True."""
-        self._client, self._ttl, self._prefix = client, int(ttl), prefix
+        self._client, self._idle, self._max_rooms, self._prefix = client, int(idle), max_rooms, prefix
         self._create = client.register_script(CREATE_SCRIPT)
-        self._publish = client.register_script(PUBLISH_SCRIPT)
+        self._touch = client.register_script(PUBLISH_SCRIPT)
 
     @classmethod
     def from_url(cls, url: str, **kwargs) -> RedisRoomStore:
@@ -168,31 +246,49 @@ class RedisRoomStore:
     def key(self, code: str) -> str:
         return self._prefix + code
 
-    def create(self) -> str:
+    @property
+    def index(self) -> str:
+        return self._prefix + "index"
+
+    def create(self, owner: str) -> NewRoom:
         with _redis_errors():
             for _attempt in range(20):
-                code = new_code()
-                if self._create(keys=[self.key(code)], args=[time.time(), self._ttl]):
-                    return code
+                room, key, teacher_hash = made_room(new_code())
+                made = self._create(keys=[self.key(room.code), self.index, self._prefix + "owner:" + owner],
+                                    args=[room.code, time.time(), self._idle, self._max_rooms, key, teacher_hash,
+                                          self._prefix])
+                if made == 1:
+                    return room
+                if made == -1:
+                    raise RoomStoreError(f"Redis already keeps {self._max_rooms} rooms")
         raise RoomStoreError("no free room code found")
 
     def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
         text = view_json(view)
-        now = time.time()
         with _redis_errors():
-            version = self._publish(keys=[self.key(code)], args=[page, text, now, self._ttl])
-        return None if version is None else RoomState(page, json.loads(text), int(version), now)
+            fields = self._touch(keys=[self.key(code), self.index], args=[code, time.time(), self._idle, page, text])
+        return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
+
+    def heartbeat(self, code: str) -> RoomState | None:
+        with _redis_errors():
+            fields = self._touch(keys=[self.key(code), self.index], args=[code, time.time(), self._idle])
+        return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
 
     def get(self, code: str) -> RoomState | None:
         with _redis_errors():
             found = self._client.hgetall(self.key(code))
-        if not found:
-            return None
-        return RoomState(found["page"], json.loads(found["view"]), int(found["version"]), float(found["updated"]))
+        return room_of(found) if found else None
 
     def end(self, code: str) -> None:
         with _redis_errors():
             self._client.delete(self.key(code))
+            self._client.zrem(self.index, code)
+
+
+def room_of(found: Mapping[str, str]) -> RoomState:
+    """A room from its Redis hash."""
+    return RoomState(found["page"], json.loads(found["view"]), int(found["version"]), float(found["updated"]),
+                     found["key"], found["teacher_hash"], float(found["teacher_seen"]))
 
 
 @contextlib.contextmanager
@@ -206,7 +302,9 @@ def _redis_errors():
         raise RoomStoreError(f"Redis: {error}") from error
 
 
-def open_store(environ: Mapping[str, str]) -> RoomStore:
+def open_store(environ: Mapping[str, str], idle: float = ROOM_IDLE, max_rooms: int = MAX_ROOMS) -> RoomStore:
     """Redis when `TVIZ_REDIS_URL` is set (several replicas share the rooms), else this process."""
     url = environ.get(REDIS_URL_VARIABLE)
-    return RedisRoomStore.from_url(url) if url else MemoryRoomStore()
+    if url:
+        return RedisRoomStore.from_url(url, idle=int(idle), max_rooms=max_rooms)
+    return MemoryRoomStore(idle=idle, max_rooms=max_rooms)

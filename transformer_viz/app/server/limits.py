@@ -42,6 +42,8 @@ class ServerLimits:
     run_cache_mib: int = 512  # traces kept for all sessions
     hf_downloads: int = 1  # 1: a session may let a Hugging Face model be downloaded; 0: only models already here
     hf_parameters: float = 5e8  # the largest Hugging Face model loaded (parameters; float32: 4 bytes each)
+    room_idle_minutes: int = 30  # a class room ends this long after the last sign of its teacher
+    rooms: int = 1000  # class rooms kept at once (in this process, or in Redis for all replicas)
 
     def __post_init__(self):
         if self.trainings_at_once == 0:
@@ -78,7 +80,8 @@ RANGES = {"d_model": (64, SIZE_LIMITS["d_model"]), "heads": (4, SIZE_LIMITS["n_h
           "layers": (2, SIZE_LIMITS["n_encoder_layers"]), "d_ff": (128, SIZE_LIMITS["d_ff"]),
           "input_tokens": (16, SIZE_LIMITS["max_len"]), "train_steps": (100, 100_000), "training_budget": (1e8, 1e13),
           "trainings_at_once": (0, 256), "training_processes": (0, 1), "run_cache_mib": (64, 65_536),
-          "hf_downloads": (0, 1), "hf_parameters": (1e6, 1e11)}
+          "hf_downloads": (0, 1), "hf_parameters": (1e6, 1e11), "room_idle_minutes": (1, 24 * 60),
+          "rooms": (1, 1_000_000)}
 
 
 @functools.cache

@@ -67,15 +67,18 @@ UPLOAD_NOTICE = "_upload_notice"  # what became of the last upload: (catalog key
 SHOWN = "_shown_{}"  # a button's result stays shown for the session once pressed
 LESSON_REVEAL = "lesson_reveal_{}"  # one per step: a new step opens with its answer hidden
 
-# Class rooms (app/rooms/follow.py): a teacher shares the page and view, the students follow.
-ROOM = "room"  # the query parameter of a room's link (/?room=K7QX); not a view field
+# Class rooms (app/rooms/): a teacher shares the page and view, the students follow.
+ROOM = "room"  # the query parameter of a student's link (/?room=K7QX…, the link code); not a view field
+TEACH = "teach"  # the query parameter of the teacher's own link (the teacher code); not a view field
+OWNER = "_owner"  # this session's name for the room store (one room per session)
+JOIN_TRIES = "_join_tries"  # time.monotonic() of this session's recent joins by short code
 PAGE = "_page"  # the URL path of the page of this session's last full run (what a teacher shares)
 TEACHING = "_teaching"  # the Teaching of this session: the room it leads
 JOINED = "_joined"  # the Joined room of this session: the room it follows, or left to explore
 ROOM_NOTICE = "_room_notice"  # (catalog key, values) of a message about the room, shown once
 ROOM_CODE = "room_code"  # the code typed into the Join form
-ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN = (
-    "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin")
+ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN, ROOM_SHOW = (
+    "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin", "room_show")
 
 SOURCES = ("toy", "hf")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
@@ -245,9 +248,12 @@ class Teaching:
     """The room this session leads and what it shared last (a page's own reruns share that page again)."""
 
     code: str
+    link_code: str  # the students' link and QR code carry it
+    teacher_code: str  # the teacher's own link carries it (it reclaims the room)
     page: str = ""  # the URL path of the page shared last
     view: dict[str, object] = field(default_factory=dict)  # the view values shared last (as JSON reads them)
     version: int = 0  # the room's version after that (0: nothing shared yet)
+    heard: float = 0.0  # time.monotonic() of the store's last sign of this teacher (a publish or a heartbeat)
 
 
 @dataclass(frozen=True)
@@ -255,5 +261,7 @@ class Joined:
     """The room this session joined as a student."""
 
     code: str
+    link_code: str  # what the student's link carries
     following: bool = True  # False: the student left to explore on their own (and may rejoin)
     seen: int = 0  # the room version whose page and view were opened last (0: none yet)
+    away: int = 0  # whole minutes the teacher had been away at the last look (0: here)

@@ -1,0 +1,89 @@
+"""A class room survives its teacher (a reload, another computer, a break) and keeps strangers out (AppTest)."""
+
+import pytest
+
+from tests.test_rooms import session, sidebar_texts, teaching
+from transformer_viz.app.rooms import follow
+from transformer_viz.app.rooms.store import CODE_LENGTH
+from transformer_viz.app.session import state
+
+
+def test_the_teachers_link_leads_the_room_again_after_a_reload_and_the_students_keep_following():
+    teacher, code = teaching()
+    teacher_code = teacher.session_state[state.TEACHING].teacher_code
+    assert teacher.query_params[state.TEACH] == teacher_code  # the address bar keeps it: a reload finds it
+    student = session({state.ROOM: teacher.session_state[state.TEACHING].link_code})
+    reloaded = session({state.TEACH: teacher_code, state.SRC_TEXT: "hello"})  # F5, or the projector's computer
+    assert not reloaded.exception
+    assert reloaded.session_state[state.TEACHING].code == code and reloaded.button(key=state.ROOM_END)
+    assert f"You lead room {code} again." in sidebar_texts(reloaded)
+    reloaded.sidebar.text_input(key=state.SRC_TEXT).input("after the reload").run()
+    student.run()
+    assert student.session_state[state.SRC_TEXT] == "after the reload"
+
+
+@pytest.mark.parametrize("which", ["a student's link code", "a made-up secret", "an ended room"])
+def test_only_the_teachers_own_link_leads_the_room(which):
+    teacher, code = teaching()
+    codes = teacher.session_state[state.TEACHING]
+    asked = {"a student's link code": codes.link_code + "ABCDEFGH", "a made-up secret": code + "A" * 20,
+             "an ended room": codes.teacher_code}[which]
+    if which == "an ended room":
+        teacher.button(key=state.ROOM_END).click().run()
+        assert state.TEACH not in teacher.query_params
+    stranger = session({state.TEACH: asked})
+    assert not stranger.exception and state.TEACHING not in stranger.session_state
+    assert state.TEACH not in stranger.query_params
+    assert any("does not lead a room" in w.value for w in stranger.sidebar.warning)
+
+
+def test_a_student_link_carries_a_long_code_and_a_wrong_key_finds_no_room():
+    teacher, code = teaching()
+    link_code = teacher.session_state[state.TEACHING].link_code
+    student = session({state.ROOM: link_code})
+    assert student.session_state[state.JOINED].code == code and student.query_params[state.ROOM] == link_code
+    guessed = session({state.ROOM: code + "2" * (len(link_code) - CODE_LENGTH)})
+    assert state.JOINED not in guessed.session_state
+    assert any(f"There is no room {code}" in w.value for w in guessed.sidebar.warning)
+
+
+def test_a_session_may_try_only_a_few_short_codes_a_minute():
+    teacher, code = teaching()
+    student = session()
+    wrong = [c for c in ("ZZZZ", "YYYY", "XXXX", "WWWW", "VVVV") if c != code]
+    for typed in wrong[:follow.JOIN_TRIES]:
+        student.text_input(key=state.ROOM_CODE).input(typed)
+        student.button(key=state.ROOM_JOIN).click().run()
+    student.text_input(key=state.ROOM_CODE).input(code)  # the right code, one try too many
+    student.button(key=state.ROOM_JOIN).click().run()
+    assert state.JOINED not in student.session_state
+    assert any("Too many room codes tried" in w.value for w in student.sidebar.warning)
+    link_code = teacher.session_state[state.TEACHING].link_code
+    student.text_input(key=state.ROOM_CODE).input(f"http://school.example/?room={link_code}")  # a pasted link:
+    # its code is not a guess, so it still joins
+    student.button(key=state.ROOM_JOIN).click().run()
+    assert student.session_state[state.JOINED].code == code
+
+
+def test_students_are_told_when_the_teacher_has_been_away(monkeypatch):
+    teacher, _ = teaching()
+    student = session({state.ROOM: teacher.session_state[state.TEACHING].link_code})
+    assert "has not been here" not in sidebar_texts(student)
+    now = follow.time.time()
+    monkeypatch.setattr(follow.time, "time", lambda: now + 5 * 60)  # five minutes without a sign of the teacher
+    student.run()
+    assert "The teacher has not been here for 5 min." in sidebar_texts(student)
+    monkeypatch.undo()
+    teacher.sidebar.text_input(key=state.SRC_TEXT).input("back").run()  # the teacher is back
+    student.run()
+    assert "has not been here" not in sidebar_texts(student)
+
+
+def test_in_presenter_mode_the_rooms_code_is_in_a_corner_button():
+    teacher, code = teaching()
+    teacher.session_state[state.PRESENT] = True
+    teacher.run()
+    badge = teacher.button(key=state.ROOM_SHOW)
+    assert badge.label == f"Room {code}"
+    student = session({state.ROOM: teacher.session_state[state.TEACHING].link_code, state.PRESENT: "true"})
+    assert not [b for b in student.button if b.key == state.ROOM_SHOW]  # a student has no room to show
