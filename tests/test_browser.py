@@ -154,3 +154,23 @@ def test_stop_ends_a_long_training_before_its_last_step_and_keeps_what_it_traine
         steps = int(re.search(r"\((\d+) steps\)", banner.inner_text()).group(1))
         assert 0 < steps < 100
         assert exceptions(page) == []
+
+
+@pytest.mark.parametrize("lang, button, limit", [("zh", "上传", "每个文件最多 16 MB"),
+                                                 ("en", "Upload", "At most 16 MB per file")])
+def test_the_weights_uploader_speaks_the_sessions_language(app_url, lang, button, limit):
+    """Streamlit writes "Upload" and "16MB per file" in English only: the page draws the catalog's words instead."""
+    with chromium_page() as page:
+        open_app(page, f"{app_url}/training?lang={lang}", figures=False)
+        page.wait_for_selector("[data-testid=stFileUploaderDropzoneInstructions] span", timeout=60_000)
+        drawn = page.evaluate("""() => {
+            const zone = document.querySelector('[data-testid=stFileUploaderDropzone]');
+            const shown = element => {
+                const own = getComputedStyle(element), after = getComputedStyle(element, '::after');
+                return own.fontSize === '0px' ? JSON.parse(after.content) : element.innerText;
+            };
+            return [shown(zone.querySelector('button [data-testid=stMarkdownContainer] p')),
+                    shown(zone.querySelector('[data-testid=stFileUploaderDropzoneInstructions] span'))];
+        }""")
+        assert drawn == [button, limit]
+        assert exceptions(page) == []

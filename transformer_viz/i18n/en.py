@@ -472,6 +472,8 @@ ENGLISH: dict[str, str] = {
     "kind.cross": "Cross-attention (decoder → encoder)",
     "side.src": "source",
     "side.tgt": "target",
+    "weights_io.browse": "Upload",
+    "weights_io.limit": "At most {limit} MB per file",
     "stack.encoder": "encoder",
     "stack.decoder": "decoder",
     "layer": "Layer {layer}",

@@ -469,6 +469,8 @@ CHINESE: dict[str, str] = {
     "kind.cross": "交叉注意力（解码器 → 编码器）",
     "side.src": "源序列",
     "side.tgt": "目标序列",
+    "weights_io.browse": "上传",
+    "weights_io.limit": "每个文件最多 {limit} MB",
     "stack.encoder": "编码器",
     "stack.decoder": "解码器",
     "layer": "第 {layer} 层",

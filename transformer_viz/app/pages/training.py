@@ -3,6 +3,7 @@ the weights home as files and bring them back."""
 
 from __future__ import annotations
 
+import json
 import math
 import time
 import uuid
@@ -138,6 +139,7 @@ def weights_section(view: View) -> None:
                                mime="application/zip", key=state.WEIGHTS_DOWNLOAD, on_click="ignore",
                                icon=":material/download:", help=tr("weights_io.download_help", name=name))
     with upload_column:
+        st.html(uploader_words())
         st.file_uploader(tr("weights_io.upload", limit=MAX_UPLOAD_MB), accept_multiple_files=True,
                          key=state.WEIGHTS_UPLOAD, on_change=accept_upload, max_upload_size=MAX_UPLOAD_MB,
                          help=tr("weights_io.upload_help"))
@@ -148,6 +150,17 @@ def weights_section(view: View) -> None:
                 st.success(tr(key, **values), icon=":material/upload:")
             else:
                 st.error(tr(key, **values), icon=":material/error:")
+
+
+def uploader_words() -> str:
+    """Streamlit's uploader says "Upload" and "16MB per file" in English only (no parameter changes them): a style
+    that draws the catalog's words in their place, in the session's language."""
+    button = "[data-testid=stFileUploaderDropzone] button [data-testid=stMarkdownContainer] p"
+    limit = "[data-testid=stFileUploaderDropzoneInstructions] span"
+    words = [json.dumps(tr("weights_io.browse"), ensure_ascii=False),  # as CSS strings (quotes escaped)
+             json.dumps(tr("weights_io.limit", limit=MAX_UPLOAD_MB), ensure_ascii=False)]
+    return (f"<style>{button},{limit}{{font-size:0}} {button}::after{{content:{words[0]};font-size:1rem}} "
+            f"{limit}::after{{content:{words[1]};font-size:0.875rem}}</style>")
 
 
 def file_name(trained: TrainedModel) -> str:
