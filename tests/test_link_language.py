@@ -58,3 +58,18 @@ def test_the_language_before_the_sidebar_is_the_links(named, code):
     at = AppTest.from_function(language_before_the_sidebar)
     at.query_params["lang"] = named
     assert at.run().markdown[0].value == code
+
+
+@pytest.mark.parametrize("link", [
+    {"lang": "中文", "task": "英语 → 法语", "kind": "编码器自注意力", "cell_query": "3: the"},
+    {"task": "English → French", "kind": "Encoder self-attention", "cell_query": "3: the"},
+    {"lang": "English", "task": "英语 → 法语", "kind": "encoder_self"},  # a label of the other language names it
+])
+def test_an_older_link_that_names_choices_by_their_labels_opens_the_same_view(link):
+    at = run_page("attention", link=link)
+    assert not at.exception and not at.error
+    assert not at.sidebar.warning, [w.value for w in at.sidebar.warning]  # nothing was reset
+    assert (at.session_state["task"], at.session_state["kind"]) == ("en-fr", "encoder_self")
+    if "cell_query" in link:
+        assert at.session_state["cell_query"] == 3
+    assert at.query_params["task"] == "en-fr" and at.query_params["kind"] == "encoder_self"  # now ids

@@ -17,6 +17,7 @@ from transformer_viz.app.session.state import VIEW_FIELDS, VIEW_TYPES, View
 from transformer_viz.i18n import LANGUAGE_NAMES, LANGUAGES
 
 COUNTED_FROM_ONE = (state.LAYER, state.HEAD)
+POSITIONS = (state.CELL_QUERY, state.CELL_KEY)  # older links name them "3: noir": the position comes first
 NONE = ""  # the text of None (no query chosen, the task's own learning rate)
 MAX_ITEMS = 64  # a multiple choice's items read from a link, at most (more are ignored)
 
@@ -63,7 +64,7 @@ def parse_value(field: str, text: str, hint):
             raise ValueError(f"not a boolean: {text!r}")
         return text.lower() == "true"
     if hint is int:
-        number = int(text)  # "inf", "nan", "1.5": ValueError
+        number = int(text.split(":", 1)[0] if field in POSITIONS else text)  # "inf", "nan", "1.5": ValueError
         return number - 1 if field in COUNTED_FROM_ONE else number
     if hint is float:
         number = float(text)

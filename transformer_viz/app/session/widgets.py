@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
 from transformer_viz.app.server.checkpoints import checkpoint_name
 from transformer_viz.app.session import state
+from transformer_viz.app.session.link import field_texts
 from transformer_viz.app.session.state import VIEW_FIELDS, View
 from transformer_viz.figures.common import format_number
 from transformer_viz.figures.fit import TEXT_MIN_WIDTH
 from transformer_viz.i18n import CATALOGS, LANGUAGE_NAMES, LANGUAGES, text
 
+LABELS_IN = contextvars.ContextVar("labels_in", default=None)  # a language `lang()` says for a moment
+
 
 def lang() -> str:
     """The language chosen in the sidebar: of the catalogs' text and of every figure (`lang=lang()`); before its
     widget is drawn in a session's first run, the one the link named (frame/link.py::open_link put it here)."""
-    return st.session_state.get(state.LANG, View.lang)
+    return LABELS_IN.get() or st.session_state.get(state.LANG, View.lang)
 
 
 def tr(key: str, /, **values) -> str:
@@ -137,11 +141,41 @@ def fit_to_widget(name: str, field: str, args: tuple) -> None:
         if type(value) is not (str if name == "text_input" else bool):
             del st.session_state[field]
     elif isinstance(value, list):  # multiselect, multiple pills
-        known = [item for item in value if item in args[0]]
+        known = [item if item in args[0] else option_labelled(field, args[0], item) for item in value]
+        known = [item for item in known if item is not None]
         if known != value:
             st.session_state[field] = known
+            read_as(field, known)
     elif value not in args[0]:
-        del st.session_state[field]
+        named = option_labelled(field, args[0], value)
+        if named is None:
+            del st.session_state[field]
+        else:
+            st.session_state[field] = named
+            read_as(field, named)
+
+
+def option_labelled(field: str, options: Sequence, label: object) -> object | None:
+    """The option that `label` names on screen in some language, or None. Links made before they named ids carry
+    labels (`task=English → French`, `kind=编码器自注意力`): they still open their view."""
+    if field not in FORMATS or not isinstance(label, str):
+        return None
+    for code in LANGUAGES:
+        token = LABELS_IN.set(code)
+        try:
+            found = [option for option in options if FORMATS[field](option) == label]
+        finally:
+            LABELS_IN.reset(token)
+        if found:
+            return found[0]
+    return None
+
+
+def read_as(field: str, value: object) -> None:
+    """The opening link named `field`'s value by a label: it asked for `value` (not a setting to name as reset)."""
+    asked = st.session_state.get(state.LINK_ASKED, {})
+    if field in asked:
+        asked[field] = field_texts(field, value)
 
 
 def language_widget(container, label: str, on_change: Callable) -> str:
