@@ -67,3 +67,21 @@ def test_keeping_only_the_last_step_keeps_the_same_trace():
     same_ids, (last,) = model.generate(src, 8, bos_id=1, eos_id=2, keep_steps=False)
     assert torch.equal(ids, same_ids) and last.keys() == steps[-1].keys()
     assert all(torch.equal(last[name], steps[-1][name]) for name in last)
+
+
+def test_without_sampling_or_at_temperature_zero_decoding_stays_greedy_bit_for_bit():
+    from transformer_viz.model.sampling import Sampling
+
+    model = make_model()
+    src = random_ids(2, 6, 20, pad_tail=[0, 1])
+    ids, steps = model.generate(src, 8, bos_id=1, eos_id=2)
+    for sampling in (None, Sampling(temperature=0, top_k=3, top_p=0.5, seed=9)):
+        same_ids, same_steps = model.generate(src, 8, bos_id=1, eos_id=2, sampling=sampling)
+        assert torch.equal(same_ids, ids) and len(same_steps) == len(steps)
+        for trace, same in zip(steps, same_steps, strict=True):
+            assert trace.keys() == same.keys() and all(torch.equal(trace[name], same[name]) for name in trace)
+
+
+def test_sampling_must_be_a_sampling():
+    with pytest.raises(ValueError, match="sampling must be a Sampling"):
+        make_model().generate(random_ids(1, 4, 20), 4, bos_id=1, eos_id=2, sampling={"temperature": 1.0})

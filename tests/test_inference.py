@@ -1,9 +1,11 @@
-"""Text in, trace out: greedy and teacher-forced runs, padding as a batch would add it."""
+"""Text in, trace out: greedy, sampled and teacher-forced runs, padding as a batch would add it."""
 
 import pytest
 import torch
 
 from transformer_viz import load_pretrained, run_text
+from transformer_viz.analysis.inference import next_token_distributions
+from transformer_viz.model.sampling import Sampling, sampling_distribution
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +40,39 @@ def test_each_step_is_what_greedy_decoding_computed_at_that_step(reverse, padded
         for name, tensor in recorded.items():
             assert kept[name].shape == tensor.shape, name
             torch.testing.assert_close(kept[name], tensor, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_each_step_of_a_sampled_run_is_what_sampling_drew_at_that_step(reverse):
+    from transformer_viz.data.tasks import encode_source
+
+    sampling = Sampling(temperature=2.0, top_k=4, top_p=0.95, seed=5)
+    run = run_text(reverse.model, reverse.task, "stressed", sampling=sampling)
+    assert run.sampling == sampling
+    source = encode_source(reverse.task, "stressed", reverse.model.config.max_len)
+    vocab = reverse.task.tgt_vocab
+    ids, steps = reverse.model.generate(source.ids, reverse.model.config.max_len - 1, vocab.bos_id, vocab.eos_id,
+                                        sampling=sampling)
+    assert run.output_tokens == tuple(vocab.decode(ids[0])[1:]) and len(steps) == run.n_steps
+    for k, recorded in enumerate(steps):
+        torch.testing.assert_close(run.step(k)["logits"], recorded["logits"], rtol=1e-4, atol=1e-5)
+
+
+def test_a_run_at_temperature_zero_is_the_greedy_run(reverse):
+    greedy = run_text(reverse.model, reverse.task, "stressed")
+    cold = run_text(reverse.model, reverse.task, "stressed", sampling=Sampling(temperature=0, top_k=2, seed=3))
+    assert cold.sampling is None and greedy.sampling is None and cold.output_tokens == greedy.output_tokens
+
+
+def test_the_distributions_of_a_step_are_the_softmax_and_what_the_token_was_drawn_from(reverse):
+    sampling = Sampling(temperature=1.5, top_k=3, seed=1)
+    run = run_text(reverse.model, reverse.task, "stressed", sampling=sampling)
+    logits = run.step(2)["logits"][0, -1]
+    before, after = next_token_distributions(run.step(2), sampling)
+    torch.testing.assert_close(torch.from_numpy(before), logits.softmax(-1))
+    torch.testing.assert_close(torch.from_numpy(after), sampling_distribution(logits, sampling))
+    assert (after > 0).sum() <= 3 and after[reverse.task.tgt_vocab.index(run.output_tokens[2])] > 0
+    _, greedy = next_token_distributions(run.step(2), None)
+    assert greedy.tolist() == torch.nn.functional.one_hot(logits.argmax(), len(logits)).float().tolist()
 
 
 def test_a_step_outside_the_run_is_refused(reverse):
@@ -79,6 +114,7 @@ def test_unknown_characters_are_listed_not_raised(reverse):
     ({"pad_to": -1}, "pad_to must be a whole number of positions"),
     ({"max_new_tokens": 2.5}, "max_new_tokens must be a whole number"),
     ({"max_new_tokens": 0}, "max_new_tokens must be a whole number of at least 1, got 0"),
+    ({"sampling": 1.0}, "sampling must be a Sampling"),
 ])
 def test_arguments_of_the_wrong_kind_are_value_errors(reverse, arguments, message):
     with pytest.raises(ValueError, match=message):

@@ -1,4 +1,4 @@
-"""From text to a trace: tokenize, run (teacher-forced or greedy), attach the display tokens."""
+"""From text to a trace: tokenize, run (teacher-forced, greedy or sampled), attach the display tokens."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from transformer_viz.data.tasks import Task, encode_source, encode_target
 from transformer_viz.data.tasks.base import check_text
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.model import Transformer
+from transformer_viz.model.sampling import Sampling, sampling_distribution
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.record import Trace
 
@@ -22,8 +23,9 @@ class TextRun:
     """One input through one model.
 
     `trace` covers the whole decoder input (<bos> + answer). When no target text was
-    given the answer is decoded greedily in `n_steps` steps, `step(k)` is what step k
-    computed and `output_text` the decoded text; when teacher-forced, `n_steps` is 0.
+    given the answer is decoded in `n_steps` steps, greedily or drawn as `sampling` says
+    (None: greedy), `step(k)` is what step k computed and `output_text` the decoded text;
+    when teacher-forced, `n_steps` is 0.
     """
 
     trace: Trace
@@ -31,13 +33,14 @@ class TextRun:
     output_tokens: tuple[str, ...]
     n_steps: int
     unknown: tuple[str, ...]
+    sampling: Sampling | None = None
 
     @property
     def teacher_forced(self) -> bool:
         return self.n_steps == 0
 
     def step(self, k: int) -> Trace:
-        """The trace of greedy step k (from 0): the decoder read <bos> + the first k answer tokens.
+        """The trace of decoding step k (from 0): the decoder read <bos> + the first k answer tokens.
 
         Only the last step's trace is kept (a run at the largest shape would otherwise hold hundreds
         of MB); under the look-ahead mask its first k + 1 positions are what step k computed.
@@ -55,13 +58,15 @@ def pad_ids(ids: torch.Tensor, tokens: tuple[str, ...], length: int, pad_id: int
 
 
 def run_text(model: Transformer, task: Task, src_text: str, tgt_text: str | None = None,
-             max_new_tokens: int | None = None, pad_to: int = 0, intervention: Intervention | None = None) -> TextRun:
+             max_new_tokens: int | None = None, pad_to: int = 0, intervention: Intervention | None = None,
+             sampling: Sampling | None = None) -> TextRun:
     """Run `src_text` (and `tgt_text`, if given, with teacher forcing) through `model` with a trace.
 
     `pad_to` right-pads the source (and a teacher-forced target) with <pad> to that many
     positions, to show what the padding mask does. Raises ValueError with a readable
     sentence for text that is not a str, empty or too long; unknown tokens become <unk> and
-    are listed in `unknown`. The model runs under `intervention` (None: none).
+    are listed in `unknown`. The model runs under `intervention` (None: none). Without a target, the
+    answer is decoded greedily, or drawn as `sampling` says (temperature 0: greedy, kept as None).
     """
     if not isinstance(model, Transformer):
         raise ValueError(f"model must be a Transformer, got {type(model).__name__}: call run_text(model, task, text).")
@@ -81,16 +86,25 @@ def run_text(model: Transformer, task: Task, src_text: str, tgt_text: str | None
 
     vocab = task.tgt_vocab
     limit = max_len - 1 if max_new_tokens is None else max_new_tokens
+    sampling = None if sampling is None or (isinstance(sampling, Sampling) and sampling.greedy) else sampling
     tgt_ids, (last,) = model.generate(src_ids, limit, vocab.bos_id, vocab.eos_id, keep_steps=False,
-                                      intervention=intervention)
+                                      intervention=intervention, sampling=sampling)
     tokens = vocab.decode(tgt_ids[0])  # <bos> + generated, possibly ending with <eos>
     answer = tokens[1:-1] if tokens[-1] == vocab.EOS else tokens[1:]
     # The last step read <bos> + the whole answer but its last token: its trace holds every step's (TextRun.step).
     n_steps = len(tokens) - 1
     return TextRun(last.with_tokens(src_tokens, tokens[:n_steps]), task.join(answer), tuple(tokens[1:]), n_steps,
-                   source.unknown)
+                   source.unknown, sampling)
 
 
 def next_token_probabilities(trace: Trace) -> np.ndarray:
     """Softmax of the last position's logits, batch item 0. -> (vocab,)"""
     return trace["logits"][0, -1].softmax(dim=-1).numpy()
+
+
+def next_token_distributions(trace: Trace, sampling: Sampling | None) -> tuple[np.ndarray, np.ndarray]:
+    """(before, after) of the last position, batch item 0, each (vocab,): the model's own distribution (softmax
+    of the logits) and the one the token was drawn from under `sampling` (None: greedy, all on the argmax)."""
+    logits = trace["logits"][0, -1]  # (vocab,)
+    after = sampling_distribution(logits, Sampling(temperature=0) if sampling is None else sampling)  # (vocab,)
+    return logits.softmax(dim=-1).numpy(), after.numpy()

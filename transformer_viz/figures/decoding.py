@@ -1,4 +1,5 @@
-"""Greedy decoding figures: the next-token distribution and where each new token looked in the source."""
+"""Decoding figures: the next-token distribution (greedy, or before and after sampling's reshaping) and where
+each new token looked in the source."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import plotly.graph_objects as go
 from transformer_viz.config import is_whole
 from transformer_viz.figures.common import (
     HIGHLIGHT,
+    LINE_COLOURS,
     MUTED,
     SEQUENTIAL,
     as_numpy,
@@ -57,6 +59,58 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
         [bars], {}, text("topk.title", lang, k=min(k, len(probabilities)), n=len(probabilities)),
         height=110 + 44 * len(order), then=dict(
             margin=dict(r=60), bargap=0.25, uniformtext=dict(minsize=12, mode="show"),
+            xaxis=dict(range=[0, 1], tickformat=".0%", title=dict(text=text("probability", lang))),
+            yaxis=dict(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))))
+
+
+def sampling_bars(before, after, vocab_tokens: Sequence[str], chosen: int, k: int = 6, *,
+                  lang: str = "en") -> go.Figure:
+    """The k most likely next tokens, two bars each on a fixed 0-100 % axis: the model's distribution (`before`,
+    softmax of the logits) and the one the token was drawn from (`after`: temperature, top-k, top-p).
+
+    before, after: (vocab,). The drawn token id `chosen` has its "after" bar in the highlight colour, a series of
+    its own (so the legend says it), and is added when it is not among the k most likely.
+    """
+    before, after = as_numpy(before).reshape(-1), as_numpy(after).reshape(-1)  # (vocab,) each
+    if before.shape != after.shape:
+        raise ValueError(f"before and after must be distributions over the same tokens, got {len(before)} "
+                         f"and {len(after)} probabilities.")
+    if not is_whole(k) or k < 1:
+        raise ValueError(f"k must be a whole number of at least 1 (how many tokens), got {k!r}.")
+    order = [int(i) for i in np.argsort(-before, kind="stable")[:k]]
+    chosen = check_index(chosen, len(before), "chosen")
+    if chosen not in order:
+        order.append(chosen)
+    names = [vocab_tokens[i] if i < len(vocab_tokens) else text("token_id", lang, id=i) for i in order]
+    labels = token_texts(names, len(names))
+    drawn = order.index(chosen)  # its row
+    others = [row for row in range(len(order)) if row != drawn]
+
+    def series(values: np.ndarray, rows: list[int], which: str, colour: str, name: str, shown: list[str]) -> go.Bar:
+        return go.Bar(
+            x=values[[order[row] for row in rows]], y=rows, orientation="h", name=name, marker=dict(color=colour),
+            offsetgroup=which, customdata=[[labels[row], order[row]] for row in rows], text=shown,
+            # Beside the bar, unless it is long enough to hold its text (a 100 % bar's text never past the edge).
+            textposition=["inside" if values[order[row]] > 0.7 else "outside" for row in rows],
+            insidetextanchor="end", insidetextfont=dict(color="white"), cliponaxis=False,
+            textfont=dict(size=14, color=HIGHLIGHT if colour == HIGHLIGHT else "#333333"),
+            hovertemplate=text("sampling.hover", lang, token="%{customdata[0]}", id="%{customdata[1]}",
+                                which=text(f"sampling.{which}", lang), p="%{x:.2%}") + "<extra></extra>")
+
+    rows = list(range(len(order)))
+    bars = [series(before, rows, "before", MUTED, text("sampling.before", lang),
+                   [f"{before[i]:.1%}" for i in order]),
+            series(after, others, "after", LINE_COLOURS[0], text("sampling.after", lang),
+                   [f"{after[order[row]]:.1%}" for row in others]),
+            series(after, [drawn], "after", HIGHLIGHT, text("sampling.token_drawn", lang),
+                   [text("sampling.drawn", lang, p=after[chosen])])]
+    return styled_figure(
+        bars, {}, text("sampling.title", lang, k=min(k, len(before)), n=len(before)), height=150 + 56 * len(order),
+        then=dict(
+            barmode="group", bargap=0.3, bargroupgap=0.05, margin=dict(r=80, t=110),
+            uniformtext=dict(minsize=12, mode="show"),
+            legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", traceorder="normal",
+                        font=dict(size=14)),
             xaxis=dict(range=[0, 1], tickformat=".0%", title=dict(text=text("probability", lang))),
             yaxis=dict(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))))
 

@@ -12,6 +12,7 @@ from transformer_viz.model.embeddings import Embeddings, PositionalEncoding
 from transformer_viz.model.hooks import HookPoint, active_intervention, intervening, name_hook_points, recording
 from transformer_viz.model.layers import Decoder, Encoder
 from transformer_viz.model.masks import decoder_self_mask, padding_mask
+from transformer_viz.model.sampling import Sampling, next_tokens
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.record import Trace
 
@@ -124,9 +125,9 @@ class Transformer(nn.Module):
 
     def generate(
         self, src_ids: torch.Tensor, max_new_tokens: int, bos_id: int, eos_id: int, keep_steps: bool = True,
-        intervention: Intervention | None = None,
+        intervention: Intervention | None = None, sampling: Sampling | None = None,
     ) -> tuple[torch.Tensor, list[Trace]]:
-        """Greedy decoding.
+        """Greedy decoding, or sampling.
 
         Returns tgt_ids (batch, 1 + n) starting with bos_id (positions after a row's
         eos are pad_id) and one Trace per step: step k's trace is the pass over
@@ -134,6 +135,8 @@ class Transformer(nn.Module):
         its tensors appear in every step's trace. With `keep_steps=False` only the last
         step's trace is kept (the others are its prefixes: `Trace.target_prefix`). An eos_id
         outside the vocabulary never stops a row early. Every step runs under `intervention`.
+        Each step writes the most probable token (sampling None: greedy), or draws it as `sampling` says
+        (model/sampling.py), from a generator seeded with its seed: the same seed writes the same tokens.
         """
         if not is_whole(max_new_tokens) or max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}.")
@@ -143,8 +146,12 @@ class Transformer(nn.Module):
                              f"(ids 0 to {vocab_size - 1}).")
         if not is_whole(eos_id):
             raise ValueError(f"eos_id must be a whole token id, got {eos_id!r}.")
+        if sampling is not None and not isinstance(sampling, Sampling):
+            raise ValueError(f"sampling must be a Sampling (or None for greedy decoding), "
+                             f"got {type(sampling).__name__}.")
         max_new_tokens = min(max_new_tokens, self.config.max_len - 1)
         intervention = self.checked(intervention)
+        generator = None if sampling is None else sampling.generator()
         # no_grad rather than inference_mode: the returned ids must be usable in a later training step.
         with torch.no_grad(), intervening(intervention):
             with recording() as encoder_tensors:
@@ -157,7 +164,8 @@ class Transformer(nn.Module):
                     logits = self.decode(tgt_ids, memory, src_mask)  # (batch, tgt_len, vocab)
                 steps[:] = steps if keep_steps else []  # one step's tensors at a time when only the last is kept
                 steps.append(Trace(tensors, config=self.config, intervention=intervention))
-                next_ids = logits[:, -1].argmax(dim=-1).masked_fill(finished, self.config.pad_id)  # (batch,)
+                next_ids = next_tokens(logits[:, -1], sampling, generator)  # (batch,)
+                next_ids = next_ids.masked_fill(finished, self.config.pad_id)  # (batch,)
                 tgt_ids = torch.cat([tgt_ids, next_ids[:, None]], dim=1)  # (batch, tgt_len + 1)
                 finished |= next_ids == eos_id
                 if finished.all():

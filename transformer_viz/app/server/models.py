@@ -23,6 +23,7 @@ from transformer_viz.config import ModelConfig, fits
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.errors import TranslatableError
 from transformer_viz.model import Transformer
+from transformer_viz.model.sampling import Sampling
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.weights import hf
 from transformer_viz.weights.pretrained import load_pretrained
@@ -162,28 +163,37 @@ def _run_cache() -> tuple[LRUCache, threading.Lock]:
     return LRUCache(maxsize=run_cache_bytes(), getsizeof=run_bytes), threading.Lock()
 
 
+def view_sampling(view: View, resolved: Resolved) -> Sampling | None:
+    """How the view's run decodes: its sampling settings (View.sampling_settings), None for greedy. A Hugging Face
+    model decodes greedily (its own loop, weights/hf.py)."""
+    settings = view.sampling_settings()
+    return None if settings is None or isinstance(resolved.model, hf.HFModel) else Sampling(*settings)
+
+
 def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervention | None = None) -> TextRun:
-    """The trace (and greedy steps) of the view's input, under `intervention` (None: none); raises
-    ValueError for unreadable input.
+    """The trace (and decoding steps, greedy or sampled as the view says) of the view's input, under
+    `intervention` (None: none); raises ValueError for unreadable input.
 
     Shared by all sessions and kept while the cache's byte budget allows: a class toggling between views
     gets them back at once. Kept as objects (not pickled): a run is never mutated.
     """
-    key = (resolved.model_id, view.task, view.src_text, view.tgt_text, pad_to, intervention)
+    how = view_sampling(view, resolved) if not view.tgt_text else None  # a teacher-forced run decodes nothing
+    key = (resolved.model_id, view.task, view.src_text, view.tgt_text, pad_to, intervention, how)
     cache, lock = _run_cache()
     with lock:
         found = cache.get(key)
     if found is None:
-        found = run_now(view, resolved, pad_to, intervention)
+        found = run_now(view, resolved, pad_to, intervention, how)
         with lock, contextlib.suppress(ValueError):  # a run larger than the whole budget is not kept
             cache[key] = found
     return found
 
 
-def run_now(view: View, resolved: Resolved, pad_to: int, intervention: Intervention | None) -> TextRun:
+def run_now(view: View, resolved: Resolved, pad_to: int, intervention: Intervention | None,
+            sampling: Sampling | None = None) -> TextRun:
     if not isinstance(resolved.model, hf.HFModel):
         return run_text(resolved.model, TASKS[view.task], view.src_text, view.tgt_text or None, pad_to=pad_to,
-                        intervention=intervention)
+                        intervention=intervention, sampling=sampling)
     if intervention is not None:
         raise ValueError("Interventions run on the toy models only.")
     return hf.run_text(resolved.model, view.src_text, view.tgt_text or None, pad_to=pad_to,

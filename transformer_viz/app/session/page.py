@@ -45,7 +45,8 @@ class PageContext:
     @property
     def run_key(self) -> tuple:
         """What identifies this run (and the model behind it) in the figure cache."""
-        return self.resolved.model_id, self.view.task, self.view.src_text, self.view.tgt_text, self.pad_to
+        return (self.resolved.model_id, self.view.task, self.view.src_text, self.view.tgt_text, self.pad_to,
+                self.run.sampling)
 
     def figure(self, builder, *args, **kwargs):
         """builder(self.trace, *args, lang=<the session's language>, **kwargs), cached for this run and

@@ -31,6 +31,7 @@ PAD, MASK_KIND = "pad", "mask_kind"  # Masks: pad the batch to this length; the 
 CELL_QUERY, CELL_KEY = "cell_query", "cell_key"  # Inside one head: the cell followed through every step
 STEP = "step"  # Decoding: the step shown (1 = the first token written)
 STEP_COUNT = "_step_count"  # Decoding: how many steps its slider offered when last drawn
+TEMPERATURE, TOP_K, TOP_P, SAMPLE_SEED = "temperature", "top_k", "top_p", "sample_seed"  # Decoding: sampling
 STACK = "stack"  # Inside the layers: the encoder's or the decoder's
 SIDE, DIMS = "side", "dims"  # Embeddings: source or target; the encoding dimensions drawn as curves
 TRAIN_STEPS, TRAIN_LR, TRAIN_BATCH = "train_steps", "train_lr", "train_batch"  # Training: the next run's settings
@@ -106,6 +107,10 @@ def max_len_choices() -> tuple[int, ...]:
     return tuple(n for n in (0, 16, 24, 32, 48, 64) if n <= limits().input_tokens)  # 0: the task's own
 
 
+# The Decoding page's sampling sliders: temperature (0: greedy), top-k (0: all), top-p (1: all), the draws' seed.
+SAMPLING_RANGES = {TEMPERATURE: (0.0, 10.0), TOP_K: (0, 20), TOP_P: (0.05, 1.0), SAMPLE_SEED: (0, 9999)}
+
+
 @dataclass(frozen=True)
 class View:
     """What is on screen. The shape's defaults are ModelConfig's, the shipped pretrained models' shape; layers and
@@ -140,6 +145,10 @@ class View:
     cell_query: int | None = None  # None: no cell chosen (Inside one head then follows cell 0, 0)
     cell_key: int | None = None
     step: int = 0  # 0: the last step (the slider counts from 1)
+    temperature: float = 0.0  # 0: greedy decoding (the other sampling settings unused)
+    top_k: int = 0  # 0: every token may be drawn
+    top_p: float = 1.0  # 1: every token may be drawn
+    sample_seed: int = 0
     side: str = "src"
     stack: str = "decoder"
     dims: tuple[int, ...] = ()  # (): a few telling dimensions
@@ -172,6 +181,16 @@ class View:
                    N_DECODER_LAYERS: least_layers <= self.n_decoder_layers <= most_layers,
                    D_FF: self.d_ff in d_ff_choices(), MAX_LEN: self.max_len in max_len_choices()}
         return [field for field, ok in allowed.items() if not ok]
+
+    def sampling_settings(self) -> tuple[float, int, float, int] | None:
+        """(temperature, top_k, top_p, seed) the run decodes with, None for greedy: as the Decoding page's sliders
+        show them, a setting outside its slider's range (a link, a room) giving way to its default."""
+        def shown(field: str):
+            value, (low, high) = getattr(self, field), SAMPLING_RANGES[field]
+            return value if type(value) is type(low) and low <= value <= high else getattr(View, field)
+
+        temperature = shown(TEMPERATURE)
+        return None if temperature == 0 else (temperature, shown(TOP_K), shown(TOP_P), shown(SAMPLE_SEED))
 
     def model_config(self) -> ModelConfig:
         """The model this view asks for: its task's own config (vocabularies, pad id, max_len, dropout) in the
