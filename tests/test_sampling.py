@@ -276,3 +276,10 @@ def test_the_sampling_row_speaks_chinese():
     assert_chinese(at, "decoding with sampling")
     assert [series["name"] for series in sampling_figures(at)[0]["data"]] == [
         "之前：分数的 softmax", "之后：从中抽取", "抽到的词元"]
+
+
+def test_the_masks_page_teacher_forces_the_greedy_output_when_the_view_samples():
+    """A hot sample of random weights writes <pad> and <bos> anywhere: not a target a batch would hold."""
+    link = {"src_text": "hello", "task": "reverse", "weights": "random", "temperature": "10", "sample_seed": "0"}
+    at = run_page("masks", link=link)
+    assert not at.exception and not at.error, [e.value for e in at.error]

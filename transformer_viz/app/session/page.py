@@ -138,7 +138,8 @@ def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool
     view, resolved = shown
     try:
         if teacher_forced and not view.tgt_text:
-            view = replace(view, tgt_text=models.run(view, resolved).output_text or "")
+            greedy = replace(view, temperature=0.0)  # a sampled output may hold <pad> or <bos> anywhere
+            view = replace(view, tgt_text=models.run(greedy, resolved).output_text or "")
         run = models.run(view, resolved, pad_to)
     except ValueError as error:
         st.error(tr("error.input", message=literal(error_text(error))), icon=":material/error:")
