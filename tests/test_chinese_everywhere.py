@@ -46,7 +46,7 @@ ALLOWED = ("d_model", "d_head", "d_k", "d_ff", "max_len", "n_heads", "W_Q", "W_K
            "Hugging Face", "Hub", "Marian", "BART", "T5", "Helsinki-NLP/opus-mt-en-zh", "pip install",
            "'transformer_viz[hf]'")
 WORD = re.compile(r"[A-Za-z]{2,}")
-TAGS = re.compile(r"<style>.*?</style>|</?(?:b|br|i|span|sub|div|extra)\b[^>]*>", re.S)
+TAGS = re.compile(r"<style>.*?</style>|<pre\b.*?</pre>|</?(?:b|br|i|span|sub|div|extra)\b[^>]*>", re.S)  # <pre>: code
 PLACEHOLDER = re.compile(r"%\{[^}]*\}")
 QUOTED = re.compile(r"“[^“”]*”")  # the app quotes tokens so: “le”
 # What a figure shows of its JSON: keys whose strings are drawn (names, categories and customdata: see below).

@@ -69,5 +69,5 @@ def test_inside_one_head_shows_the_code_of_each_step():
     at = run_page("head")
     assert not at.exception
     labels = [e.label for e in at.expander]
-    assert "The code that computed this: transformer_viz/model/attention.py, line 46" in labels  # the scaling
+    assert "The code that computed this: “transformer_viz/model/attention.py”, line 46" in labels  # the scaling
     assert sum(label.startswith("The code that computed this") for label in labels) == len(HEAD_STEP_CODE)

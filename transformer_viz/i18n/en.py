@@ -208,7 +208,7 @@ ENGLISH: dict[str, str] = {
     "head.intro_hf": "Scaled dot-product attention for one head, with the model's real numbers, recomputed from the layer's input and the model's own projection weights and checked against its run.",
     "head.wide": "{step} (matrices {d_model} dimensions wide: open to see them)",
     "head.small": "Use a small model (d_model 8, 2 heads, 1 layer)",
-    "head.code": "The code that computed this: {path}, line {lines}",
+    "head.code": "The code that computed this: “{path}”, line {lines}",
     "head.step.x": "The input X: one row per token (after LayerNorm in a pre-LN model).",
     "head.step.projections": "Three learned matrices turn X into queries, keys and values for this head.",
     "head.step.qk": "Every query is compared with every key by a dot product.",

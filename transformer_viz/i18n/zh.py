@@ -205,7 +205,7 @@ CHINESE: dict[str, str] = {
     "head.intro_hf": "用模型的真实数值，一步步演示一个头的缩放点积注意力：从该层的输入和模型自己的投影权重重新计算，并与它的运行结果核对。",
     "head.wide": "{step}（矩阵宽 {d_model} 维：点开查看）",
     "head.small": "使用小模型（d_model 8、2 个头、1 层）",
-    "head.code": "计算这一步的代码：{path}，第 {lines} 行",
+    "head.code": "计算这一步的代码：“{path}”，第 {lines} 行",
     "head.step.x": "输入 X：每个词元一行（Pre-LN 模型中是 LayerNorm 之后）。",
     "head.step.projections": "三个可学习的矩阵把 X 变成这个头的查询、键和值。",
     "head.step.qk": "每个查询与每个键做点积。",
