@@ -1,5 +1,6 @@
 """The lesson in a real Chromium, start to end in both languages: Next, the step in the link, the answer
-revealed on click, a fresh model trained on the last step, and "open this in the explorer"."""
+revealed on click (and what answers a question shown only then), a fresh model trained on the last step, and
+"open this in the explorer"."""
 
 import os
 from pathlib import Path
@@ -11,7 +12,9 @@ from devtools.browser import (
     new_page,
     open_app,
     rerun_after,
+    wait_for_idle,
 )
+from transformer_viz.figures.common import HIGHLIGHT
 
 pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
@@ -25,11 +28,52 @@ TEXT = {
 
 
 def revealed_answer(page, text, n: int) -> str:
-    """Open step n's answer and return its text."""
-    page.get_by_text(text["reveal"], exact=True).click()
+    """Open step n's answer (the page reruns to draw it) and return its text."""
     details = page.locator(f".st-key-lesson_reveal_{n} [data-testid=stExpanderDetails]")
-    details.wait_for(state="visible")
+    rerun_after(page, lambda: page.get_by_text(text["reveal"], exact=True).click(),
+                until=f"document.querySelector('.st-key-lesson_reveal_{n} [data-testid=stExpanderDetails] p')")
     return details.inner_text()
+
+
+# What a person sees of the page's main area: its text, its figures' data and layout (as JSON), and how many
+# metrics, tables and orange outlines (a highlighted head) it shows.
+SHOWN = """(highlight) => {
+  const main = document.querySelector('[data-testid=stMain]');
+  const plots = Array.from(main.querySelectorAll('.js-plotly-plot'));
+  return {text: main.innerText, figures: plots.map(p => JSON.stringify([p.data, p.layout])).join('\\n'),
+          metrics: main.querySelectorAll('[data-testid=stMetric]').length,
+          tables: main.querySelectorAll('[data-testid=stTable]').length,
+          outlines: plots.flatMap(p => p.layout.shapes || []).filter(s => s.line && s.line.color === highlight).length};
+}"""
+
+
+def answer_parts(page, n: int) -> dict[str, bool]:
+    """Which parts of step n's answer are on screen: step 3's two measured differences, step 6's outlined head
+    and its table, step 8's next word ("noir") in the text (the output's chips) and in the figures (the
+    probabilities, the step that writes it)."""
+    seen = page.evaluate(SHOWN, HIGHLIGHT)
+    return {3: {"metrics": seen["metrics"] == 2},
+            6: {"table": seen["tables"] == 1, "outline": seen["outlines"] == 1},
+            8: {"word in text": "noir" in seen["text"], "word in figures": "noir" in seen["figures"]}}[n]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_steps_3_6_and_8_show_what_answers_their_question_only_after_reveal(app_url, browser, lang):
+    text, shots = TEXT[lang], os.environ.get("TV_SCREENSHOTS")
+    page = new_page(browser)
+    for n in (3, 6, 8):
+        open_app(page, f"{app_url}/?present=true&lesson_step={n}&lang={lang}")
+        if shots:
+            page.screenshot(path=str(Path(shots) / f"reveal_{lang}_{n}_before.png"))
+        before = answer_parts(page, n)
+        assert not any(before.values()), (n, "before Reveal", before)
+        revealed_answer(page, text, n)
+        if shots:
+            page.screenshot(path=str(Path(shots) / f"reveal_{lang}_{n}_after.png"))
+        after = answer_parts(page, n)
+        assert all(after.values()), (n, "after Reveal", after)
+        assert exceptions(page) == [], (n, exceptions(page))
+    page.context.close()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -54,18 +98,31 @@ def test_the_lesson_runs_from_step_one_to_nine(app_url, browser, lang):
     page.context.close()
 
 
+# The titles of the page's figures.
+TITLES = "() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.layout.title.text).join(' | ')"
+
+
 @pytest.mark.slow
-def test_the_last_step_trains_a_fresh_model_and_the_anti_diagonal_appears(app_url, browser):
+def test_the_last_step_trains_a_fresh_model_while_its_question_and_figures_stay(app_url, browser):
+    """While it trains (minutes on a busy server), the step keeps its question, the start of training and the
+    live loss curve on screen; then the anti-diagonal appears, and the answer compares it with the shipped model."""
     page = new_page(browser)
     open_app(page, f"{app_url}/?lesson_step=8")
     rerun_after(page, lambda: page.get_by_role("button", name="Next").click(),
                 until="location.search.includes('lesson_step=9')")
-    rerun_after(page, lambda: page.get_by_role("button", name=TEXT["en"]["train"]).click(), timeout=300_000)
+    page.get_by_role("button", name=TEXT["en"]["train"]).click()
+    page.wait_for_function(f"() => ({TITLES})().includes('loss falls')", timeout=900_000)  # after any wait in line
+    assert "Predict first: How much of the last layer" in page.locator("[data-testid=stMain]").inner_text()
+    assert "Before training: cross-attention" in page.evaluate(TITLES)
+    page.wait_for_selector("[data-testid=stProgress]", state="detached", timeout=900_000)
+    wait_for_idle(page, timeout=300_000)
     answer = revealed_answer(page, TEXT["en"], 9)
     after = answer.split("After 400 steps: ")[1].split("%")[0]
     assert int(after) >= 80, answer  # a fresh model learns the mirror in 400 steps
     before = answer.split("(random weights): ")[1].split("%")[0]
     assert int(before) < 40, answer
+    shipped = answer.split("trained 1500 steps: ")[1].split("%")[0]
+    assert (int(after) < int(shipped)) == ("A short training gets less than the shipped model" in answer), answer
     assert exceptions(page) == []
     page.context.close()
 

@@ -1,17 +1,54 @@
 """The lesson page in AppTest: every step in both languages, each set up for its point, each answer
-checked against the model's real output computed here independently."""
+checked against the model's real output computed here independently, and nothing that answers a step's
+question on the page before Reveal."""
+
+import json
+import uuid
 
 import numpy as np
 import pytest
+import torch
 from test_app import run_page
+from test_chinese_everywhere import assert_chinese
 
+import transformer_viz.app.session.widgets
+from transformer_viz import Transformer
 from transformer_viz.analysis.inference import next_token_probabilities, run_text
 from transformer_viz.app.pages.lesson import STEPS, setup_values
-from transformer_viz.data.tasks import TASKS
+from transformer_viz.app.session.state import TrainedModel
+from transformer_viz.data.tasks import TASKS, model_config_for
+from transformer_viz.figures.common import HIGHLIGHT
 from transformer_viz.trace.names import attention_name
 from transformer_viz.weights.pretrained import load_pretrained
 
 FRENCH = "the black cat sees the small dog"
+MEASURED_BUSY_SECONDS = 199  # the slowest 400-step training of the lesson measured on a busy 2-core machine
+
+
+SPOKEN = {"lang": "en"}  # the language of the page a test opened last
+
+
+@pytest.fixture(autouse=True)
+def labels_in_the_pages_language(monkeypatch):
+    """AppTest formats the widgets' values again in the test's thread, where st.session_state is not the app's:
+    a rerun of a Chinese page would look its choices up in English (test_chinese_everywhere does the same)."""
+    monkeypatch.setattr(transformer_viz.app.session.widgets, "lang", lambda: SPOKEN["lang"])
+
+
+def open_step(number: int, lang: str = "en", **link):
+    SPOKEN["lang"] = lang
+    at = run_page("lesson", link={"lesson_step": str(number), "lang": lang, **link})
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def reveal(at, number: int):
+    """Open the step's Reveal expander, as a click does (it reruns the page)."""
+    at.session_state[f"lesson_reveal_{number}"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
 
 
 def answer(at) -> str:
@@ -19,11 +56,24 @@ def answer(at) -> str:
     return revealed
 
 
-def open_step(number: int, lang: str = "en"):
-    at = run_page("lesson", link={"lesson_step": str(number), "lang": lang})
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
+def revealed_answer(number: int, lang: str = "en", **link) -> str:
+    return answer(reveal(open_step(number, lang, **link), number))
+
+
+def page_text(at) -> str:
+    """Everything the page shows: its sentences, metrics, tables, token chips and figures (as JSON)."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [h.proto.body for h in at.get("html")]
+    parts += [f"{m.label} {m.value}" for m in at.metric] + [t.value.to_string() for t in at.table]
+    return "\n".join(parts + [chart.proto.spec for chart in at.get("plotly_chart")])
+
+
+def charts(at) -> dict[str, dict]:
+    """The page's figures by their chart's key."""
+    return {chart.proto.id.rsplit("-", 1)[-1]: json.loads(chart.proto.spec) for chart in at.get("plotly_chart")}
+
+
+def outlined(figure: dict) -> list[dict]:
+    return [s for s in figure["layout"].get("shapes", []) if s.get("line", {}).get("color") == HIGHLIGHT]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -32,11 +82,18 @@ def test_every_step_renders_with_a_formula_a_question_and_figures(number, lang):
     at = open_step(number, lang)
     assert at.session_state["lesson_step"] == number
     assert at.get("latex"), "no formula"
-    assert answer(at)
-    if STEPS[number - 1].name != "training":  # training draws its curves once trained
-        assert at.get("plotly_chart"), "no figure"
+    assert at.get("plotly_chart"), "no figure"  # the training step too, before anything is trained
+    assert not [m.value for e in at.expander for m in e.markdown], "an answer before Reveal"
+    assert answer(reveal(at, number))
     if lang == "zh":
         assert any(f"第 {number} 步" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("number", range(1, len(STEPS) + 1))
+def test_every_step_before_and_after_reveal_speaks_chinese(number):
+    at = open_step(number, "zh")
+    assert_chinese(at, (number, "before Reveal"))
+    assert_chinese(reveal(at, number), (number, "after Reveal"))
 
 
 def test_a_step_sets_its_view_up_and_next_moves_on():
@@ -56,35 +113,111 @@ def test_a_link_that_chose_its_own_view_is_not_overwritten():
     at = run_page("lesson", link={"lesson_step": "2", "src_text": "sheep"})
     assert not at.exception
     assert at.session_state["src_text"] == "sheep" and at.query_params["src_text"] == "sheep"
-    assert "0, the very same row" in answer(at)  # the two e's at positions 2 and 3
-    at = run_page("lesson", link={"lesson_step": "2", "src_text": "abcd"})
-    assert "Set this step up again" in answer(at)  # no equal pair at 2 and 3: the answer says so
+    assert "0, the very same row" in answer(reveal(at, 2))  # the two e's at positions 2 and 3
+    assert "Set this step up again" in revealed_answer(2, src_text="abcd")  # no equal pair at 2 and 3: it says so
 
 
 def test_tokens_answer_is_the_first_merge_of_the_seed_corpus():
-    assert answer(open_step(1)).startswith("` h ` + ` i ` (12 times)")
+    assert revealed_answer(1).startswith("` h ` + ` i ` (12 times)")
+
+
+def test_the_bpe_learner_opens_before_the_merge_it_asks_about_and_marks_it_only_with_the_answer():
+    at = open_step(1)
+    assert at.session_state["bpe_merges"] == 0
+    (before,) = charts(at).values()
+    bars = next(trace for trace in before["data"] if trace["type"] == "bar")
+    assert HIGHLIGHT not in bars["marker"]["color"] and "next merge" not in page_text(at)
+    assert "Adjacent pairs: merge 1 takes the top one" not in page_text(at)
+    (after,) = charts(reveal(at, 1)).values()
+    bars = next(trace for trace in after["data"] if trace["type"] == "bar")
+    assert bars["marker"]["color"][0] == HIGHLIGHT and bars["text"][0] == "12 ← next merge"
+    assert bars["y"] == next(trace for trace in before["data"] if trace["type"] == "bar")["y"]  # the same bars
+
+
+def test_a_link_to_the_bpe_learner_keeps_its_merges():
+    at = open_step(1, bpe_merges="3")
+    assert at.session_state["bpe_merges"] == 3 and at.session_state["task"] == "en-fr"  # set up, merges kept
 
 
 def test_embeddings_answer():
     trace = run_text(load_pretrained("reverse").model, TASKS["reverse"], "hello").trace
     token = trace["src_embed.token"][0]
     assert float((token[2] - token[3]).abs().max()) == 0.0
-    assert answer(open_step(2)).startswith("Token embeddings: largest difference 0,")
+    assert revealed_answer(2).startswith("Token embeddings: largest difference 0,")
 
 
-def test_masks_answer():
+def test_positions_differences_are_shown_only_with_the_answer():
+    at = open_step(3)
+    assert not at.metric and "largest difference" not in page_text(at)
+    assert any("Shown with the answer" in c.value for c in at.caption)
+    reveal(at, 3)
+    none, sinusoidal = (m.value for m in at.metric)
+    assert f"{none} without positions" in answer(at) and f"against {sinusoidal} with" in answer(at)
+    assert float(none) < 1e-5 < 0.05 < float(sinusoidal)
+
+
+def test_masks_answer_names_the_cells_on_and_under_the_diagonal():
     trace = run_text(load_pretrained("reverse").model, TASKS["reverse"], "hello", "olleh", pad_to=8).trace
     mask = trace[attention_name("decoder_self", 0, "mask")][0, 0].numpy()
     pads = [i for i, t in enumerate(trace.tgt_tokens) if t == "<pad>"]
-    blocked_by_padding = sum(1 for q in range(8) for k in pads if k <= q and not mask[q, k])
-    assert answer(open_step(5)).startswith(f"{blocked_by_padding} cells")
+    cells = [(q, k) for q in range(8) for k in pads if k <= q and not mask[q, k]]
+    assert cells == [(6, 6), (7, 6), (7, 7)]  # two of them on the diagonal: a <pad> query's own key
+    revealed = revealed_answer(5)
+    assert revealed.startswith("3 cells, (row, column) = (6, 6), (7, 6), (7, 7):"), revealed
+    assert "on the diagonal (2:" in revealed and "under it (1)" in revealed
+    assert "under the diagonal whose key" not in revealed
+    assert "（行, 列）= (6, 6), (7, 6), (7, 7)" in revealed_answer(5, "zh")
+
+
+def decoder_patterns(layer: int = 1) -> dict[str, np.ndarray]:
+    """Per head of the shipped en-fr decoder's layer: mean weight on the word itself, the previous one, the first."""
+    trace = run_text(load_pretrained("en-fr").model, TASKS["en-fr"], FRENCH).trace
+    weights = trace[attention_name("decoder_self", layer, "weights")][0].double().numpy()
+    return {"same": np.array([np.mean(np.diag(w)) for w in weights]),
+            "previous": np.array([np.mean(np.diag(w, -1)) for w in weights]),
+            "first": np.array([np.mean(w[1:, 0]) for w in weights])}
 
 
 def test_heads_answer_names_the_previous_word_head():
-    trace = run_text(load_pretrained("en-fr").model, TASKS["en-fr"], FRENCH).trace
-    weights = trace[attention_name("decoder_self", 1, "weights")][0].numpy()
-    previous = [np.mean([w[i, i - 1] for i in range(1, len(w))]) for w in weights]
-    assert answer(open_step(6)).startswith(f"Head {int(np.argmax(previous)) + 1}:")
+    previous = decoder_patterns()["previous"]
+    assert revealed_answer(6).startswith(f"Head {int(np.argmax(previous)) + 1}:")
+
+
+def test_heads_says_what_each_head_of_this_model_does_and_promises_no_start_of_sentence_head():
+    patterns = decoder_patterns()
+    at = reveal(open_step(6), 6)
+    text = next(m.value for m in at.markdown if "W_O" in m.value)
+    assert "another the start of the sentence" not in text and "this model" in text
+    revealed = answer(at)
+    weight, pattern, head = max((patterns[p][h], p, h) for p in patterns for h in range(4))
+    assert (pattern, head) == ("previous", 1)  # the clearest pattern of this layer
+    assert f"Head 2: on average {weight:.0%}" in revealed and "That is the clearest pattern in this layer." in revealed
+    first = int(np.argmax(patterns["first"]))
+    assert patterns["first"][first] < 0.5  # no head of this model looks mostly at the start
+    assert (f"No head looks mostly at the first position: at most {patterns['first'][first]:.0%} "
+            f"(head {first + 1})") in revealed
+    zh = answer(reveal(open_step(6, "zh"), 6))
+    assert f"没有哪个头主要看第一个位置：最多 {patterns['first'][first]:.0%}（第 {first + 1} 个头）" in zh
+
+
+def outlined_tiles(grid: dict) -> list[list[int]]:
+    """[layer, head] of each tile of an attention grid whose centre lies inside an outline."""
+    heatmap, targets = grid["data"][0], grid["data"][1]  # the click targets sit at the tiles' centres
+    centres = [(heatmap["x"].index(x), heatmap["y"].index(y), tile)
+               for x, y, tile in zip(targets["x"], targets["y"], targets["customdata"], strict=True)]
+    return [tile for outline in outlined(grid) for x, y, tile in centres
+            if outline["x0"] < x < outline["x1"] and outline["y0"] < y < outline["y1"]]
+
+
+def test_heads_outline_and_table_are_shown_only_with_the_answer():
+    answer_head = int(np.argmax(decoder_patterns()["previous"]))
+    at = open_step(6)
+    assert not at.table and not outlined(charts(at)["lesson_grid"])
+    assert "58%" not in page_text(at)
+    reveal(at, 6)
+    (table,) = at.table
+    assert list(table.value.iloc[:, 0]) == ["1", "2", "3", "4"]
+    assert outlined_tiles(charts(at)["lesson_grid"]) == [[1, answer_head]]  # layer 2, the previous-word head
 
 
 def test_cross_answer_is_the_word_the_noir_row_looks_at():
@@ -93,7 +226,25 @@ def test_cross_answer_is_the_word_the_noir_row_looks_at():
     weights = run.trace[attention_name("cross", 1, "weights")][0, 1, row].numpy()
     word = run.trace.src_tokens[int(np.argmax(weights))]
     assert word == "black"
-    assert answer(open_step(7)).startswith(f"“{word}” (row {row}, labelled “chat”)")
+    assert revealed_answer(7).startswith(f"“{word}” (row {row}, labelled “chat”)")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_cross_says_where_chinese_puts_time_and_place_in_the_shown_sentence(lang):
+    task = TASKS["en-zh"]
+    run = run_text(load_pretrained("en-zh").model, task, task.examples[0])
+    output = run.output_tokens
+    assert list(output[:5]) == ["他", "昨天", "在", "学校", "吃"]  # time and place after 他, before the verb 吃
+    at = reveal(open_step(7, lang), 7)
+    text = next(m.value for m in at.markdown if "noir" in m.value and ("cross" in m.value or "交叉" in m.value))
+    revealed = answer(at)
+    if lang == "en":
+        assert "moves time and place to the front" not in text and "before the verb" in text
+        assert f"output position {output.index('昨天')}, right after “他” and before the verb" in revealed
+        assert "moves to the front" not in revealed
+    else:
+        assert "移到前面" not in text and "“他” 之后、动词之前" in text
+        assert f"在输出位置 {output.index('昨天')}，紧跟在 “他” 之后、动词之前" in revealed
 
 
 def test_decoding_answer_is_the_models_next_word():
@@ -101,12 +252,64 @@ def test_decoding_answer_is_the_models_next_word():
     probabilities = next_token_probabilities(run.step(2))
     chosen = TASKS["en-fr"].tgt_vocab.tokens[int(np.argmax(probabilities))]
     assert chosen == run.output_tokens[2] == "noir"
-    assert answer(open_step(8)).startswith(f"“{chosen}” with probability")
+    assert revealed_answer(8).startswith(f"“{chosen}” with probability")
+
+
+def heatmap_rows(figure: dict) -> int:
+    z = figure["data"][0]["z"]  # a list of rows, or Plotly's typed array {"bdata", "dtype", "shape": "rows, cols"}
+    return int(z["shape"].split(",")[0]) if isinstance(z, dict) else len(z)
+
+
+def test_the_next_word_is_nowhere_on_the_page_before_the_answer():
+    at = open_step(8)
+    assert "noir" not in page_text(at), "the next word shows before Reveal"
+    assert "lesson_topk" not in charts(at)
+    before = charts(at)["lesson_by_step"]
+    assert heatmap_rows(before) == 2  # the steps that wrote "le" and "chat"
+    reveal(at, 8)
+    after = charts(at)
+    assert "noir" in json.dumps(after["lesson_topk"]) and heatmap_rows(after["lesson_by_step"]) == 3
+    assert "noir" in "".join(h.proto.body for h in at.get("html"))  # the output's chips
+
+
+def test_training_promises_the_time_the_server_keeps_and_draws_its_start():
+    at = open_step(9)
+    (promise,) = [c.value for c in at.caption if c.value.startswith("Training 400 steps takes about")]
+    free = float(promise.split("about ")[1].split(" s")[0])
+    busy_minutes = float(promise.split("up to about ")[1].split(" min")[0])
+    assert 5 <= free <= 60, promise  # 400 steps of the reverse model took 15 s of one core
+    assert busy_minutes * 60 >= MEASURED_BUSY_SECONDS, promise
+    assert "the shipped model trained 1500 steps" in promise
+    start = charts(at)["lesson_training_start"]
+    assert start["layout"]["title"]["text"].startswith("Before training")
+
+
+def test_training_says_a_short_training_gets_less_than_the_shipped_model():
+    task = TASKS["reverse"]
+    untrained = Transformer(model_config_for(task), generator=torch.Generator().manual_seed(1)).eval()
+    trained = TrainedModel(model=untrained, id=uuid.uuid4().hex, task="reverse", steps=400,
+                           history=((1, 3.0, 0.1), (400, 1.0, 0.6)), finished=True, exact_match=0.5, seconds=20.0)
+    SPOKEN["lang"] = "en"
+    at = run_page("lesson", link={"lesson_step": "9"}, _trained=trained)
+    revealed = answer(reveal(at, 9))
+    assert "After 400 steps: " in revealed and "The shipped model, trained 1500 steps: 9" in revealed
+    assert "A short training gets less than the shipped model: 400 steps instead of 1500" in revealed
+    assert "lesson_training_start" not in charts(at)  # trained: the result's curve and animation instead
+
+
+def test_train_on_the_last_step_trains_a_fresh_model_and_the_answer_measures_it():
+    SPOKEN["lang"] = "en"
+    at = run_page("lesson", link={"lesson_step": "9", "train_steps": "100"})
+    at.button(key="lesson_train").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["_trained"].steps == 100 and at.session_state["weights"] == "trained"
+    revealed = answer(reveal(at, 9))
+    assert "After 100 steps: " in revealed and "not trained yet" not in revealed, revealed
 
 
 def test_training_answer_before_training_says_so():
-    revealed = answer(open_step(9))
-    assert "not trained yet" in revealed and "The shipped model: 9" in revealed
+    revealed = revealed_answer(9)
+    assert "not trained yet" in revealed and "The shipped model, trained 1500 steps: 9" in revealed
 
 
 def test_the_training_page_opens_after_a_lesson_step():

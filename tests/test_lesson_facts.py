@@ -9,13 +9,16 @@ import torch
 from transformer_viz import Transformer
 from transformer_viz.analysis.inference import run_text
 from transformer_viz.data.tasks import TASKS, model_config_for
+from transformer_viz.figures.common import HIGHLIGHT, MUTED
+from transformer_viz.i18n import text
 from transformer_viz.lessons.cross import strongest_key
 from transformer_viz.lessons.embeddings import equal_token_rows
-from transformer_viz.lessons.heads import head_patterns
+from transformer_viz.lessons.heads import head_patterns, heads_answer, strongest_pattern
 from transformer_viz.lessons.masks import blocked_by_padding_only
 from transformer_viz.lessons.positions import shuffle_difference
 from transformer_viz.lessons.scaling import softmax_entropy
-from transformer_viz.lessons.training import mirror_mass
+from transformer_viz.lessons.tokens import bpe_chart
+from transformer_viz.lessons.training import last_layer_mirror, mirror_mass, start_figure
 from transformer_viz.trace.names import attention_name
 from transformer_viz.weights.pretrained import load_pretrained
 
@@ -101,12 +104,63 @@ def test_softmax_entropy_matches_a_direct_computation():
     assert softmax_entropy([16], 5, scaled=True)[0] == pytest.approx(expected)
 
 
-def test_padding_blocks_the_pad_keys_under_the_diagonal(reverse_model):
+def test_padding_blocks_the_pad_keys_on_and_under_the_diagonal(reverse_model):
     trace = run_text(reverse_model, TASKS["reverse"], "hello", "olleh", pad_to=8).trace
-    # <bos> o l l e h <pad> <pad>: rows 6 and 7 may look at the pads by look-ahead: 1 + 2 cells
+    # <bos> o l l e h <pad> <pad>: rows 6 and 7 may look at the pads by look-ahead: 1 + 2 cells, two on the diagonal
     assert trace.tgt_tokens.count("<pad>") == 2
-    assert blocked_by_padding_only(trace) == 3
-    assert blocked_by_padding_only(run_text(reverse_model, TASKS["reverse"], "hello", "olleh").trace) == 0
+    assert blocked_by_padding_only(trace) == [(6, 6), (7, 6), (7, 7)]
+    assert blocked_by_padding_only(run_text(reverse_model, TASKS["reverse"], "hello", "olleh").trace) == []
+
+
+def test_the_strongest_pattern_is_the_largest_weight_of_any_head_and_pattern():
+    patterns = {"same": np.array([0.4, 0.1, 0.2]), "previous": np.array([0.3, 0.6, 0.2]),
+                "first": np.array([0.1, 0.2, 0.5])}
+    assert strongest_pattern(patterns) == (1, "previous", 0.6)
+    assert strongest_pattern(patterns | {"first": np.array([0.1, 0.2, 0.7])}) == (2, "first", 0.7)
+
+
+class EnglishHost:
+    """Just the words of a Host (lessons.step.Host), for what a step composes from them."""
+
+    lang = "en"
+
+    def text(self, key: str, /, **values) -> str:
+        return text(key, "en", **values)
+
+
+def test_the_heads_answer_names_the_clearest_pattern_and_what_no_head_does():
+    patterns = {"same": np.array([0.3, 0.1, 0.9]), "previous": np.array([0.6, 0.2, 0.05]),
+                "first": np.array([0.1, 0.4, 0.05])}
+    paragraphs = heads_answer(EnglishHost(), patterns).split("\n\n")
+    assert paragraphs == [
+        "Head 1: on average 60% of a query's weight goes to the word just before it (the other heads: 2: 20%, 3: 5%).",
+        "The clearest pattern in this layer: head 3, the word itself (90% of a query's weight on average).",
+        "No head looks mostly at the first position: at most 40% (head 2)."]
+    patterns["same"][2] = 0.3
+    assert heads_answer(EnglishHost(), patterns).split("\n\n")[1:] == [
+        "That is the clearest pattern in this layer.", "No head looks mostly at the word itself: at most 30% (head 1).",
+        "No head looks mostly at the first position: at most 40% (head 2)."]
+
+
+def test_the_unmarked_bpe_figure_keeps_the_bars_and_names_no_next_merge():
+    corpus = " ".join(["yes"] * 7 + ["highest"] * 3 + ["high"] * 9)  # seed 003's example: three pairs tie
+    marked = bpe_chart(corpus, 0, lang="en", width=900)
+    unmarked = bpe_chart(corpus, 0, lang="en", width=900, marked=False)
+    bars, plain = (next(t for t in fig.data if t.type == "bar") for fig in (marked, unmarked))
+    assert bars.marker.color[0] == HIGHLIGHT and plain.marker.color == MUTED
+    assert (plain.x, plain.y) == (bars.x, bars.y)  # the same pairs and counts, in the same order
+    assert plain.text == tuple(str(count) for count in bars.x) and plain.textposition == "outside"
+    hidden = " ".join(plain.customdata) + " ".join(a.text for a in unmarked.layout.annotations)
+    assert "next merge" not in hidden and "top one" not in hidden, hidden
+    assert "Adjacent pairs and how often they occur" in [a.text for a in unmarked.layout.annotations]
+
+
+def test_the_start_of_training_is_the_last_layers_mean_cross_attention(reverse_model):
+    trace = run_text(reverse_model, TASKS["reverse"], "hello", "olleh").trace
+    fig = start_figure(trace, lang="en", title="start")
+    expected = trace[attention_name("cross", 1, "weights")][0].mean(0).numpy()
+    assert np.allclose(fig.data[0].z, expected)
+    assert last_layer_mirror(trace) == pytest.approx(np.mean([mirror_mass(trace, 1, h) for h in range(4)]))
 
 
 def test_mean_entropy_is_zero_for_one_hot_rows_and_log2_n_for_uniform_ones(reverse_model):

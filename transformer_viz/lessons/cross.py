@@ -44,10 +44,11 @@ def show(host: Host) -> tuple[str, str]:
     if row is None or zh_run is None or ZH_TARGET not in zh_run.output_tokens:
         return question, not_here(host, host.text("lesson.cross.why", target=TARGET))
     zh_row = zh_run.output_tokens.index(ZH_TARGET)
+    zh_key = strongest_key(zh_run.trace, "cross", zh_layer, zh_head, zh_row)
     return question, host.text(
         "lesson.cross.answer", word=ctx.trace.src_tokens[strongest_key(ctx.trace, "cross", layer, head, row)],
-        row=row, row_token=ctx.trace.tgt_tokens[row], zh_target=ZH_TARGET,
-        zh_word=zh_run.trace.src_tokens[strongest_key(zh_run.trace, "cross", zh_layer, zh_head, zh_row)])
+        row=row, row_token=ctx.trace.tgt_tokens[row], zh_target=ZH_TARGET, zh_word=zh_run.trace.src_tokens[zh_key],
+        zh_key=zh_key, zh_at=zh_row, zh_before=zh_run.output_tokens[zh_row - 1] if zh_row else "<bos>")
 
 
 STEP = Step(

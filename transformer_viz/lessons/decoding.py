@@ -7,26 +7,35 @@ import numpy as np
 from transformer_viz.analysis.inference import next_token_probabilities
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
-from transformer_viz.lessons.step import Host, Step, layer_head, not_here
+from transformer_viz.lessons.step import Host, Step, held_back, layer_head, not_here
 
 
 def show(host: Host) -> tuple[str, str]:
-    ctx = host.page()
+    ctx = host.page(show_tokens=False)  # the whole output would answer the question: drawn below, cut at step k
     if ctx is None or ctx.run.teacher_forced:
         return (host.text("lesson.decoding.question", prefix="…"),
                 not_here(host, host.text("lesson.decoding.why", steps=2)))
-    k = min(max(ctx.view.step, 1), ctx.run.n_steps) - 1  # the step shown, from 0
+    k = min(max(ctx.view.step, 1), ctx.run.n_steps) - 1  # the step asked about, from 0: tokens 0..k-1 are written
     trace = ctx.run.step(k)
     question = host.text("lesson.decoding.question", prefix=host.literal(" ".join(trace.tgt_tokens)))
+    written = k + 1 if host.revealed else k  # the steps whose token is shown
+    source, output = host.columns(2)
+    source.token_chips(host.text("tokens.source"), ctx.trace.src_tokens)
+    output.token_chips(host.text("tokens.output" if host.revealed else "lesson.decoding.so_far"),
+                       ctx.run.output_tokens if host.revealed else ctx.run.output_tokens[:k])
     layer, head = layer_head(ctx, "cross")
     vocab = TASKS[ctx.view.task].tgt_vocab
     probabilities = next_token_probabilities(trace)
     bars, steps = host.columns([2, 3], gap="large")
-    bars.chart(topk_bars(probabilities, vocab.tokens, k=5, chosen=int(probabilities.argmax()), lang=host.lang),
-               key="lesson_topk")
-    steps.chart(cross_attention_by_step([ctx.run.step(i) for i in range(k + 1)], layer, head,
-                                        produced=ctx.run.output_tokens[: k + 1], lang=host.lang),
-                key="lesson_by_step")
+    if host.revealed:
+        bars.chart(topk_bars(probabilities, vocab.tokens, k=5, chosen=int(probabilities.argmax()), lang=host.lang),
+                   key="lesson_topk")
+    else:
+        held_back(bars, host.text("lesson.decoding.held_back"))
+    if written:
+        steps.chart(cross_attention_by_step([ctx.run.step(i) for i in range(written)], layer, head,
+                                            produced=ctx.run.output_tokens[:written], lang=host.lang),
+                    key="lesson_by_step")
     first, second = np.argsort(probabilities)[::-1][:2]
     return question, host.text("lesson.decoding.answer", token=vocab.tokens[first], p=probabilities[first],
                                second=vocab.tokens[second], p2=probabilities[second])

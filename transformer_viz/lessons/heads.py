@@ -1,4 +1,5 @@
-"""Step 6, heads: several heads in one layer learn different patterns (the same word, the previous one...)."""
+"""Step 6, heads: the heads of one layer each attend in their own way; the answer measures how, in this model
+(the word itself, the previous one, the first position), rather than promising a pattern the weights may lack."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import torch
 
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.grid import attention_grid
-from transformer_viz.lessons.step import Host, Step, layer_head
+from transformer_viz.lessons.step import Host, Step, held_back, layer_head
 from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace
 
 HEAD_PATTERNS = ("same", "previous", "first")
+MOSTLY = 0.5  # a head "looks mostly at" a pattern that takes at least half of a query's weight on average
 
 
 def head_patterns(trace: Trace, kind: str, layer: int) -> dict[str, np.ndarray]:
@@ -27,21 +29,48 @@ def head_patterns(trace: Trace, kind: str, layer: int) -> dict[str, np.ndarray]:
             "first": weights[:, 1:q_len, 0].mean(-1).numpy()}
 
 
+def strongest_pattern(patterns: dict[str, np.ndarray]) -> tuple[int, str, float]:
+    """The clearest pattern of the layer: (head, pattern, weight) with the largest mean weight of all."""
+    weight, pattern, head = max((float(patterns[p][h]), p, h) for p in HEAD_PATTERNS for h in range(len(patterns[p])))
+    return head, pattern, weight
+
+
+def heads_answer(host: Host, patterns: dict[str, np.ndarray]) -> str:
+    """The answer, one fact a paragraph: the previous-word head, the layer's strongest pattern, and each pattern
+    that no head gives most of its weight to."""
+    previous = patterns["previous"]
+    best = int(previous.argmax())
+    others = ", ".join(f"{h + 1}: {v:.0%}" for h, v in enumerate(previous) if h != best)
+    head, pattern, weight = strongest_pattern(patterns)
+    clearest = (host.text("lesson.heads.strongest_is_it") if (head, pattern) == (best, "previous") else
+                host.text("lesson.heads.strongest", head=head + 1, pattern=host.text(f"lesson.heads.{pattern}"),
+                          weight=weight))
+    paragraphs = [host.text("lesson.heads.answer", head=best + 1, previous=previous[best], others=others), clearest]
+    for pattern in HEAD_PATTERNS:
+        head = int(patterns[pattern].argmax())
+        if patterns[pattern][head] < MOSTLY:
+            paragraphs.append(host.text("lesson.heads.none_mostly", pattern=host.text(f"lesson.heads.{pattern}"),
+                                        weight=patterns[pattern][head], head=head + 1))
+    return "\n\n".join(paragraphs)
+
+
 def show(host: Host) -> tuple[str, str]:
     ctx = host.page()
     if ctx is None:
         return host.text("lesson.heads.question", layer="?"), ""
-    layer, head = layer_head(ctx, "decoder_self")
+    layer, _ = layer_head(ctx, "decoder_self")
     question = host.text("lesson.heads.question", layer=layer + 1)
-    grid = ctx.figure(attention_grid, "decoder_self", "weights", width=host.width, highlight=(layer, head))
-    host.chart(grid, key="lesson_grid")
     patterns = head_patterns(ctx.trace, "decoder_self", layer)
-    host.table({host.text("lesson.heads.table_head"): [str(h + 1) for h in range(ctx.trace.config.n_heads)]}
-               | {host.text(f"lesson.heads.{p}"): [f"{v:.0%}" for v in patterns[p]] for p in patterns})
-    best = int(patterns["previous"].argmax())
-    others = ", ".join(f"{h + 1}: {v:.0%}" for h, v in enumerate(patterns["previous"]) if h != best)
-    return question, host.text("lesson.heads.answer", head=best + 1, previous=patterns["previous"][best],
-                               others=others)
+    answer_head = int(patterns["previous"].argmax())
+    highlight = (layer, answer_head) if host.revealed else None
+    grid = ctx.figure(attention_grid, "decoder_self", "weights", width=host.width, highlight=highlight)
+    host.chart(grid, key="lesson_grid")
+    if host.revealed:
+        host.table({host.text("lesson.heads.table_head"): [str(h + 1) for h in range(ctx.trace.config.n_heads)]}
+                   | {host.text(f"lesson.heads.{p}"): [f"{v:.0%}" for v in patterns[p]] for p in patterns})
+    else:
+        held_back(host, host.text("lesson.heads.held_back"))
+    return question, heads_answer(host, patterns)
 
 
 STEP = Step(

@@ -10,12 +10,12 @@ from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace
 
 
-def blocked_by_padding_only(trace: Trace) -> int:
-    """Cells of the decoder's combined mask that are blocked although look-ahead alone would allow them:
-    the queries' looks at target <pad> keys."""
+def blocked_by_padding_only(trace: Trace) -> list[tuple[int, int]]:
+    """The (query, key) cells of the decoder's combined mask that are blocked although look-ahead alone would
+    allow them: the queries' looks at target <pad> keys, on the diagonal (a <pad> query's own key) or under it."""
     combined = trace[attention_name("decoder_self", 0, "mask")][0, 0].bool()  # (tgt_len, tgt_len)
     look_ahead = torch.tril(torch.ones_like(combined))
-    return int((look_ahead & ~combined).sum())
+    return [(int(q), int(k)) for q, k in (look_ahead & ~combined).nonzero()]
 
 
 def show(host: Host) -> tuple[str, str]:
@@ -33,7 +33,10 @@ def show(host: Host) -> tuple[str, str]:
     pads = ctx.trace.tgt_tokens.count("<pad>")
     if ctx.run.teacher_forced is False or not pads:
         return question, not_here(host, host.text("lesson.masks.why"))
-    return question, host.text("lesson.masks.answer", n=blocked_by_padding_only(ctx.trace), pads=pads)
+    cells = blocked_by_padding_only(ctx.trace)
+    return question, host.text("lesson.masks.answer", n=len(cells), pads=pads,
+                               cells=", ".join(f"({q}, {k})" for q, k in cells),
+                               on=sum(q == k for q, k in cells), under=sum(q > k for q, k in cells))
 
 
 STEP = Step(

@@ -8,7 +8,7 @@ import torch
 
 from transformer_viz.data.tasks import TASKS, Task, encode_source
 from transformer_viz.figures.embeddings import trace_curves, trace_similarity
-from transformer_viz.lessons.step import Host, Step
+from transformer_viz.lessons.step import Host, Step, held_back
 from transformer_viz.model import Transformer
 
 
@@ -40,9 +40,12 @@ def show(host: Host) -> tuple[str, str]:
     differences = {p: shuffle_difference(host.random_model(replace(even, positional=p).model_config(), view.seed),
                                          task, text, order)
                    for p in ("none", "sinusoidal")}
-    none_column, sine_column = host.columns(2)
-    none_column.metric(host.text("lesson.positions.none"), f"{differences['none']:.1e}")
-    sine_column.metric(host.text("lesson.positions.sinusoidal"), f"{differences['sinusoidal']:.2f}")
+    if host.revealed:
+        none_column, sine_column = host.columns(2)
+        none_column.metric(host.text("lesson.positions.none"), f"{differences['none']:.1e}")
+        sine_column.metric(host.text("lesson.positions.sinusoidal"), f"{differences['sinusoidal']:.2f}")
+    else:
+        held_back(host, host.text("lesson.positions.held_back"))
     curves, similarity = host.columns(2)
     d = ctx.trace.config.d_model
     curves.chart(ctx.figure(trace_curves, "src", tuple(sorted({0, 1, d // 2, d - 1}))), key="lesson_curves")

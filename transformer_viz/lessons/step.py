@@ -3,6 +3,9 @@
 A step is one module of this folder: the view it sets up, its formula, the facts it computes from the live
 model, its figures, and `show(host)`, which draws through a `Host` and returns the question and its answer.
 The app's Lesson page (app/pages/lesson.py) is the host: a generic runner that knows no step.
+
+Predict, then reveal: the host tells the step whether the answer is revealed (`host.revealed`), and the step
+draws what answers its question (a measured number, a highlighted head, the next word) only then.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ class Host(Protocol):
     """The page a step draws on. Views and runs are the app's (`view.src_text`, `run.trace`, ...)."""
 
     lang: str
+    revealed: bool  # the answer is open: draw the figures and facts that answer the question only then
 
     def text(self, key: str, /, **values) -> str: ...  # a sentence of the catalogs, in the session's language
     def literal(self, text: str) -> str: ...  # user text, shown as typed (never Markdown)
@@ -36,6 +40,8 @@ class Host(Protocol):
     def text_input(self, field: str, label: str, **kwargs) -> str: ...  # a widget bound to view field `field`
     def slider(self, field: str, label: str, low: int, high: int) -> int: ...
     def train(self, view) -> int | None: ...  # a training control; the steps of the session's trained model
+    def training_time(self, view) -> tuple[float, float]: ...  # seconds the view's training takes here:
+    #                                  (with a core free, at the slowest measured on a server busy with a class)
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,11 @@ class Step:
 def not_here(host: Host, why: str) -> str:
     """The answer of a step whose view no longer shows what it asks about."""
     return host.text("lesson.not_here", why=why)
+
+
+def held_back(host: Host, what: str) -> None:
+    """Where a figure or fact that answers the question stands while the answer is hidden: say it comes with it."""
+    host.caption(host.text("lesson.held_back", what=what))
 
 
 def within(value: int | None, count: int) -> int:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+import plotly.graph_objects as go
+
 from transformer_viz.data.bpe import learn_bpe
 from transformer_viz.data.tasks import TASKS
+from transformer_viz.figures.common import MUTED, TEXT_COLOUR
 from transformer_viz.figures.tokens import bpe_figure
+from transformer_viz.i18n import text
 from transformer_viz.lessons.step import Host, Step
 
 MAX_MERGES = 30
@@ -18,18 +22,35 @@ def learned_bpe(corpus: str):
     return learn_bpe(dict(counts), MAX_MERGES) if counts else None
 
 
-def bpe_chart(corpus: str, merges: int, *, lang: str, width: int):
-    """The BPE figure of a corpus with merges (one that has some)."""
+def bpe_chart(corpus: str, merges: int, *, lang: str, width: int, marked: bool = True) -> go.Figure:
+    """The BPE figure of a corpus with merges (one that has some); `marked=False`: nothing says which pair the
+    next merge takes (the step's question), see `unmark_next_merge`."""
     learned = learned_bpe(corpus)
-    return bpe_figure(learned, min(merges, len(learned.merges)), lang=lang, width=width)
+    shown = min(merges, len(learned.merges))
+    fig = bpe_figure(learned, shown, lang=lang, width=width)
+    return fig if marked else unmark_next_merge(fig, shown, lang)
+
+
+def unmark_next_merge(fig: go.Figure, step: int, lang: str) -> go.Figure:
+    """`bpe_figure` after `step` merges with every pair's bar alike: no colour, text, hover note or panel title
+    says which one is merged next. The bars keep their order (by count; a tie in the order the pairs were met)."""
+    bars = next(trace for trace in fig.data if trace.type == "bar")
+    tie_note = "<br>" + text("tokens.tie", lang)
+    bars.update(marker_color=MUTED, text=[str(count) for count in bars.x], textposition="outside",
+                textfont_color=TEXT_COLOUR, customdata=[hover.replace(tie_note, "") for hover in bars.customdata])
+    next_title = text("tokens.pairs_title", lang, next=step + 1)
+    for annotation in fig.layout.annotations:
+        if annotation.text == next_title:
+            annotation.text = text("lesson.tokens.pairs", lang)
+    return fig
 
 
 def show(host: Host) -> tuple[str, str]:
     ctx = host.page(show_tokens=False)
     if ctx is not None:
-        text = ctx.view.src_text
-        host.token_chips(host.text("lesson.tokens.characters"), list(text))
-        host.token_chips(host.text("lesson.tokens.words"), text.split())
+        typed = ctx.view.src_text
+        host.token_chips(host.text("lesson.tokens.characters"), list(typed))
+        host.token_chips(host.text("lesson.tokens.words"), typed.split())
         host.token_chips(host.text("lesson.tokens.model"), ctx.trace.src_tokens)
     corpus_column, merges_column = host.columns([3, 1])
     corpus = corpus_column.text_input("bpe_corpus", host.text("lesson.tokens.corpus"), max_chars=2000)
@@ -39,7 +60,8 @@ def show(host: Host) -> tuple[str, str]:
     if learned is None or not learned.merges:
         host.info(host.text("lesson.tokens.empty"))
         return question, host.text("lesson.tokens.empty")
-    host.chart(host.shared_figure(bpe_chart, corpus, merges, width=host.width), key="lesson_bpe")
+    host.chart(host.shared_figure(bpe_chart, corpus, merges, width=host.width, marked=host.revealed),
+               key="lesson_bpe")
     left, right, count = learned.merges[0]
     return question, host.text("lesson.tokens.answer", left=host.literal(left), right=host.literal(right),
                                count=count)
@@ -47,5 +69,6 @@ def show(host: Host) -> tuple[str, str]:
 
 STEP = Step(
     "tokens", "embeddings", r"(a,b)^{*}=\arg\max_{(a,b)}\ \sum_{w}\mathrm{count}(w)\cdot\#_{(a,b)}(w)", show,
-    setup={"task": "en-fr", "src_text": TASKS["en-fr"].examples[0]},  # "the black cat sees the small dog"
+    # "the black cat sees the small dog"; the BPE learner opens before its first merge, which the question is about
+    setup={"task": "en-fr", "src_text": TASKS["en-fr"].examples[0], "bpe_merges": 0},
 )

@@ -5,11 +5,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import plotly.graph_objects as go
 import torch
 
+from transformer_viz.figures.common import base_layout, token_axis, token_texts
+from transformer_viz.figures.training import attention_heatmap_trace
+from transformer_viz.i18n import text
 from transformer_viz.lessons.step import Host, Step, not_here
 from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace
+from transformer_viz.weights.pretrained import load_pretrained
 
 TRAIN_STEPS = 400
 
@@ -22,14 +27,34 @@ def mirror_mass(trace: Trace, layer: int, head: int) -> float:
     return float(torch.stack([weights[i, n - 1 - i] for i in range(n)]).mean())
 
 
-def reverse_mirror(host: Host, view, weights: str) -> float | None:
-    """The mirror mass of the last cross-attention layer (mean of heads) with these weights, teacher-forced
-    on the right answer; None when they cannot be had."""
-    run = host.run_of(replace(view, weights=weights, tgt_text=view.src_text[::-1]))
-    if run is None:
-        return None
-    layer = run.trace.n_layers("cross") - 1
-    return float(np.mean([mirror_mass(run.trace, layer, h) for h in range(run.trace.config.n_heads)]))
+def last_layer_mirror(trace: Trace) -> float:
+    """The mirror mass of the last cross-attention layer, mean of its heads."""
+    layer = trace.n_layers("cross") - 1
+    return float(np.mean([mirror_mass(trace, layer, h) for h in range(trace.config.n_heads)]))
+
+
+def answer_run(host: Host, view, weights: str):
+    """The run of the view's input with these weights, teacher-forced on the right answer (None: no such
+    weights)."""
+    return host.run_of(replace(view, weights=weights, tgt_text=view.src_text[::-1]))
+
+
+def shipped_steps(task: str) -> int:
+    """How many steps the shipped model of a task was trained."""
+    return int(load_pretrained(task).meta["training"]["steps_done"])
+
+
+def start_figure(trace: Trace, *, lang: str, title: str) -> go.Figure:
+    """The last layer's cross-attention, mean of heads, of a model not trained yet: where training starts."""
+    weights = trace[attention_name("cross", trace.n_layers("cross") - 1, "weights")][0].mean(0).numpy()
+    q_len, k_len = weights.shape  # (tgt_len, src_len)
+    fig = go.Figure(attention_heatmap_trace(weights, token_texts(trace.tgt_tokens, q_len),
+                                            token_texts(trace.src_tokens, k_len), lang))
+    fig.data[0].colorbar.title.side = "right"  # beside the bar: above it, it meets the top tick label
+    base_layout(fig, title, height=max(360, 160 + 34 * q_len))
+    fig.update_xaxes(token_axis(trace.src_tokens, k_len), title_text=text("key", lang))
+    fig.update_yaxes(token_axis(trace.tgt_tokens, q_len, reverse=True), title_text=text("query", lang))
+    return fig
 
 
 def show(host: Host) -> tuple[str, str]:
@@ -37,11 +62,22 @@ def show(host: Host) -> tuple[str, str]:
     question = host.text("lesson.training.question")
     if view.task != "reverse":
         return question, not_here(host, host.text("task.reverse"))
-    trained_steps = host.train(view)
-    before, after, shipped = (reverse_mirror(host, view, w) for w in ("random", "trained", "pretrained"))
-    after_text = host.text("lesson.training.not_yet") if after is None else f"{after:.0%}"
-    return question, host.text("lesson.training.answer", before=before or 0.0, after=after_text,
-                               shipped=shipped or 0.0, steps=trained_steps or view.train_steps)
+    free, busy = host.training_time(view)
+    trained_for = host.cached(shipped_steps, view.task)
+    host.caption(host.text("lesson.training.time", steps=view.train_steps, free=free, busy=max(1, round(busy / 60)),
+                           shipped_steps=trained_for))
+    runs = {weights: answer_run(host, view, weights) for weights in ("random", "trained", "pretrained")}
+    if runs["random"] is not None and runs["trained"] is None:  # until trained: where training starts
+        host.chart(start_figure(runs["random"].trace, lang=host.lang, title=host.text("lesson.training.start")),
+                   key="lesson_training_start")
+    steps = host.train(view) or view.train_steps  # draws the live loss curve while it trains, then the result
+    before, after, shipped = (None if run is None else last_layer_mirror(run.trace) for run in runs.values())
+    answer = host.text("lesson.training.answer", before=before or 0.0, steps=steps, shipped=shipped or 0.0,
+                       after=host.text("lesson.training.not_yet") if after is None else f"{after:.0%}",
+                       shipped_steps=trained_for)
+    if after is not None and shipped is not None and round(after, 2) < round(shipped, 2):
+        answer += "\n\n" + host.text("lesson.training.shorter", steps=steps, shipped_steps=trained_for)
+    return question, answer
 
 
 STEP = Step("training", "training", r"\mathcal{L}=-\frac{1}{T}\sum_{t=1}^{T}\log P(y_t\mid y_{<t},\,x)", show,

@@ -1,7 +1,8 @@
 """Lesson page: the generic runner of the steps in transformer_viz/lessons/ (it knows no step).
 
 A step sets the view (task, input, kind, layer, head...) for the point it makes, explains it with a
-formula and live figures, asks a question to predict and reveals the answer computed from the model.
+formula and live figures, asks a question to predict and reveals the answer computed from the model. Opening
+"Reveal the answer" reruns the page with `StreamlitHost.revealed`: only then does a step draw what answers it.
 The view stays in the sidebar and the link: students may change it, and the answer follows.
 """
 
@@ -12,7 +13,7 @@ from dataclasses import replace
 import streamlit as st
 
 from transformer_viz.app.pages.training import run_training, show_result
-from transformer_viz.app.server import figure_cache, models
+from transformer_viz.app.server import figure_cache, models, trainings
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context, token_chips
 from transformer_viz.app.session.state import VIEW_FIELDS, View
@@ -36,6 +37,11 @@ from transformer_viz.lessons.step import Step
 # a few telling dimensions on Embeddings (written as such, an empty selection would not even fit in a link).
 KEPT = (state.LANG, state.PRESENT, state.LESSON_STEP, state.BPE_CORPUS, state.BPE_MERGES, state.TRAIN_LR,
         state.TRAIN_BATCH, state.DIMS)
+# How long a training takes here. A free core does about 3e8 of trainings.training_cost a second (the reverse
+# task's 400 steps, 4.4e9, took 15 s of one core, 2026-11-26), plus the snapshots and the evaluation of 200 inputs;
+# a worker trains at a low priority, so a server busy with a class or other work is slower: on a busy 2-core
+# machine the same 400 steps took 148-199 s, up to 13 times as long.
+COST_PER_CORE_SECOND, EVALUATION_SECONDS, BUSY_SLOWDOWN = 3e8, 2.0, 13
 
 
 class StreamlitHost:
@@ -43,8 +49,9 @@ class StreamlitHost:
 
     width, max_width = MAIN_WIDTH, MAX_MAIN_WIDTH
 
-    def __init__(self, where=st) -> None:
-        self.where = where
+    def __init__(self, where=st, revealed: bool = False, deferred: list | None = None) -> None:
+        self.where, self.revealed = where, revealed
+        self.deferred = [] if deferred is None else deferred  # what the page does once the step is drawn (train)
         self.lang = lang()
 
     def text(self, key: str, /, **values) -> str:
@@ -76,7 +83,7 @@ class StreamlitHost:
         return _shared_figure(_qualified(builder), args, tuple(sorted(kwargs.items())), self.lang, builder)
 
     def columns(self, spec, gap: str = "small") -> list[StreamlitHost]:
-        return [StreamlitHost(column) for column in self.where.columns(spec, gap=gap)]
+        return [StreamlitHost(column, self.revealed, self.deferred) for column in self.where.columns(spec, gap=gap)]
 
     def chart(self, fig, key: str) -> None:
         with self.where.container():
@@ -110,14 +117,28 @@ class StreamlitHost:
             self.where.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
             return None
         task = TASKS[view.task]
-        if self.where.button(tr("lesson.training.train", steps=view.train_steps), type="primary",
-                             key=state.LESSON_TRAIN):
-            run_training(resolved.model, task, view.train_steps, task.train_defaults.lr, task.train_defaults.batch_size)
-            st.rerun()
         trained = models.trained_for(view.task)
-        with self.where.container():
-            show_result(trained)
+        if self.where.button(tr("lesson.training.train", steps=view.train_steps), type="primary",
+                             key=state.LESSON_TRAIN):  # trained below the step, once its question is on the page
+            self.deferred.append(lambda: train_then_rerun(resolved.model, task, view.train_steps))
+        else:
+            with self.where.container():
+                show_result(trained)
         return trained.steps if trained else None
+
+    def training_time(self, view: View) -> tuple[float, float]:
+        resolved = models.resolve(replace(view, weights="random"))
+        if resolved.model is None:
+            return 0.0, 0.0
+        cost = trainings.training_cost(resolved.model, view.train_steps, TASKS[view.task].train_defaults.batch_size)
+        free = cost / COST_PER_CORE_SECOND + EVALUATION_SECONDS
+        return free, free * BUSY_SLOWDOWN
+
+
+def train_then_rerun(model, task, steps: int) -> None:
+    """Train a fresh model with the task's own settings, drawing its progress, then show the page with it."""
+    run_training(model, task, steps, task.train_defaults.lr, task.train_defaults.batch_size)
+    st.rerun()
 
 
 def _qualified(function) -> str:
@@ -164,8 +185,9 @@ def set_up_first_visit(number: int) -> None:
         return
     asked = st.session_state.get(state.LINK_ASKED, {})
     st.session_state[state.LESSON_SET_UP] = number
-    if not set(asked) - set(KEPT):
-        st.session_state[state.PENDING_VIEW] = setup_values(STEPS[number - 1])  # before the sidebar's widgets
+    if not set(asked) - set(KEPT):  # before the sidebar's widgets; what the link chose stays
+        values = setup_values(STEPS[number - 1])
+        st.session_state[state.PENDING_VIEW] = {f: v for f, v in values.items() if f not in asked}
         st.rerun()
 
 
@@ -180,14 +202,19 @@ def render() -> None:
         st.markdown(tr(f"lesson.{step.name}.text"))
         st.latex(step.formula % tuple(tr(word) for word in step.formula_words))
     question_box = ask.container(border=True)
+    question_slot = question_box.empty()
+    # Opening it reruns the page: the step then draws what answers its question (see lessons/step.py)
+    reveal = question_box.expander(tr("lesson.reveal"), key=state.LESSON_REVEAL.format(number), on_change="rerun")
     with ask:
         st.button(tr("lesson.open"), icon=":material/open_in_new:", on_click=open_in_explorer, args=(step.page,))
         st.button(tr("lesson.reset"), icon=":material/restart_alt:", on_click=set_up, args=(number,))
-    question, answer = step.show(StreamlitHost())
-    with question_box:
-        st.markdown(f"**{tr('lesson.predict')}:** {question}")
-        with st.expander(tr("lesson.reveal"), key=state.LESSON_REVEAL.format(number)):
-            st.markdown(answer)
+    host = StreamlitHost(revealed=reveal.open)
+    question, answer = step.show(host)
+    question_slot.markdown(f"**{tr('lesson.predict')}:** {question}")
+    if reveal.open:
+        reveal.markdown(answer)
+    for work in host.deferred:
+        work()
 
 
 def navigation() -> int:
