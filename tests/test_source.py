@@ -69,5 +69,21 @@ def test_inside_one_head_shows_the_code_of_each_step():
     at = run_page("head")
     assert not at.exception
     labels = [e.label for e in at.expander]
-    assert "The code that computed this: “transformer_viz/model/attention.py”, line 46" in labels  # the scaling
-    assert sum(label.startswith("The code that computed this") for label in labels) == len(HEAD_STEP_CODE)
+    code = [label for label in labels if label.startswith("The code that computed this")]
+    assert len(code) == len(HEAD_STEP_CODE) and "The code that computed this: “attention.py”" in code
+    listings = "".join(h.proto.body for h in at.get("html"))
+    assert "# transformer_viz/model/attention.py, line 46" in listings  # the scaling, at its line
+
+
+def test_every_lesson_step_shows_the_model_code_it_is_about():
+    from transformer_viz.lessons import STEPS
+
+    for step in STEPS:
+        assert step.code, step.name
+        for function, beginnings in step.code:
+            excerpt = code_excerpt(function, beginnings)  # LookupError when the code changed under the step
+            assert len(excerpt.marked) == len(beginnings), step.name
+    at = run_page("lesson", link={"lesson_step": "5"})
+    assert not at.exception
+    label = next(e.label for e in at.expander if e.label.startswith("The code that computed this"))
+    assert label == "The code that computed this: “masks.py”, “attention.py”"

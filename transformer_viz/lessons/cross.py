@@ -7,6 +7,7 @@ from dataclasses import replace
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.attention import attention_lines
 from transformer_viz.lessons.step import Host, Step, layer_head, not_here, within
+from transformer_viz.model.layers import DecoderLayer
 from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace
 
@@ -51,8 +52,12 @@ def show(host: Host) -> tuple[str, str]:
         zh_key=zh_key, zh_at=zh_row, zh_before=zh_run.output_tokens[zh_row - 1] if zh_row else "<bos>")
 
 
+# The lines of the model's own code this step is about (shown beside it; analysis/source.py).
+CODE = ((DecoderLayer.forward, ("x = self.hook_resid_cross(",)),)
+
 STEP = Step(
     "cross", "attention",
     r"\mathrm{softmax}\!\left(\frac{Q_{\mathrm{dec}}K_{\mathrm{enc}}^{\top}}{\sqrt{d_k}}\right)V_{\mathrm{enc}}",
     show, setup={"task": "en-fr", "src_text": FRENCH, "kind": "cross", "head": 1},
+    code=CODE,
 )

@@ -8,6 +8,7 @@ from transformer_viz.analysis.inference import next_token_probabilities
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
 from transformer_viz.lessons.step import Host, Step, held_back, layer_head, not_here
+from transformer_viz.model.transformer import Transformer
 
 
 def show(host: Host) -> tuple[str, str]:
@@ -41,5 +42,9 @@ def show(host: Host) -> tuple[str, str]:
                                second=vocab.tokens[second], p2=probabilities[second])
 
 
+# The lines of the model's own code this step is about (shown beside it; analysis/source.py).
+CODE = ((Transformer.generate, ("next_ids = next_tokens(logits[:, -1], sampling, generator)",
+                                  "tgt_ids = torch.cat([tgt_ids, next_ids[:, None]], dim=1)")),)
+
 STEP = Step("decoding", "decoding", r"y_t=\arg\max_{w}\ P(w\mid y_{<t},\,x)", show,
-            setup={"task": "en-fr", "src_text": TASKS["en-fr"].examples[0], "step": 3, "head": 1})
+            setup={"task": "en-fr", "src_text": TASKS["en-fr"].examples[0], "step": 3, "head": 1}, code=CODE)

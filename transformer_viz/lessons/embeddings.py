@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from transformer_viz.figures.embeddings import embedding_pipeline
 from transformer_viz.lessons.step import Host, Step, not_here
+from transformer_viz.model.embeddings import Embeddings
 from transformer_viz.trace.record import Trace
 
 
@@ -28,4 +29,8 @@ def show(host: Host) -> tuple[str, str]:
     return question, host.text("lesson.embeddings.answer", token=token, total=total)
 
 
-STEP = Step("embeddings", "embeddings", r"x_i = E[t_i] + PE_i", show, setup={"src_text": "hello"})
+# The lines of the model's own code this step is about (shown beside it; analysis/source.py).
+CODE = ((Embeddings.forward, ("token = self.token_table(ids)", "position = self.positional(",
+                                  "return self.hook_out(self.dropout(self.norm(token + position)))")),)
+
+STEP = Step("embeddings", "embeddings", r"x_i = E[t_i] + PE_i", show, setup={"src_text": "hello"}, code=CODE)

@@ -9,6 +9,7 @@ import torch
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.lessons.step import Host, Step, held_back, layer_head
+from transformer_viz.model.attention import MultiHeadAttention
 from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace
 
@@ -73,9 +74,15 @@ def show(host: Host) -> tuple[str, str]:
     return question, heads_answer(host, patterns)
 
 
+# The lines of the model's own code this step is about (shown beside it; analysis/source.py).
+CODE = ((MultiHeadAttention.split_heads, ("return x.view(batch, length, self.n_heads, self.d_head)",)),
+        (MultiHeadAttention.forward, ("merged = context.transpose(1, 2)",
+                                      "return self.hook_out(self.out_proj(merged))")))
+
 STEP = Step(
     "heads", "attention",
     r"\begin{aligned}\mathrm{MultiHead}(Q,K,V)&=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)"
     r"\,W^{O}\\ \mathrm{head}_j&=\mathrm{Attention}(QW_j^{Q},KW_j^{K},VW_j^{V})\end{aligned}",
     show, setup={"task": "en-fr", "src_text": TASKS["en-fr"].examples[0], "kind": "decoder_self", "head": 1},
+    code=CODE,
 )

@@ -6,6 +6,8 @@ import torch
 
 from transformer_viz.figures.masks import MASK_PX, mask_figures, masking_steps
 from transformer_viz.lessons.step import Host, Step, layer_head, not_here
+from transformer_viz.model.attention import masked_softmax
+from transformer_viz.model.masks import decoder_self_mask, padding_mask
 from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace
 
@@ -39,10 +41,16 @@ def show(host: Host) -> tuple[str, str]:
                                on=sum(q == k for q, k in cells), under=sum(q > k for q, k in cells))
 
 
+# The lines of the model's own code this step is about (shown beside it; analysis/source.py).
+CODE = ((padding_mask, ("return (ids != pad_id)",)),
+        (decoder_self_mask, ("causal = look_ahead_mask(", "return padding_mask(tgt_ids, pad_id) & causal")),
+        (masked_softmax, ("masked_scores = scores.masked_fill(~mask", "weights = masked_scores.softmax(")))
+
 STEP = Step(
     "masks", "masks",
     r"\begin{gathered}S=\frac{QK^{\top}}{\sqrt{d_k}},\qquad \mathrm{softmax}(\tilde S)\\ "
     r"\tilde S_{ij}=\begin{cases}S_{ij} & \text{%s}\\ -10^{9} & \text{%s}\end{cases}\end{gathered}",
     show, setup={"src_text": "hello", "tgt_text": "olleh", "pad": 8, "kind": "decoder_self", "layer": 0},
     formula_words=("lesson.masks.allowed", "lesson.masks.blocked"),
+    code=CODE,
 )

@@ -10,6 +10,7 @@ from transformer_viz.data.tasks import TASKS, Task, encode_source
 from transformer_viz.figures.embeddings import trace_curves, trace_similarity
 from transformer_viz.lessons.step import Host, Step, held_back
 from transformer_viz.model import Transformer
+from transformer_viz.model.embeddings import _interleave, sinusoidal_encoding
 
 
 @torch.no_grad()
@@ -53,10 +54,15 @@ def show(host: Host) -> tuple[str, str]:
     return question, host.text("lesson.positions.answer", **differences)
 
 
+# The lines of the model's own code this step is about (shown beside it; analysis/source.py).
+CODE = ((sinusoidal_encoding, ("return _interleave(position / 10000.0",)),
+        (_interleave, ("encoding[:, 0::2] = torch.sin(angle)", "encoding[:, 1::2] = torch.cos(angle)")))
+
 STEP = Step(
     "positions", "embeddings",
     # Two lines where two formulas would be wider than the text column on a projector.
     r"\begin{aligned}PE_{(pos,\,2i)}&=\sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\\ "
     r"PE_{(pos,\,2i+1)}&=\cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\end{aligned}",
     show, setup={"src_text": "hello"},
+    code=CODE,
 )

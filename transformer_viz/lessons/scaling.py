@@ -12,6 +12,7 @@ import torch
 from transformer_viz.figures.common import HIGHLIGHT, LINE_COLOURS, MUTED, base_layout
 from transformer_viz.i18n import text
 from transformer_viz.lessons.step import Host, Step
+from transformer_viz.model.attention import scaled_dot_product_attention
 
 D_KS = (2, 4, 8, 16, 32, 64, 128, 256, 512)
 ASKED_D_K, N_KEYS = 256, 8
@@ -76,7 +77,11 @@ def show(host: Host) -> tuple[str, str]:
                       scaled=2 ** scaled[at], bits_scaled=scaled[at], n_keys=N_KEYS, uniform=np.log2(N_KEYS)))
 
 
+# The lines of the model's own code this step is about (shown beside it; analysis/source.py).
+CODE = ((scaled_dot_product_attention, ("scores = q @ k.transpose(-2, -1)", "scores = scores / math.sqrt(")),)
+
 STEP = Step(
     "scaling", "head", r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V",
     show, setup={"src_text": "hello", "kind": "encoder_self", "layer": 0},
+    code=CODE,
 )

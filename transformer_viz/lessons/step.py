@@ -54,6 +54,8 @@ class Step:
     show: Callable[[Host], tuple[str, str]]  # draws the step's figures -> (question, answer)
     setup: Mapping[str, object] = field(default_factory=dict)  # view values beyond the defaults (link names)
     formula_words: tuple[str, ...] = ()  # catalog keys of the words in the formula
+    # The model's own code the step is about: (function, the beginnings of its lines to mark), shown beside it
+    code: tuple[tuple[Callable, tuple[str, ...]], ...] = ()
 
 
 def not_here(host: Host, why: str) -> str:

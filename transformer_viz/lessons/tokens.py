@@ -67,8 +67,13 @@ def show(host: Host) -> tuple[str, str]:
                                count=count)
 
 
+# The lines of the model's own code this step is about (shown beside it; analysis/source.py).
+CODE = ((learn_bpe, ("best = max(counts.values())", "left, right = next(pair for pair in seen",
+                        "symbols = {word: _merge_pair(")),)
+
 STEP = Step(
     "tokens", "embeddings", r"(a,b)^{*}=\arg\max_{(a,b)}\ \sum_{w}\mathrm{count}(w)\cdot\#_{(a,b)}(w)", show,
     # "the black cat sees the small dog"; the BPE learner opens before its first merge, which the question is about
     setup={"task": "en-fr", "src_text": TASKS["en-fr"].examples[0], "bpe_merges": 0},
+    code=CODE,
 )

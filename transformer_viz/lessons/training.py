@@ -14,6 +14,7 @@ from transformer_viz.i18n import text
 from transformer_viz.lessons.step import Host, Step, not_here
 from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace
+from transformer_viz.train.loop import _training_step
 from transformer_viz.weights.pretrained import load_pretrained
 
 TRAIN_STEPS = 400
@@ -80,5 +81,8 @@ def show(host: Host) -> tuple[str, str]:
     return question, answer
 
 
+# The lines of the model's own code this step is about (shown beside it; analysis/source.py).
+CODE = ((_training_step, ("logits = model(src, tgt_in)", "loss = loss_fn(", "loss.backward()", "optimizer.step()")),)
+
 STEP = Step("training", "training", r"\mathcal{L}=-\frac{1}{T}\sum_{t=1}^{T}\log P(y_t\mid y_{<t},\,x)", show,
-            setup={"src_text": "hello", "weights": "random", "train_steps": TRAIN_STEPS})
+            setup={"src_text": "hello", "weights": "random", "train_steps": TRAIN_STEPS}, code=CODE)

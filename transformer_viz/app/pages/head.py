@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
-from transformer_viz.analysis.source import CodeExcerpt, head_step_code
+from transformer_viz.analysis.source import head_step_code
 from transformer_viz.analysis.walkthrough import head_walkthrough
+from transformer_viz.app.frame.code import show_code
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
 from transformer_viz.app.session.widgets import chart, error_text, tr
@@ -18,10 +17,6 @@ SMALL_MODEL = {state.D_MODEL: 8, state.N_HEADS: 2, state.N_ENCODER_LAYERS: 1, st
                state.D_FF: 16, state.WEIGHTS: "random"}
 
 READABLE_WIDTH = 16  # d_model up to which every matrix of the walkthrough is drawn open
-CODE_CONTEXT = 3  # lines shown around a step's own lines
-CODE_STYLE = ("margin:0;padding:0.5rem 0.75rem;font:14px/1.5 ui-monospace,Menlo,Consolas,monospace;"
-              "background:#f6f8fa;border-radius:6px;overflow-x:auto;white-space:pre")
-ROW_STYLE = {False: "display:block", True: "display:block;background:#fff3b0;font-weight:600"}  # marked or not
 WIDE_STEPS = ("x", "projections", "concat", "output")  # the steps with a d_model-wide matrix
 
 
@@ -57,7 +52,7 @@ def render() -> None:
             st.markdown(f"**{tr(step_text(walk, step))}**")
             chart(fig, key=f"head_step_{step}")
         if not isinstance(ctx.model, hf.HFModel):
-            show_code(head_step_code(step, ctx.trace.config.norm_first))
+            show_code([head_step_code(step, ctx.trace.config.norm_first)])
         if step == "qk":
             st.markdown(f"**{tr('head.dot')}**")
             chart(dot, key="head_dot")
@@ -81,19 +76,3 @@ def head_figures(ctx: PageContext, kind: str, layer: int, head: int, cell: tuple
     walk = walkthrough(ctx, kind, layer, head)
     return walkthrough_figures(walk, cell=cell, lang=lang), dot_product_figure(walk, *cell, lang=lang)
 
-
-def show_code(excerpt: CodeExcerpt) -> None:
-    """The lines of the model's code that computed a step (its own lines marked), folded under the figure."""
-    marked = set(excerpt.marked)
-    shown = sorted({0} | {index for mark in marked for index in range(mark - CODE_CONTEXT, mark + CODE_CONTEXT + 1)
-                          if 0 <= index < len(excerpt.lines)})  # the def line, and the step's lines in context
-    rows, previous = [], None
-    for index in shown:
-        if previous is not None and index > previous + 1:
-            rows.append(f'<span style="{ROW_STYLE[False]};color:#888">    …</span>')
-        number = f'<span style="color:#888">{excerpt.first_line + index:>4}  </span>'
-        rows.append(f'<span style="{ROW_STYLE[index in marked]}">{number}{html.escape(excerpt.lines[index])}</span>')
-        previous = index
-    lines = ", ".join(str(n) for n in excerpt.marked_line_numbers)
-    with st.expander(tr("head.code", path=excerpt.path, lines=lines), icon=":material/code:"):
-        st.html(f'<pre style="{CODE_STYLE}">' + "".join(rows) + "</pre>")

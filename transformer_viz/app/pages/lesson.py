@@ -12,6 +12,8 @@ from dataclasses import replace
 
 import streamlit as st
 
+from transformer_viz.analysis.source import code_excerpt
+from transformer_viz.app.frame.code import show_code
 from transformer_viz.app.pages.training import run_training, show_result
 from transformer_viz.app.server import figure_cache, models, trainings
 from transformer_viz.app.session import state
@@ -201,6 +203,7 @@ def render() -> None:
         st.markdown(f"### {tr('lesson.step_of', n=number, total=len(STEPS), title=tr(f'lesson.{step.name}.title'))}")
         st.markdown(tr(f"lesson.{step.name}.text"))
         st.latex(step.formula % tuple(tr(word) for word in step.formula_words))
+        show_code([code_excerpt(function, beginnings) for function, beginnings in step.code])
     question_box = ask.container(border=True)
     question_slot = question_box.empty()
     # Opening it reruns the page: the step then draws what answers its question (see lessons/step.py)
