@@ -245,7 +245,7 @@ ENGLISH: dict[str, str] = {
 
     # Page: Training
     "training.title": "Training",
-    "training.intro": "Train a model on its toy task and watch the loss fall and the attention take shape (a few hundred steps of the default model take seconds to a minute, depending on how busy the server is). Training uses teacher forcing: the decoder is given the correct previous tokens and learns to predict the next one.",
+    "training.intro": "Train a model on its toy task and watch the loss fall and the attention take shape (400 steps of the default model take about 17 s on a free core, and up to a few minutes on a server busy with a class). Training uses teacher forcing: the decoder is given the correct previous tokens and learns to predict the next one.",
     "training.steps": "Training steps",
     "training.lr": "Learning rate",
     "training.batch": "Batch size",
