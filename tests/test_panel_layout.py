@@ -72,3 +72,9 @@ def test_a_lone_matrix_takes_its_own_width():
     ((start, end),) = layout.x_domains
     assert (start, end) == (0.0, pytest.approx(10 * 30 / 0.6 / PAGE_PX))
     assert layout.top_px == HEADER_PX + 22  # no panel title
+
+
+def test_panel_titles_of_more_lines_push_the_matrices_down():
+    one = panel_layout([4], [10, 10], [20.0], 1.0, [22.0], titled=True, lone=False)
+    two = panel_layout([4], [10, 10], [20.0], 1.0, [22.0], titled=True, lone=False, title_px=SUBPLOT_TITLE_PX + 21)
+    assert two.top_px == one.top_px + 21 and two.height == one.height + 21

@@ -43,12 +43,15 @@ from transformer_viz.figures.common import (
 )
 from transformer_viz.figures.fit import (
     GAP_PX,
+    LINE_EM,
     MIN_FONT_PX,
     TEXT_MIN_WIDTH,
     TICK_FONT_PX,
     Ticks,
+    at_least,
     cell_text,
     spaced,
+    text_em,
     tick_labels,
     tick_plan,
     widest_em,
@@ -60,6 +63,8 @@ from transformer_viz.trace.names import ATTENTION_KINDS, check_index
 HEAD_PX = 560  # the plot size one head is laid out for
 TITLE_PX, AXIS_TITLE_PX, COLORBAR_PX = 50, 26, 80  # room for the title; an axis title; a colour bar with its title
 LINES_TOP_PX = 110  # above the line view: its title and the "queries" / "keys" headings
+LINES_PX = 300  # the narrowest the line view is drawn at (2/5 of the main column)
+LINES_SIDE = 0.65  # x beyond each column of tokens (at 0 and 1) for its labels, at least
 
 
 def cell_selection(event) -> tuple[int, int] | None:
@@ -75,7 +80,8 @@ def query_selection(event) -> int | None:
 
 def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "weights",
                       show_values: bool | None = None, *, highlight: tuple[int, int] | None = None,
-                      width: int = HEAD_PX, max_width: int | None = None, lang: str = "en") -> go.Figure:
+                      width: int = HEAD_PX, max_width: int | None = None, min_font: int = MIN_FONT_PX,
+                      lang: str = "en") -> go.Figure:
     """One head large: z (q_len, k_len) is `value`, blocked cells grey (trace 1 when present).
 
     `width` is the narrowest pixel width it is drawn at, `max_width` the widest (default: `width`). Values
@@ -84,7 +90,8 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     which width, and the app hides them below it).
     The last trace holds one click target per cell with customdata [query, key] (read it
     with `cell_selection`) and the hover: tokens, weight, scaled score and the mask's verdict.
-    `highlight` = (query, key) outlines one cell. `lang` is the language of every word drawn.
+    `highlight` = (query, key) outlines one cell. `min_font`: no text smaller (in presenter mode: PROJECTOR_FONT_PX).
+    `lang` is the language of every word drawn.
     """
     check_choice(kind, value)
     arrays = attention_arrays(trace, kind, layer).head(head)
@@ -101,11 +108,11 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     values = format_numbers(z)  # (q_len, k_len)
     if grey:
         values[~mask] = ""  # the grey layer writes these
-    geometry = head_layout(width, q_text, k_text)
+    geometry = head_layout(width, q_text, k_text, min_font)
     numbers = cell_text([*values.ravel(), blocked_text] if grey else values.ravel(), geometry.cell_height, width,
-                        max_width or width, geometry.left + COLORBAR_PX, 1 / k_len)
+                        max_width or width, geometry.left + COLORBAR_PX, 1 / k_len, min_font)
     show = numbers.font is not None if show_values is None else show_values
-    font = numbers.font or MIN_FONT_PX
+    font = numbers.font or at_least(MIN_FONT_PX, min_font)
 
     traces = [go.Heatmap(
         z=z.astype(np.float32), x=np.arange(k_len), y=np.arange(q_len), zmin=zmin, zmax=zmax,
@@ -126,7 +133,7 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     if show and show_values is None and numbers.min_width:
         then["meta"] = {TEXT_MIN_WIDTH: numbers.min_width}
     then.update(_head_axes(kind, q_tokens, k_tokens, q_text, k_text, geometry, lang))
-    return styled_figure(traces, layout, title, height=geometry.height, then=then)
+    return styled_figure(traces, layout, title, height=geometry.height, then=then, min_font=min_font)
 
 
 def _cell_targets(arrays: AttentionArrays, q_text: list[str], k_text: list[str], fill: str, geometry: HeadLayout,
@@ -185,27 +192,30 @@ class HeadLayout:
     height: int  # of the whole figure
 
 
-def head_layout(width: float, query_labels: list[str], key_labels: list[str]) -> HeadLayout:
+def head_layout(width: float, query_labels: list[str], key_labels: list[str],
+                min_font: int = MIN_FONT_PX) -> HeadLayout:
     """Cells as wide as `width` allows beside the query labels and the colour bar; square, 14 to 64 px high.
 
-    Token labels that do not fit their row or column are turned upright or thinned (`tick_plan`).
+    Token labels that do not fit their row or column are turned upright or thinned (`tick_plan`), never
+    under `min_font`.
     """
-    left = AXIS_TITLE_PX + widest_em(query_labels) * TICK_FONT_PX + GAP_PX
+    axis_title_px = AXIS_TITLE_PX + (at_least(14, min_font) - 14) * LINE_EM  # one line of the figure's font
+    left = axis_title_px + widest_em(query_labels) * at_least(TICK_FONT_PX, min_font) + GAP_PX
     cell_width = max(width - left - COLORBAR_PX, 1.0) / len(key_labels)
     cell_height = float(np.clip(cell_width, 14, 64))
-    keys = tick_plan(key_labels, cell_width, "x", largest=15)
-    queries = tick_plan(query_labels, cell_height, "y", largest=15)
-    top = round(TITLE_PX + AXIS_TITLE_PX + keys.depth + 10)
+    keys = tick_plan(key_labels, cell_width, "x", largest=15, min_font=min_font)
+    queries = tick_plan(query_labels, cell_height, "y", largest=15, min_font=min_font)
+    top = round(TITLE_PX + axis_title_px + keys.depth + 10)
     return HeadLayout(left, cell_width, cell_height, keys, queries, top,
                       round(cell_height * len(query_labels)) + top + 30)
 
 
 def attention_lines(trace, kind: str, layer: int, head: int, query: int | None = None, *,
-                    lang: str = "en") -> go.Figure:
+                    min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """BertViz-style line view: queries left, keys right, a line per pair as opaque as its weight.
 
     Lines are grouped into five opacity bins (one trace each, None-separated segments);
-    with `query` given its lines are drawn strongly and the others faintly.
+    with `query` given its lines are drawn strongly and the others faintly. No text under `min_font`.
     """
     check_choice(kind, "weights")
     arrays = attention_arrays(trace, kind, layer).head(head)
@@ -220,17 +230,29 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
 
     height = int(np.clip(30 * max(q_len, k_len) + 130, 300, 1000))
     # Long inputs: a smaller font, then every k-th token named (the chosen query and its strong keys always).
-    rows = tick_plan([*q_text, *k_text], (height - LINES_TOP_PX - 10) / max(q_len, k_len), "y", largest=15)
+    rows = tick_plan([*q_text, *k_text], (height - LINES_TOP_PX - 10) / max(q_len, k_len), "y", largest=15,
+                     min_font=min_font)
     traces.append(_query_column(weight, mask, q_text, k_text, query, rows, colour, lang))
     traces.append(_key_column(weight, mask, k_text, query, rows, colour, lang))
     title = text("layer_head", lang, layer=layer + 1, head=head + 1)
     hidden = dict(visible=False, fixedrange=True)
+    headings = _column_headings(kind, at_least(14, min_font), lang)
+    left, right = (_label_side(column.text, rows.font, heading["text"], heading["font"]["size"])
+                   for column, heading in zip(traces[-2:], headings, strict=True))
     return styled_figure(
-        traces, dict(annotations=_column_headings(kind, lang)),
+        traces, dict(annotations=headings),
         title + ("" if query is None else " · " + text("lines.title_query", lang, query=query)), height=height,
         then=dict(showlegend=False, plot_bgcolor="#ffffff", margin=dict(t=LINES_TOP_PX),
-                  xaxis=dict(**hidden, range=[-0.65, 1.65]),
-                  yaxis=dict(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])))
+                  xaxis=dict(**hidden, range=[-left, 1 + right]),
+                  yaxis=dict(**hidden, range=[max(q_len, k_len) - 0.5, -0.5])), min_font=min_font)
+
+
+def _label_side(labels: Sequence[str], label_font: int, heading: str, heading_font: int) -> float:
+    """How far the x range reaches beyond a column of tokens (LINES_SIDE at least): room for its labels (beside
+    their markers) and its heading at LINES_PX."""
+    room = max(widest_em(labels) * label_font + 14, text_em(heading) * heading_font * 1.05 + GAP_PX)  # bold heading
+    share = min(room / (LINES_PX - 20), 0.4)  # of the plot's width, each side
+    return max(LINES_SIDE, share / (1 - 2 * share))
 
 
 def _weight_lines(weight: np.ndarray, query: int | None, colour: str) -> list[go.Scatter]:
@@ -291,24 +313,24 @@ def _key_column(weight: np.ndarray, mask: np.ndarray, k_text: list[str], query: 
     )
 
 
-def _column_headings(kind: str, lang: str) -> list[dict]:
+def _column_headings(kind: str, font: int, lang: str) -> list[dict]:
     """The columns' headings: the queries left, the keys right, each with the side its tokens come from."""
     attention = ATTENTION_KINDS[kind]
     query_side, key_side = text(f"side.{attention.query_side}", lang), text(f"side.{attention.key_side}", lang)
     return [dict(x=x, xanchor=anchor, y=1, yref="paper", yanchor="bottom", text=f"<b>{heading}</b>",
-                 showarrow=False, font=dict(size=14))
+                 showarrow=False, font=dict(size=font))
             for x, anchor, heading in ((0, "right", text("lines.queries", lang, side=query_side)),
                                        (1, "left", text("lines.keys", lang, side=key_side)))]
 
 
-def head_entropy(trace, kind: str, *, lang: str = "en") -> go.Figure:
+def head_entropy(trace, kind: str, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """Per-head entropy in bits (bars grouped by layer) with a dashed line at what uniform attention gives.
 
     A head that spreads its attention evenly over n keys has entropy log2(n); one that
     looks at a single key has 0. A bar is the mean over the queries with an allowed key,
     so the line is the mean over those queries of log2(their number of allowed keys):
     the bar of a head that attends uniformly (with 7 decoder tokens under the look-ahead
-    mask, the mean of log2(1..7) = 1.76 bits, not log2 of the mean 4 keys = 2.00).
+    mask, the mean of log2(1..7) = 1.76 bits, not log2 of the mean 4 keys = 2.00). No text under `min_font`.
     """
     check_choice(kind, "weights")
     stacks = all_layers(trace, kind)
@@ -329,12 +351,14 @@ def head_entropy(trace, kind: str, *, lang: str = "en") -> go.Figure:
         shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=uniform, y1=uniform,
                      line=dict(dash="dash", color="#444444", width=2))],
         annotations=[dict(xref="paper", x=1, xanchor="right", y=uniform, yanchor="bottom", showarrow=False,
-                          text=text("entropy.uniform", lang, bits=f"{uniform:.2f}"), font=dict(size=13))],
+                          text=text("entropy.uniform", lang, bits=f"{uniform:.2f}"),
+                          font=dict(size=at_least(13, min_font)))],
     )
     return styled_figure(traces, layout, text("entropy.title", lang, kind=text(f"kind.{kind}", lang)), height=340,
                          then=dict(barmode="group", bargap=0.25, legend=dict(orientation="h", y=-0.15),
                                    yaxis=dict(title=text("entropy.axis", lang), rangemode="tozero",
-                                              range=[0, max(uniform, bits.max()) * 1.15 + 0.05])))
+                                              range=[0, max(uniform, bits.max()) * 1.15 + 0.05])),
+                         min_font=min_font)
 
 
 def _segments(shown: np.ndarray, colour: str, opacity: float, width: float, name: str) -> go.Scatter:

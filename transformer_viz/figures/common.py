@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
-from transformer_viz.figures.fit import TITLE_FONT_PX, fit_title
+from transformer_viz.figures.fit import MIN_FONT_PX, TITLE_FONT_PX, at_least, fit_title
 from transformer_viz.i18n import text
 from transformer_viz.trace.names import attention_name, check_index, check_kind, token_labels
 from transformer_viz.trace.record import Trace, recorded_attention, recorded_mask
@@ -44,12 +44,13 @@ AXIS_LOOK = dict(gridcolor=GRID_COLOUR, linecolor=GRID_COLOUR, zerolinecolor=GRI
 
 
 def base_layout(fig: go.Figure, title: str | None = None, height: int | None = None,
-                width: int | None = None, then: dict | None = None) -> go.Figure:
+                width: int | None = None, then: dict | None = None, min_font: int = MIN_FONT_PX) -> go.Figure:
     """Apply the shared look: white background, light grid, readable font, tight margins.
 
     `width`, the narrowest the figure is drawn at when known: a longer title is broken into lines
     (then set smaller) to fit it (`fit_title`). `then`: layout settings (nested dicts, no "margin_t" shorthands)
-    applied after the look, as a `fig.update_layout(...)` after this call would, without its cost.
+    applied after the look, as a `fig.update_layout(...)` after this call would, without its cost. `min_font`: the
+    smallest text the figure draws (PROJECTOR_FONT_PX in presenter mode), the figure's own font no smaller.
     The look of plotly_white, set directly on an empty template: assigning a named
     template copies all of it into every figure (about 17 ms and 7 kB of JSON each).
 
@@ -57,25 +58,27 @@ def base_layout(fig: go.Figure, title: str | None = None, height: int | None = N
     layout as a dict and set once: Plotly's update machinery costs ~4 ms per axis (40 ms for a figure of nine
     panels), setting a whole layout a tenth of that. `styled_figure` does it without building the figure twice.
     """
-    fig.layout = styled_layout(fig.layout.to_plotly_json(), title, height, width, then)  # to_plotly_json: a copy
+    fig.layout = styled_layout(fig.layout.to_plotly_json(), title, height, width, then,  # to_plotly_json: a copy
+                               min_font)
     return fig
 
 
 def styled_figure(data, layout: dict | None = None, title: str | None = None, height: int | None = None,
-                  width: int | None = None, then: dict | None = None) -> go.Figure:
-    """`base_layout(go.Figure(data, layout), title, height, width, then)`, the same figure with its layout
+                  width: int | None = None, then: dict | None = None, min_font: int = MIN_FONT_PX) -> go.Figure:
+    """`base_layout(go.Figure(data, layout), title, height, width, then, min_font)`, the same figure with its layout
     validated once. `layout` (used up) and `then` in nested form: {"margin": {"t": 10}}, not {"margin_t": 10}."""
-    return go.Figure(data, styled_layout(layout or {}, title, height, width, then))
+    return go.Figure(data, styled_layout(layout or {}, title, height, width, then, min_font))
 
 
 def styled_layout(layout: dict, title: str | None, height: int | None, width: int | None,
-                  then: dict | None) -> dict:
+                  then: dict | None, min_font: int = MIN_FONT_PX) -> dict:
     """`layout` (a dict, changed) with the look of `base_layout` and then `then` merged in."""
     title_font = None
     if title and width:
-        title, title_font = fit_title(title, width)
+        title, title_font = fit_title(title, width, min_font=min_font)
     merge_into(layout, dict(
-        template="none", font=dict(**FONT, color=TEXT_COLOUR), paper_bgcolor="white", plot_bgcolor="white",
+        template="none", font=dict(FONT, size=at_least(FONT["size"], min_font), color=TEXT_COLOUR),
+        paper_bgcolor="white", plot_bgcolor="white",
         colorway=list(LINE_COLOURS), hovermode="closest",
         margin=dict(l=10, r=10, t=(50 + 26 * title.count("<br>")) if title else 20, b=10),
         hoverlabel=dict(font=dict(size=14)),
@@ -85,9 +88,11 @@ def styled_layout(layout: dict, title: str | None, height: int | None, width: in
         # axis titles also go once that margin grows. Plotly misplaces a title of several lines anchored at the
         # top (by a few px above the figure): those keep the default.
         top = {} if "<br>" in title else dict(yref="container", y=1.0, yanchor="top", pad=dict(t=14))
+        # Plotly's own size for a title, 1.4 times a 14 px figure's font, however large the figure's font: titles
+        # are large enough on a projector already, and keep the width they were fitted to.
         merge_into(titled(layout).setdefault("title", {}), dict(
             text=title, x=0.0, xanchor="left", **top,
-            font=dict(size=title_font) if title_font and title_font < TITLE_FONT_PX else {}))
+            font=dict(size=title_font if title_font and title_font < TITLE_FONT_PX else 1.4 * FONT["size"])))
     else:
         layout["title"] = {}  # update_layout(title=None) empties it
     if height is None:

@@ -27,6 +27,7 @@ from transformer_viz.figures.common import (
     token_axis,
     token_texts,
 )
+from transformer_viz.figures.fit import MIN_FONT_PX, at_least
 from transformer_viz.i18n import text
 from transformer_viz.trace.names import check_index
 
@@ -54,15 +55,15 @@ def embedding_heatmap_trace(matrix: np.ndarray, tokens: Sequence[str] | None, zm
 
 
 def embedding_heatmap(matrix, tokens: Sequence[str] | None, title: str, zmax: float | None = None, *,
-                      lang: str = "en") -> go.Figure:
+                      min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """A (positions, d_model) matrix (token embeddings, positional encodings or their sum) as tokens × dimensions.
 
-    The colour range is symmetric around 0: ±zmax, or ±max|value| when zmax is None.
+    The colour range is symmetric around 0: ±zmax, or ±max|value| when zmax is None. No text under `min_font`.
     """
     matrix = as_numpy(matrix)  # (positions, d_model)
     limit = zmax if zmax is not None else symmetric_limit(matrix)
     fig = go.Figure(embedding_heatmap_trace(matrix, tokens, limit, lang=lang))
-    base_layout(fig, title, height=max(260, 60 + 28 * matrix.shape[0]))
+    base_layout(fig, title, height=max(260, 60 + 28 * matrix.shape[0]), min_font=min_font)
     fig.update_xaxes(title_text=text("dimension", lang), showgrid=False, zeroline=False)
     fig.update_yaxes(token_axis(tokens, len(matrix), reverse=True), title_text=text("position", lang))
     return fig
@@ -88,25 +89,25 @@ def encoding_kind(encoding: np.ndarray, positional: str | None) -> str:
     return positional
 
 
-def no_encoding_note(fig: go.Figure, lang: str) -> None:
+def no_encoding_note(fig: go.Figure, lang: str, min_font: int = MIN_FONT_PX) -> None:
     """Say in the figure itself that the model adds no positional encoding (the curves are flat zeros)."""
-    fig.add_annotation(no_encoding_annotation(lang))
+    fig.add_annotation(no_encoding_annotation(lang, min_font))
 
 
-def no_encoding_annotation(lang: str) -> dict:
+def no_encoding_annotation(lang: str, min_font: int = MIN_FONT_PX) -> dict:
     """The annotation of `no_encoding_note`."""
-    return dict(text=text("encoding.none_note", lang), xref="paper", yref="paper", x=0.5, y=0.5,
-                showarrow=False, font=dict(size=15, color=BUG_RED), bgcolor="rgba(255, 255, 255, 0.85)")
+    return dict(text=text("encoding.none_note", lang), xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False,
+                font=dict(size=at_least(15, min_font), color=BUG_RED), bgcolor="rgba(255, 255, 255, 0.85)")
 
 
 def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | None = None, *,
-                      positional: str | None = None, lang: str = "en") -> go.Figure:
+                      positional: str | None = None, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """Chosen dimensions of a (positions, d_model) encoding as curves over the positions.
 
     Markers sit on the integer positions (the only values the model sees). `positional` is the
     encoding's kind (POSITIONAL_ENCODINGS; None: read from the table). The legend says whether a
     sinusoidal dimension is a sine or a cosine (its value at position 0), or that a table is learned;
-    with "none" the figure says that the model adds no positional encoding.
+    with "none" the figure says that the model adds no positional encoding. No text under `min_font`.
     """
     encoding = as_numpy(encoding)  # (positions, d_model)
     positional = encoding_kind(encoding, positional)
@@ -126,22 +127,24 @@ def positional_curves(encoding, dims: Sequence[int], tokens: Sequence[str] | Non
             hovertemplate=name + "<br>" + text("curves.hover", lang, token="%{customdata}", position="%{x}",
                                                 value="%{y:.3f}") + "<extra></extra>",
         ))
-    layout = dict(annotations=[no_encoding_annotation(lang)]) if positional == "none" else {}
+    layout = dict(annotations=[no_encoding_annotation(lang, min_font)]) if positional == "none" else {}
     axis = token_axis(tokens, len(positions)) if tokens is not None else dict(dtick=1 if len(positions) <= 24 else 4)
     return styled_figure(traces, layout, text(f"curves.title.{positional}", lang), height=440, then=dict(
         xaxis=dict(axis, title=dict(text=text("position", lang))),
         yaxis=dict(title=dict(text=text("value", lang)), range=[-1.15, 1.15] if np.abs(encoding).max() <= 1 else None,
                    zeroline=True, zerolinecolor="#888"),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0), hovermode="closest",
-        margin=dict(b=20)))
+        # Under the position axis's labels and title, which grow with the font.
+        legend=dict(orientation="h", yanchor="top", y=-0.2 * at_least(14, min_font) / 14, xanchor="left", x=0.0),
+        hovermode="closest",
+        margin=dict(b=20)), min_font=min_font)
 
 
 def position_similarity(encoding, tokens: Sequence[str] | None = None, *, positional: str | None = None,
-                        lang: str = "en") -> go.Figure:
+                        min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """Cosine similarity between every pair of positions of a (positions, d_model) encoding, range [-1, 1].
 
     An all-zero position has similarity 0 with everything; with the "none" encoding (`positional`, or
-    an all-zero table) the figure says that the model adds no positional encoding.
+    an all-zero table) the figure says that the model adds no positional encoding. No text under `min_font`.
     """
     encoding = as_numpy(encoding).astype(np.float64)  # (positions, d_model)
     positional = encoding_kind(encoding, positional)
@@ -160,17 +163,19 @@ def position_similarity(encoding, tokens: Sequence[str] | None = None, *, positi
         hovertemplate="%{customdata}<br>" + text("similarity.hover", lang, value="%{z:.3f}") + "<extra></extra>",
     )
     position = dict(title=dict(text=text("position", lang)))
-    return styled_figure([heatmap], dict(annotations=[no_encoding_annotation(lang)]) if positional == "none" else {},
-                         text("similarity.title", lang), height=520, then=dict(
+    return styled_figure([heatmap], dict(annotations=[no_encoding_annotation(lang, min_font)])
+                         if positional == "none" else {}, text("similarity.title", lang), height=520, then=dict(
                              xaxis=dict(token_axis(tokens, length), **position),
-                             yaxis=dict(token_axis(tokens, length, reverse=True), **position)))
+                             yaxis=dict(token_axis(tokens, length, reverse=True), **position)), min_font=min_font)
 
 
-def positional_variants(tables: Mapping[str, np.ndarray], *, lang: str = "en") -> go.Figure:
+def positional_variants(tables: Mapping[str, np.ndarray], *, min_font: int = MIN_FONT_PX,
+                        lang: str = "en") -> go.Figure:
     """Positional encoding tables side by side, each (max_len, d_model), one shared colour range [-1, 1].
 
     `tables` as `model.embeddings.encoding_tables` gives them, in the order to draw; keys from
     VARIANTS. Seed 002's table is a bug, shown as one: its title is red and says what is wrong.
+    No text under `min_font`.
     """
     titles = [text(f"variant.{key}", lang) for key in tables]
     fig = make_subplots(rows=1, cols=len(tables), shared_yaxes=True, horizontal_spacing=0.025, subplot_titles=titles)
@@ -183,19 +188,19 @@ def positional_variants(tables: Mapping[str, np.ndarray], *, lang: str = "en") -
         if key == "seed002_bug":
             annotation.font.color = BUG_RED
     max_len, d_model = as_numpy(next(iter(tables.values()))).shape
-    base_layout(fig, text("variants.title", lang, positions=max_len, dims=d_model), height=560)
+    base_layout(fig, text("variants.title", lang, positions=max_len, dims=d_model), height=560, min_font=min_font)
     fig.update_layout(margin=dict(t=100))
-    fig.update_annotations(font_size=14)
+    fig.update_annotations(font_size=at_least(14, min_font))
     fig.update_yaxes(autorange="reversed", showgrid=False, zeroline=False)
     fig.update_yaxes(title_text=text("position", lang), row=1, col=1)
     return fig
 
 
-def embedding_pipeline(trace, side: str, *, lang: str = "en") -> go.Figure:
+def embedding_pipeline(trace, side: str, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """token embedding | + positional encoding | = sum (| after LayerNorm when embed_norm), batch item 0.
 
     side is "src" or "tgt"; reads `{side}_embed.token` (batch, len, d_model), `.position`
-    (len, d_model) and `.out` (batch, len, d_model). One colour range for every panel.
+    (len, d_model) and `.out` (batch, len, d_model). One colour range for every panel. No text under `min_font`.
     """
     if side not in ("src", "tgt"):
         raise ValueError(f"side must be 'src' or 'tgt', got {side!r}.")
@@ -221,8 +226,10 @@ def embedding_pipeline(trace, side: str, *, lang: str = "en") -> go.Figure:
         merge_into(layout[x], dict(title=dict(text=text("dimension", lang)), showgrid=False, zeroline=False))
         then[y] = token_axis(tokens, len(token), reverse=True)
     then["yaxis"]["title"] = dict(text=text("position", lang))
+    for annotation in layout.get("annotations", ()):  # the panels' titles
+        annotation["font"]["size"] = at_least(annotation["font"]["size"], min_font)
     return styled_figure(traces, layout, text(f"pipeline.title.{side}", lang, limit=f"{limit:.2f}"),
-                         height=max(300, 110 + 30 * len(token)), then=then)
+                         height=max(300, 110 + 30 * len(token)), then=then, min_font=min_font)
 
 
 def side_encoding(trace, side: str):
@@ -230,13 +237,15 @@ def side_encoding(trace, side: str):
     return as_numpy(trace[f"{side}_embed.position"]), trace.src_tokens if side == "src" else trace.tgt_tokens
 
 
-def trace_curves(trace, side: str, dims: tuple[int, ...], *, lang: str = "en") -> go.Figure:
+def trace_curves(trace, side: str, dims: tuple[int, ...], *, min_font: int = MIN_FONT_PX,
+                 lang: str = "en") -> go.Figure:
     """`positional_curves` of the encoding a run's `side` ("src" or "tgt") got."""
     encoding, tokens = side_encoding(trace, side)
-    return positional_curves(encoding, list(dims), tokens, positional=trace.config.positional, lang=lang)
+    return positional_curves(encoding, list(dims), tokens, positional=trace.config.positional, min_font=min_font,
+                             lang=lang)
 
 
-def trace_similarity(trace, side: str, *, lang: str = "en") -> go.Figure:
+def trace_similarity(trace, side: str, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """`position_similarity` of the encoding a run's `side` got."""
     encoding, tokens = side_encoding(trace, side)
-    return position_similarity(encoding, tokens, positional=trace.config.positional, lang=lang)
+    return position_similarity(encoding, tokens, positional=trace.config.positional, min_font=min_font, lang=lang)

@@ -7,6 +7,7 @@ scatter with one point per tile makes the tiles clickable in Streamlit.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,14 +28,18 @@ from transformer_viz.figures.common import (
     token_texts,
     value_plane,
 )
-from transformer_viz.figures.fit import GAP_PX, MIN_FONT_PX, fit_title, widest_em
+from transformer_viz.figures.fit import GAP_PX, MIN_FONT_PX, at_least, fit_title, widest_em
 from transformer_viz.i18n import text
 
 GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
-TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text
+TICK_FONT_PX = 12  # the tokens under and beside the tiles
+TICK_PX = 13  # a row or column at least this many pixels high/wide gets its token as tick text (at TICK_FONT_PX)
 TILE_PX = (90, 360)  # the smallest and largest height of one tile
 TOP_PX, RIGHT_PX = 96, 96  # room for the title and head names; for the colour bar
 TITLE_LINE_PX = 26  # one more line of title
+# The colour bar a fixed 22 px right of the tiles, whatever the width the grid is drawn at (Plotly's default, 2 % of
+# the plot's width, outgrew the right margin in a wide chart): grids of one width line up (Compare's three).
+COLOUR_BAR = dict(thickness=14, x=1.0, xanchor="left", xpad=22)
 
 
 @dataclass(frozen=True)
@@ -42,10 +47,14 @@ class GridLayout:
     """Pixel geometry of `attention_grid` at its nominal width (margins and sizes in px)."""
 
     gap: int  # cells between two tiles
+    min_font: int  # no text smaller
+    tick_font: int  # of the tokens beside the tiles
     cell_width: float
     cell_height: float
     show_key_ticks: bool  # tokens under the columns, when a column is wide enough to read one
     show_query_ticks: bool
+    key_step: int  # every key_step-th token named: a larger font than the screen's may need two cells for one
+    query_step: int
     left: int
     right: int
     top: int
@@ -56,30 +65,37 @@ class GridLayout:
 
 
 def grid_layout(layers: int, heads: int, q_len: int, k_len: int, query_label_chars: int, key_label_chars: int,
-                width: int = GRID_PX) -> GridLayout:
+                width: int = GRID_PX, min_font: int = MIN_FONT_PX) -> GridLayout:
     """Lay out layers × heads tiles of q_len × k_len cells in `width` px.
 
     Cells are square unless a tile would leave TILE_PX; tokens label the axes only where a
-    cell has room for them; label lengths (in characters) size the margins they need.
+    cell has room for them at TICK_FONT_PX (or `min_font`, if larger); label lengths (in characters) size the
+    margins they need.
     """
+    font = at_least(TICK_FONT_PX, min_font)
     gap = max(1, round(0.08 * max(q_len, k_len)))
-    left = 40 + 8 * max(query_label_chars, 1)
-    cell_width = (width - left - RIGHT_PX) / (heads * (k_len + gap) - gap)
+    left = 40 + 8 * font / TICK_FONT_PX * max(query_label_chars, 1)
+    right = RIGHT_PX + 7 * (font - TICK_FONT_PX)  # the colour bar and its title grow with the font
+    cell_width = (width - left - right) / (heads * (k_len + gap) - gap)
     cell_height = float(np.clip(cell_width * q_len, *TILE_PX)) / q_len
-    show_keys, show_queries = cell_width >= TICK_PX, cell_height >= TICK_PX
-    left = left if show_queries else 40
-    bottom = 16 + 7 * max(key_label_chars, 1) if show_keys else 16
+    show_keys, show_queries = cell_width >= TICK_PX, cell_height >= TICK_PX  # as on a screen, at any font
+    tick_px = TICK_PX + font - TICK_FONT_PX
+    left = round(left) if show_queries else 40
+    bottom = round(16 + 7 * font / TICK_FONT_PX * max(key_label_chars, 1)) if show_keys else 16
     height = round(cell_height * (layers * (q_len + gap) - gap)) + TOP_PX + bottom
     return GridLayout(
-        gap=gap, cell_width=cell_width, cell_height=cell_height, show_key_ticks=show_keys,
-        show_query_ticks=show_queries, left=left, right=RIGHT_PX, top=TOP_PX, bottom=bottom, height=height,
+        gap=gap, min_font=min_font, tick_font=font, cell_width=cell_width, cell_height=cell_height,
+        show_key_ticks=show_keys, show_query_ticks=show_queries, key_step=math.ceil(tick_px / cell_width),
+        query_step=math.ceil(tick_px / cell_height), left=left, right=right, top=TOP_PX, bottom=bottom,
+        height=height,
         target_size=0.7 * min(cell_width * k_len, cell_height * q_len),
         layer_title_shift=left - 30 if show_queries else 8,
     )
 
 
 def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple[int, int] | None = None,
-                   width: int | None = None, whose: str = "", lang: str = "en") -> go.Figure:
+                   width: int | None = None, whose: str = "", min_font: int = MIN_FONT_PX,
+                   lang: str = "en") -> go.Figure:
     """Every layer (rows) × head (columns) of one attention kind, drawn as ONE heatmap.
 
     The tiles sit in one z matrix, (layers·(q_len+gap) - gap, heads·(k_len+gap) - gap),
@@ -89,7 +105,8 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     with customdata [layer, head] (read it with `grid_selection`); its hover names the
     tile, the cells around it show their own numbers. `highlight` = (layer, head) outlines
     one tile; `width` is the pixel width to lay out for (heights, ticks and targets follow); `whose` names the
-    model in front of the title ("The broken model"); `lang` is the language of every word drawn.
+    model in front of the title ("The broken model"); `min_font`: no text smaller (presenter mode: PROJECTOR_FONT_PX);
+    `lang` is the language of every word drawn.
     """
     check_choice(kind, value)
     # weights, scores, masked (layers, heads, q_len, k_len); mask (layers, q_len, k_len)
@@ -100,7 +117,7 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
     width = width or GRID_PX
     q_tokens, k_tokens = trace.attention_tokens(kind)
     layout = grid_layout(layers, heads, q_len, k_len, max(map(len, token_labels(q_tokens, q_len)), default=1),
-                         max(map(len, token_labels(k_tokens, k_len)), default=1), width)
+                         max(map(len, token_labels(k_tokens, k_len)), default=1), width, min_font)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     y_names = _names("grid.row", layers, q_text, layout.gap, lang)
     x_names = _names("grid.column", heads, k_text, layout.gap, lang)
@@ -109,16 +126,16 @@ def attention_grid(trace, kind: str, value: str = "weights", *, highlight: tuple
                              layout, lang),
               _click_targets(weights.shape, x_names, y_names, layout, lang)]
     shapes = _tile_shapes(mask, heads, value, highlight, layout.gap)
-    annotations = _tile_titles(weights.shape, layout, lang)
+    annotations = tile_titles(weights.shape, layout, lang)
     title = _grid_title(kind, value, layers, heads, lang)
     title = f"{whose} · {title}" if whose else title
     # A title too long for the width takes two lines (fit_title): the head names move down by one.
-    extra = fit_title(title, width)[0].count("<br>") * TITLE_LINE_PX
+    extra = fit_title(title, width, min_font=min_font)[0].count("<br>") * TITLE_LINE_PX
     margin = dict(l=layout.left, r=layout.right, t=layout.top + extra, b=layout.bottom)
-    xaxis, yaxis = _tile_axes(x_names, y_names, k_text, q_text, weights.shape, layout)
+    xaxis, yaxis = tile_axes(x_names, y_names, k_text, q_text, weights.shape, layout)
     return styled_figure(traces, dict(shapes=shapes, annotations=annotations) if shapes else
                          dict(annotations=annotations), title, layout.height + extra, width=width,
-                         then=dict(margin=margin, plot_bgcolor="#ffffff", xaxis=xaxis, yaxis=yaxis))
+                         then=dict(margin=margin, plot_bgcolor="#ffffff", xaxis=xaxis, yaxis=yaxis), min_font=min_font)
 
 
 def grid_selection(event) -> tuple[int, int] | None:
@@ -142,7 +159,7 @@ def _value_heatmap(arrays: AttentionArrays, value: str, x_names: list[str], y_na
         # numpy arrays, not lists: Plotly validates a list element by element (tens of ms here).
         z=_tile(z, layout.gap), x=np.array(x_names), y=np.array(y_names), customdata=_tile(other, layout.gap),
         zmin=zmin, zmax=zmax, colorscale=colorscale, hoverongaps=False, name="attention",
-        colorbar=dict(title=dict(text=text(f"cell_value.{value}", lang), side="right"), thickness=14,
+        colorbar=dict(title=dict(text=text(f"cell_value.{value}", lang), side="right"), **COLOUR_BAR,
                       len=min(1.0, 420 / layout.height)),
         hovertemplate=f"%{{y}}<br>%{{x}}<br>{number}<extra></extra>",
     )
@@ -181,13 +198,14 @@ def _tile_shapes(mask: np.ndarray, heads: int, value: str, highlight: tuple[int,
     return shapes
 
 
-def _tile_titles(shape: tuple[int, ...], layout: GridLayout, lang: str) -> list[dict]:
+def tile_titles(shape: tuple[int, ...], layout: GridLayout, lang: str) -> list[dict]:
     """"Head h" over each column of tiles, "Layer l" beside each row; shape as the weights'."""
     layers, heads, q_len, k_len = shape
     gap = layout.gap
+    smallest = at_least(MIN_FONT_PX, layout.min_font)
     # Head names as large as fit over a tile (Head 1Head 2 in narrow tiles otherwise).
     head_font = int(np.clip((layout.cell_width * k_len - 2 * GAP_PX) // widest_em(
-        [text("head", lang, head=heads)]), MIN_FONT_PX, 15))
+        [text("head", lang, head=heads)]), smallest, max(15, smallest)))
     # All titles at once: add_annotation one at a time costs ~3 ms each.
     return [
         *(dict(x=head * (k_len + gap) + (k_len - 1) / 2, y=1, yref="paper", yanchor="bottom",
@@ -195,7 +213,7 @@ def _tile_titles(shape: tuple[int, ...], layout: GridLayout, lang: str) -> list[
           for head in range(heads)),
         *(dict(x=0, xref="paper", xanchor="right", xshift=-layout.layer_title_shift,
                y=layer * (q_len + gap) + (q_len - 1) / 2, text=text("layer", lang, layer=layer + 1),
-               textangle=-90, showarrow=False, font=dict(size=15)) for layer in range(layers)),
+               textangle=-90, showarrow=False, font=dict(size=max(15, smallest))) for layer in range(layers)),
     ]
 
 
@@ -206,13 +224,14 @@ def _grid_title(kind: str, value: str, layers: int, heads: int, lang: str) -> st
     return " · ".join((text(f"kind.{kind}", lang), text(f"values.{value}", lang), size))
 
 
-def _tile_axes(x_names: list[str], y_names: list[str], k_text: list[str], q_text: list[str],
-               shape: tuple[int, ...], layout: GridLayout) -> tuple[dict, dict]:
+def tile_axes(x_names: list[str], y_names: list[str], k_text: list[str], q_text: list[str],
+              shape: tuple[int, ...], layout: GridLayout) -> tuple[dict, dict]:
     """The category axes (x, y), tokens as tick text under the tiles where a cell has room for them."""
     layers, heads, q_len, k_len = shape
-    names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont=dict(size=12), tickmode="array")
-    keys = dict(tickvals=_tile_names(x_names, heads, k_len, layout.gap), ticktext=k_text * heads)
-    queries = dict(tickvals=_tile_names(y_names, layers, q_len, layout.gap), ticktext=q_text * layers)
+    names = dict(showgrid=False, zeroline=False, fixedrange=True, tickfont=dict(size=layout.tick_font),
+                 tickmode="array")
+    keys = _every(_tile_names(x_names, heads, k_len, layout.gap), k_text * heads, k_len, layout.key_step)
+    queries = _every(_tile_names(y_names, layers, q_len, layout.gap), q_text * layers, q_len, layout.query_step)
     no_ticks = dict(tickvals=[], ticktext=[])
     # Explicit ranges: autorange would pad the axes to fit the large click targets.
     xaxis = dict(**names, **(keys if layout.show_key_ticks else no_ticks), automargin=True,
@@ -220,6 +239,12 @@ def _tile_axes(x_names: list[str], y_names: list[str], k_text: list[str], q_text
     yaxis = dict(**names, **(queries if layout.show_query_ticks else no_ticks), automargin=False,
                  range=[len(y_names) - 0.5, -0.5])
     return xaxis, yaxis
+
+
+def _every(names: list[str], texts: list[str], length: int, step: int) -> dict:
+    """Tick values and texts of every `step`-th token of each tile (`length` tokens a tile)."""
+    shown = [i for i in range(len(names)) if i % length % step == 0]
+    return dict(tickvals=[names[i] for i in shown], ticktext=[texts[i] for i in shown])
 
 
 def _names(key: str, count: int, texts: list[str], gap: int, lang: str) -> list[str]:

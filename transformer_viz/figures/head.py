@@ -29,9 +29,20 @@ from transformer_viz.figures.common import (
     token_axis,
     token_texts,
 )
-from transformer_viz.figures.fit import MIN_FONT_PX, cell_font, tick_labels, tick_plan
+from transformer_viz.figures.fit import (
+    GAP_PX,
+    LINE_SPACING,
+    MIN_FONT_PX,
+    at_least,
+    cell_font,
+    tick_labels,
+    tick_plan,
+    wrapped,
+)
 from transformer_viz.figures.panel_layout import (
     PAGE_PX,
+    SPACING,
+    SUBPLOT_TITLE_PX,
     VALUE_ASPECT,
     cell_heights,
     fits_with_values,
@@ -71,17 +82,19 @@ def dims(n: int) -> list[str]:
 
 
 def matrix_heatmap(matrix, row_labels, col_labels, title: str, signed: bool = True, show_values: bool | None = None,
-                   highlight: tuple[int, int] | None = None, blocked=None, *, lang: str = "en") -> go.Figure:
+                   highlight: tuple[int, int] | None = None, blocked=None, *, min_font: int = MIN_FONT_PX,
+                   lang: str = "en") -> go.Figure:
     """One annotated matrix, first row at the top; values in cells when it is small (≤ 12 × 16) unless told.
 
     `blocked` (rows, cols) bool marks masked cells (e.g. of masked scores): grey, with their
     value as text, and left out of the colour range; non-finite values are always treated so.
-    `highlight` (row, col) is outlined. `lang`: the language of the words drawn besides `title`.
+    `highlight` (row, col) is outlined. No text under `min_font`. `lang`: the language of the words drawn
+    besides `title`.
     """
     panel = Panel(as_numpy(matrix), row_labels, col_labels, title, "signed" if signed else "weights",
                   None if blocked is None else as_numpy(blocked).astype(bool),
                   marks=() if highlight is None else (_box(*highlight),))
-    return _grid([[panel]], title, show_values=show_values, colorbar=True, lang=lang)
+    return _grid([[panel]], title, show_values=show_values, colorbar=True, min_font=min_font, lang=lang)
 
 
 def source_text(source: InputSource, lang: str = "en") -> str:
@@ -95,11 +108,11 @@ def source_text(source: InputSource, lang: str = "en") -> str:
     return text(f"source.{source.recorded}", lang)  # src_embed.out, tgt_embed.out, encoder.out
 
 
-def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None, *,
+def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None, *, min_font: int = MIN_FONT_PX,
                         lang: str = "en") -> list[tuple[str, go.Figure]]:
     """The steps of one head as (step key, figure), keys as in STEP_KEYS; `cell` (query, key) is outlined.
 
-    `lang` is the language of every word drawn (formulas stay formulas).
+    No text under `min_font`; `lang` is the language of every word drawn (formulas stay formulas).
     """
     if cell is not None:
         cell = check_cell(cell, len(w.query_tokens), len(w.key_tokens), ("query", "key"), "cell")
@@ -112,12 +125,12 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
         "softmax": _softmax_step(w, cell, lang),
         "weighted_sum": _weighted_sum_step(w, lang),
         "concat": _concat_step(w, lang),
-        "output": _output_step(w, lang),
+        "output": _output_step(w, lang, min_font),
     }
     context = _walk_text("context", lang, kind=text(f"kind.{w.kind}", lang), layer=w.layer + 1, head=w.head + 1,
                          heads=w.n_heads)
-    return [(key, _grid(cells, title, subtitle=context, colorbar=len(cells) * len(cells[0]) == 1, lang=lang))
-            for key, (cells, title) in steps.items()]
+    return [(key, _grid(cells, title, subtitle=context, colorbar=len(cells) * len(cells[0]) == 1, min_font=min_font,
+                        lang=lang)) for key, (cells, title) in steps.items()]
 
 
 def _input_step(w: HeadWalkthrough, lang: str) -> _Step:
@@ -215,7 +228,7 @@ def _concat_step(w: HeadWalkthrough, lang: str) -> _Step:
             f"Concat({heads}) {_size(len(w.query_tokens), w.d_model)}")
 
 
-def _output_step(w: HeadWalkthrough, lang: str) -> _Step:
+def _output_step(w: HeadWalkthrough, lang: str, min_font: int = MIN_FONT_PX) -> _Step:
     """The attention's output: the concatenation times W_O, plus b_O."""
     qt, dm, q_len, d_model = w.query_tokens, dims(w.d_model), len(w.query_tokens), w.d_model
     output = _walk_text("output", lang)
@@ -224,7 +237,7 @@ def _output_step(w: HeadWalkthrough, lang: str) -> _Step:
     b_o = Panel(w.b_o[None], ["b"], dm, "+ b_O")
     result = Panel(w.output, qt, dm, f"= {output} {_size(q_len, d_model)}")
     # Side by side while three d_model-wide matrices fit the page with values in their cells, else stacked.
-    side_by_side = fits_with_values([d_model] * 3)
+    side_by_side = fits_with_values([d_model] * 3, min_font)
     layout = [[concat, w_o, result], [None, b_o, None]] if side_by_side else [[concat], [w_o], [b_o], [result]]
     return layout, f"{output} = Concat·W_O + b_O {_size(q_len, d_model)}"
 
@@ -244,9 +257,10 @@ def _cell_box(cell: tuple[int, int] | None) -> tuple[dict, ...]:
     return () if cell is None else (_box(*cell),)
 
 
-def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, lang: str = "en") -> go.Figure:
+def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, min_font: int = MIN_FONT_PX,
+                       lang: str = "en") -> go.Figure:
     """Where one score comes from: the products q_i·k_i as a running sum, then ÷ √d_head (and + the position bias
-    where the model adds one)."""
+    where the model adds one). No text under `min_font`."""
     query, key = check_cell((query, key), len(w.query_tokens), len(w.key_tokens), ("query", "key"))
     q, k = w.q[query].astype(float), w.k[key].astype(float)  # (d_head,)
     products = q * k  # (d_head,)
@@ -270,18 +284,19 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, lang: str = 
     title_key = "dot.title" + ("_bias" if w.position_bias is not None else "") + ("_folded" if w.unscaled else "")
     title = text(title_key, lang, query=q_token, key=k_token, total=format_number(total),
                   scale=f"{w.scale:.2f}", bias=format_number(bias), score=format_number(total / w.scale + bias))
-    base_layout(fig, title, height=420)
+    base_layout(fig, title, height=420, min_font=min_font)
     note = "" if w.mask[query, key] else text("dot.blocked", lang, fill=format_number(w.mask_value))
     fig.update_layout(showlegend=False, title_subtitle_text=text(
         "dot.subtitle", lang, query=query, query_text=q_token, key=key, key_text=k_token, head=w.head + 1) + note,
-        margin_t=90)
+        title_subtitle_font_size=at_least(14, min_font), margin_t=90)
     fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text=text("dot.axis", lang))
     return fig
 
 
 def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = None,
-          show_values: bool | None = None, colorbar: bool = False, lang: str = "en") -> go.Figure:
-    """Panels laid out as a grid, each subplot sized by its matrix; values in cells where they fit.
+          show_values: bool | None = None, colorbar: bool = False, min_font: int = MIN_FONT_PX,
+          lang: str = "en") -> go.Figure:
+    """Panels laid out as a grid, each subplot sized by its matrix; values in cells where they fit at `min_font`.
 
     `colorbar` (a single panel only): a colour bar when the cells carry no numbers.
 
@@ -293,19 +308,21 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
     col_sizes = [max(row[c].matrix.shape[1] for row in cells if row[c] is not None) for c in range(n_cols)]
     token_rows = [any(p is not None and _is_tokens(p.row_labels) for p in row) for row in cells]
     if show_values is None:
-        value_px = cell_heights(row_sizes, col_sizes, token_rows, VALUE_ASPECT)
+        value_px = cell_heights(row_sizes, col_sizes, token_rows, VALUE_ASPECT, min_font)
         values = [p.matrix.shape[0] <= MAX_VALUE_ROWS and p.matrix.shape[1] <= MAX_VALUE_COLS and value_px[r] >= 24
                   for r, _, p in panels]
     else:
         values = [show_values] * len(panels)
     # Cells wider than tall only where they hold a number; colour-only cells are square and take less room.
     aspect = VALUE_ASPECT if any(values) else 1.0
-    cell_px = cell_heights(row_sizes, col_sizes, token_rows, aspect)
+    cell_px = cell_heights(row_sizes, col_sizes, token_rows, aspect, min_font)
     # Room above each matrix for its top tick labels (upright when wider than a cell) and its title.
-    label_px = [max(top_label_px(p.col_labels, cell_px[r] / aspect) for p in row if p is not None)
+    label_px = [max(top_label_px(p.col_labels, cell_px[r] / aspect, min_font) for p in row if p is not None)
                 for r, row in enumerate(cells)]
     titled = len(panels) > 1
-    grid = panel_layout(row_sizes, col_sizes, cell_px, aspect, label_px, titled, lone=colorbar)
+    title_font = at_least(14, min_font)
+    titles, title_px = _panel_titles(panels, col_sizes, title_font)
+    grid = panel_layout(row_sizes, col_sizes, cell_px, aspect, label_px, titled, lone=colorbar, title_px=title_px)
 
     traces, annotations, shapes, layout = [], [], [], {}
     for n, ((r, c, panel), show) in enumerate(zip(panels, values, strict=True), start=1):
@@ -313,32 +330,48 @@ def _grid(cells: list[list[Panel | None]], title: str, subtitle: str | None = No
         x, y = f"x{suffix}", f"y{suffix}"
         rows, cols = panel.matrix.shape
         texts = _texts(panel)
-        font = cell_font(cell_px[r] / aspect, cell_px[r], texts.ravel())
+        font = cell_font(cell_px[r] / aspect, cell_px[r], texts.ravel(), min_font=min_font)
         show = show and (font is not None or show_values is not None)
-        bar_x = grid.x_domains[0][1] + 0.01 if colorbar and not show else None
-        traces += _panel_traces(panel, bar_x, font or MIN_FONT_PX, dict(xaxis=x, yaxis=y), show, lang, texts)
-        layout[f"xaxis{suffix}"] = dict(_axis(panel.col_labels, cols, cell_px[r] / aspect, axis="x"), anchor=y,
+        # A colour bar as tall as the matrix, with no more numbers than fit beside it at the figure's font.
+        bar = dict(thickness=12, x=grid.x_domains[0][1] + 0.01, xanchor="left",
+                   nticks=max(3, int(rows * cell_px[r] // (2 * at_least(14, min_font))))) if colorbar and not show \
+            else None
+        traces += _panel_traces(panel, bar, font or at_least(MIN_FONT_PX, min_font), dict(xaxis=x, yaxis=y), show,
+                                lang, texts)
+        layout[f"xaxis{suffix}"] = dict(_axis(panel.col_labels, cols, cell_px[r] / aspect, min_font, axis="x"),
+                                        anchor=y,
                                         side="top",
                                         domain=list(grid.x_domains[c]), constrain="domain",
                                         constraintoward="left")
         # scaleanchor keeps the matrix's shape however wide the page is; it then hugs the top left of its slot.
-        layout[f"yaxis{suffix}"] = dict(_axis(panel.row_labels, rows, cell_px[r], reverse=True), anchor=x,
+        layout[f"yaxis{suffix}"] = dict(_axis(panel.row_labels, rows, cell_px[r], min_font, reverse=True), anchor=x,
                                         domain=list(grid.y_domains[r]), scaleanchor=x,
                                         scaleratio=aspect, constrain="domain", constraintoward="top")
         shapes += [dict(mark, xref=x, yref=y) for mark in panel.marks]
         if titled:
-            annotations.append(dict(text=panel.title, x=grid.x_domains[c][0], y=grid.y_domains[r][1],
-                                    xref="paper", yref="paper",
+            annotations.append(dict(text=titles[n - 1], x=grid.x_domains[c][0], y=grid.y_domains[r][1],
+                                    xref="paper", yref="paper", align="left",
                                     xanchor="left", yanchor="bottom", yshift=label_px[r], showarrow=False,
-                                    font=dict(size=14)))
+                                    font=dict(size=title_font)))
     return styled_figure(traces, layout, title, height=grid.height, width=PAGE_PX, then=dict(
         annotations=annotations, shapes=shapes, margin=dict(t=grid.top_px),
-        title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=12), subtitle=dict(text=subtitle))))
+        title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=12),
+                   subtitle=dict(text=subtitle, font=dict(size=at_least(14, min_font))))), min_font=min_font)
 
 
-def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: dict,
+def _panel_titles(panels: list[tuple[int, int, Panel]], col_sizes: Sequence[int], font: int) -> tuple[list[str], float]:
+    """The panels' titles, broken into lines where one is wider than its column and the gap after it at `font`
+    px (a projector's font), and the room they take above a row of matrices."""
+    share = [(1 - SPACING * (len(col_sizes) - 1)) * size / sum(col_sizes) + SPACING for size in col_sizes]
+    plot_px = PAGE_PX - 60  # the row labels of the first column take some of the page
+    titles = [wrapped(panel.title, share[c] * plot_px - 2 * GAP_PX, font) for _, c, panel in panels]
+    lines = max((title.count("<br>") + 1 for title in titles), default=1)
+    return titles, SUBPLOT_TITLE_PX + (lines - 1) * round(LINE_SPACING * font)
+
+
+def _panel_traces(panel: Panel, colorbar: dict | None, font_size: int, axes: dict,
                   show_values: bool, lang: str = "en", texts: np.ndarray | None = None) -> list[go.Heatmap]:
-    """The heatmap of a panel (with a colour bar at colorbar_x, if given), plus a grey layer for blocked
+    """The heatmap of a panel (with `colorbar`, if given), plus a grey layer for blocked
     cells so they never set the colour range. `texts`: the panel's `_texts`, when already made."""
     matrix = panel.matrix.astype(float)  # (rows, cols)
     rows, cols = matrix.shape
@@ -357,8 +390,7 @@ def _panel_traces(panel: Panel, colorbar_x: float | None, font_size: int, axes: 
         limit = (float(finite.max()) if finite.size else 0.0) or 1.0
         colours = dict(colorscale=DIVERGING, zmin=-limit, zmax=limit, zmid=0.0)
     main = go.Heatmap(z=shown, **colours, **axes, hovertext=hover, hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
-                      showscale=colorbar_x is not None and panel.style != "mask",
-                      colorbar=dict(thickness=12, x=colorbar_x, xanchor="left"),
+                      showscale=colorbar is not None and panel.style != "mask", colorbar=colorbar or {},
                       **(dict(text=cell_texts, texttemplate="%{text}", textfont_size=font_size) if show_values else {}))
     traces = [main]
     if blocked.any():
@@ -378,11 +410,12 @@ def _texts(panel: Panel) -> np.ndarray:
     return panel.text if panel.text is not None else format_numbers(panel.matrix)
 
 
-def _axis(labels: Sequence[str], length: int, cell_px: float, reverse: bool = False, axis: str = "y") -> dict:
+def _axis(labels: Sequence[str], length: int, cell_px: float, min_font: int, reverse: bool = False,
+          axis: str = "y") -> dict:
     """Integer positions with labels as tick text, `cell_px` apart: the font fitted to the cells, labels
-    turned or thinned to every k-th where even the smallest readable font would collide (`tick_plan`)."""
+    turned or thinned to every k-th where even the smallest readable font (`min_font`) would collide (`tick_plan`)."""
     settings = token_axis(labels, length, reverse=reverse)
-    plan = tick_plan(settings["ticktext"], cell_px, axis)
+    plan = tick_plan(settings["ticktext"], cell_px, axis, min_font=min_font)
     return settings | tick_labels(settings["tickvals"], settings["ticktext"], plan)
 
 

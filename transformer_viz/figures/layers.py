@@ -22,21 +22,24 @@ from transformer_viz.figures.common import (
     token_axis,
     token_texts,
 )
+from transformer_viz.figures.fit import MIN_FONT_PX, at_least
 from transformer_viz.i18n import text
 from transformer_viz.trace.names import check_index, check_stack, name
 from transformer_viz.trace.record import check_trace
+
+LENS_MIN_PX = 9  # on a screen the logit lens writes its (short) tokens down to this size
 
 
 def _stack_tokens(trace, stack: str):
     return trace.src_tokens if stack == "encoder" else trace.tgt_tokens
 
 
-def residual_figure(trace, stack: str, *, lang: str = "en") -> go.Figure:
+def residual_figure(trace, stack: str, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """One panel per layer of `stack`: bars of how much each sublayer changed each token's residual stream,
     lines of the stream's L2 norm entering the layer (dotted) and after it.
 
     In pre-LN a bar is exactly what the sublayer added; in post-LN it is how far the stream moved,
-    the LayerNorm included (the subtitle says which, when the trace knows its config).
+    the LayerNorm included (the subtitle says which, when the trace knows its config). No text under `min_font`.
     """
     check_trace(trace)
     norms = residual_norms(trace, stack)
@@ -67,19 +70,20 @@ def residual_figure(trace, stack: str, *, lang: str = "en") -> go.Figure:
     config = getattr(trace, "config", None)
     if config is not None:
         note = text("residual.pre_ln" if config.norm_first else "residual.post_ln", lang)
-        title += f"<br><span style='font-size:13px'>{note}</span>"
-    base_layout(fig, title, height=140 + 200 * layers)
+        title += f"<br><span style='font-size:{at_least(13, min_font)}px'>{note}</span>"
+    base_layout(fig, title, height=140 + 200 * layers, min_font=min_font)  # the layers' titles: 16 px already
     fig.update_layout(barmode="group", bargap=0.2, margin=dict(t=104),  # the two-line title clears "Layer 1"
                       legend=dict(orientation="h", yanchor="top", y=-0.08 / layers - 0.04))
     fig.update_xaxes(token_axis(_stack_tokens(trace, stack), seq_len), row=layers, col=1)
     return fig
 
 
-def ffn_figure(trace, stack: str, layer: int, *, lang: str = "en") -> go.Figure:
+def ffn_figure(trace, stack: str, layer: int, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """The feed-forward's hidden activations of one layer: tokens (rows) × hidden units (columns).
 
     ReLU(x·W_1 + b_1) (batch, seq_len, d_ff), recorded as `ffn.hidden`; no text in the cells (d_ff may be
-    512 wide). The title gives the share of (token, unit) cells that are active (ReLU > 0).
+    512 wide). The title gives the share of (token, unit) cells that are active (ReLU > 0). No text under
+    `min_font`.
     """
     check_trace(trace)
     check_stack(stack)
@@ -96,18 +100,19 @@ def ffn_figure(trace, stack: str, layer: int, *, lang: str = "en") -> go.Figure:
         hovertemplate=text("ffn.hover", lang) + "<extra></extra>",
     ))
     title = text("ffn.title", lang, stack=text(f"stack.{stack}", lang), layer=layer + 1, active=f"{active:.0%}")
-    base_layout(fig, title, height=max(300, 150 + 22 * seq_len))
+    base_layout(fig, title, height=max(300, 150 + 22 * seq_len), min_font=min_font)
     fig.update_xaxes(title_text=text("ffn.unit", lang), showgrid=False, zeroline=False)
     fig.update_yaxes(token_axis(_stack_tokens(trace, stack), seq_len, reverse=True),
                      title_text=text("ffn.tokens", lang))
     return fig
 
 
-def logit_lens_figure(lens: LogitLens, *, lang: str = "en") -> go.Figure:
+def logit_lens_figure(lens: LogitLens, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """A table-like heatmap of `analysis.logit_lens`: rows the embeddings and each decoder layer, columns the
     decoder positions; a cell's text is its top token, its colour that token's probability (0 to 1).
 
-    Titled as an approximation: the readout was trained on the last layer only.
+    Titled as an approximation: the readout was trained on the last layer only. Cells too narrow for their
+    tokens at `min_font` show colours only (the hover names the token).
     """
     if not isinstance(lens, LogitLens):
         raise ValueError(f"lens must be what analysis.logit_lens returns, got {type(lens).__name__}.")
@@ -122,14 +127,17 @@ def logit_lens_figure(lens: LogitLens, *, lang: str = "en") -> go.Figure:
     cells = np.array([[text("lens.hover", lang, row=row_names[r], position=j, token=inputs[j], top=top[r][j],
                              p=f"{probabilities[r, j]:.1%}") for j in range(tgt_len)] for r in range(rows)],
                      dtype=object)  # (layers + 1, tgt_len)
-    font = int(np.clip(560 / max(tgt_len, 1) / 3.2, 9, 16))
+    fitting = 560 / max(tgt_len, 1) / 3.2  # the font at which a cell holds about three characters
+    smallest = LENS_MIN_PX if min_font <= MIN_FONT_PX else min_font
+    font, shown = int(np.clip(fitting, smallest, at_least(16, min_font))), fitting >= smallest
     fig = go.Figure(go.Heatmap(
         z=probabilities, x=np.arange(tgt_len), y=np.arange(rows), zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL,
-        text=np.array(top, dtype=object), texttemplate="%{text}", textfont_size=font, customdata=cells,
+        text=np.array(top, dtype=object), texttemplate="%{text}" if shown else "", textfont_size=font,
+        customdata=cells,
         hovertemplate="%{customdata}<extra></extra>",
         colorbar=dict(title=text("probability", lang), thickness=14),
     ))
-    base_layout(fig, text("lens.title", lang), height=160 + 44 * rows)
+    base_layout(fig, text("lens.title", lang), height=160 + 44 * rows, min_font=min_font)
     fig.update_traces(colorbar_title_side="right")  # beside the bar: above it, it meets the top tick label
     fig.update_xaxes(token_axis(lens.input_tokens, tgt_len), title_text=text("lens.x", lang))
     fig.update_yaxes(token_axis(row_names, rows, reverse=True))

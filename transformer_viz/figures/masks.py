@@ -21,6 +21,7 @@ from transformer_viz.figures.common import (
     attention_arrays,
     cell_label,
     check_choice,
+    escape_text,
     format_number,
     format_numbers,
     mask_value,
@@ -36,14 +37,17 @@ from transformer_viz.figures.fit import (
     FLAT_FONT_PX,
     GAP_PX,
     LINE_EM,
+    LINE_SPACING,
     MIN_FONT_PX,
     TEXT_MIN_WIDTH,
     Ticks,
+    at_least,
     cell_text,
     text_em,
     tick_labels,
     tick_plan,
     widest_em,
+    wrapped,
 )
 from transformer_viz.i18n import text
 
@@ -54,6 +58,16 @@ SUBTITLE_PX = 13
 BLOCKED_TEXT = "#3b3b3b"
 
 MASK_PX = 180  # the width of one mask figure: a quarter of the narrowest main column, less the gaps
+PAD_TEXT = escape_text("<pad>")
+
+
+def padding_edge(texts: Sequence[str]) -> tuple[int, ...]:
+    """The labels a thinned mask axis keeps: the last token before the padding (<eos>) and the first <pad>, or
+    the last token when there is no padding. A padding mask is about where the padding starts."""
+    if PAD_TEXT not in texts:
+        return (len(texts) - 1,)
+    first_pad = list(texts).index(PAD_TEXT)
+    return (first_pad - 1, first_pad) if first_pad else (first_pad,)
 
 
 def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, **position) -> go.Heatmap:
@@ -68,17 +82,19 @@ def blocked_layer(mask: np.ndarray, text: str, show_text: bool, font_size: int, 
 
 
 def mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[str] | None,
-                 title: str, width: int = MASK_PX, *, lang: str = "en") -> go.Figure:
+                 title: str, width: int = MASK_PX, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """A boolean mask (q_len, k_len), True = may attend, in MASK_COLOURS with a "may attend" / "blocked" legend.
 
-    `width` is the narrowest it is drawn at (four side by side on a page); labels and title fit it.
+    `width` is the narrowest it is drawn at (four side by side on a page); labels and title fit it, no text
+    under `min_font`.
     """
-    return _mask_heatmap(mask, query_tokens, key_tokens, title, width, lang=lang)
+    return _mask_heatmap(mask, query_tokens, key_tokens, title, width, min_font=min_font, lang=lang)
 
 
 def _mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence[str] | None,
-                  title: str, width: int = MASK_PX, subtitle: str | None = None, *, lang: str = "en") -> go.Figure:
-    """`mask_heatmap` with a subtitle under the title."""
+                  title: str, width: int = MASK_PX, subtitle: str | None = None, *, min_font: int = MIN_FONT_PX,
+                  lang: str = "en") -> go.Figure:
+    """`mask_heatmap` with a subtitle under the title (broken into more lines where it is wider than `width`)."""
     mask = np.asarray(as_numpy(mask), bool)
     q_len, k_len = mask.shape
     q_text, k_text = token_texts(query_tokens, q_len), token_texts(key_tokens, k_len)
@@ -96,25 +112,29 @@ def _mask_heatmap(mask, query_tokens: Sequence[str] | None, key_tokens: Sequence
         traces.append(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
                                  marker=dict(symbol="square", size=14, color=colour)))
     cell = float(np.clip(300 / max(q_len, k_len), 10, 36))  # px per row
-    left = widest_em(q_text) * FLAT_FONT_PX + GAP_PX + 10
-    keys = tick_plan(k_text, (width - left - 10) / k_len, "x", largest=FLAT_FONT_PX)
-    queries = tick_plan(q_text, cell, "y", largest=FLAT_FONT_PX)
-    title_font = int(np.clip((width - 10) // text_em(title), 13, 17))
-    # The title, a subtitle of up to two lines (mask_figures), then the key labels.
-    top = round(14 + LINE_EM * (title_font + 2 * SUBTITLE_PX) + 12 + keys.depth)
+    label_font, subtitle_font = at_least(FLAT_FONT_PX, min_font), at_least(SUBTITLE_PX, min_font)
+    left = widest_em(q_text) * label_font + GAP_PX + 10
+    keys = tick_plan(k_text, (width - left - 10) / k_len, "x", largest=label_font, min_font=min_font)
+    queries = tick_plan(q_text, cell, "y", largest=label_font, min_font=min_font)
+    title_font = int(np.clip((width - 10) // text_em(title), at_least(13, min_font), at_least(17, min_font)))
+    subtitle = wrapped(subtitle, width - 10, subtitle_font) if subtitle else subtitle
+    # The title, room for a subtitle of two lines or more (mask_figures), then the key labels.
+    lines = max(2, subtitle.count("<br>") + 1 if subtitle else 0)
+    top = round(14 + LINE_EM * title_font + (LINE_EM + LINE_SPACING * (lines - 1)) * subtitle_font + 12 + keys.depth)
     then = dict(plot_bgcolor="#ffffff", margin=dict(t=top, b=40), title=dict(font=dict(size=title_font)),
-                legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font=dict(size=14)),
+                legend=dict(orientation="h", x=0, y=-0.02, yanchor="top", font=dict(size=at_least(14, min_font))),
                 xaxis=merge_into(dict(**token_axis(key_tokens, k_len), side="top", fixedrange=True),
-                                 tick_labels(range(k_len), k_text, keys)),
+                                 tick_labels(range(k_len), k_text, keys, keep=padding_edge(k_text))),
                 yaxis=merge_into(dict(**token_axis(query_tokens, q_len, reverse=True), fixedrange=True),
-                                 tick_labels(range(q_len), q_text, queries)))
+                                 tick_labels(range(q_len), q_text, queries, keep=padding_edge(q_text))))
     if subtitle is not None:
-        then["title"]["subtitle"] = dict(text=subtitle, font=dict(size=SUBTITLE_PX))
-    return styled_figure(traces, {}, title, height=round(cell * q_len) + top + 70, then=then)
+        then["title"]["subtitle"] = dict(text=subtitle, font=dict(size=subtitle_font))
+    return styled_figure(traces, {}, title, height=round(cell * q_len) + top + 70, then=then, min_font=min_font)
 
 
-def mask_figures(trace, width: int = MASK_PX, *, lang: str = "en") -> dict[str, go.Figure]:
-    """The four masks of this run, read from the recorded masks of layer 1, each laid out for `width` px.
+def mask_figures(trace, width: int = MASK_PX, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> dict[str, go.Figure]:
+    """The four masks of this run, read from the recorded masks of layer 1, each laid out for `width` px (no text
+    under `min_font`).
 
     "source_padding" (src_len, src_len) as the encoder applies it; "target_padding" (tgt_len, tgt_len);
     "look_ahead" (tgt_len, tgt_len), the lower triangle; "decoder_self", the decoder's
@@ -130,19 +150,19 @@ def mask_figures(trace, width: int = MASK_PX, *, lang: str = "en") -> dict[str, 
              "look_ahead": (look_ahead, tgt, tgt), "decoder_self": (combined, tgt, tgt)}
     # Short lines under the titles: the app shows the four side by side in narrow columns.
     return {key: _mask_heatmap(*arrays, text(f"masks.{key}", lang), width, text(f"masks.{key}.subtitle", lang),
-                               lang=lang)
+                               min_font=min_font, lang=lang)
             for key, arrays in masks.items()}
 
 
 def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX, max_width: int | None = None,
-                  *, lang: str = "en") -> go.Figure:
+                  *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """Three panels for one head: scaled scores -> masked scores (blocked = the fill) -> softmax weights.
 
     Panels 1 and 2 share one colour range symmetric about 0 from the scaled scores, so a cell
     keeps its colour until the mask greys it; panel 3 uses the fixed 0-1 weight range.
     `width` is the narrowest it is drawn at, `max_width` the widest (default: `width`): cells write their
     values when they fit at a readable font at `width`, or only from a wider figure on (up to `max_width`;
-    layout.meta[TEXT_MIN_WIDTH] says from which width, and the app hides them below it).
+    layout.meta[TEXT_MIN_WIDTH] says from which width, and the app hides them below it). No text under `min_font`.
     """
     check_choice(kind)
     weight, score, masked, mask = attention_arrays(trace, kind, layer).head(head)  # (q_len, k_len) each
@@ -152,7 +172,8 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     cell = float(np.clip(300 / max(q_len, k_len), 10, 44))  # px per row
-    fixed_px = widest_em(q_text) * FLAT_FONT_PX + GAP_PX + STEPS_RIGHT_PX  # beside the panels
+    label_font = at_least(FLAT_FONT_PX, min_font)
+    fixed_px = widest_em(q_text) * label_font + GAP_PX + STEPS_RIGHT_PX  # beside the panels
     cell_width = (width - fixed_px) * STEPS_PANEL / k_len
 
     texts = [format_numbers(z, 2 if col == 3 else 1)
@@ -161,7 +182,7 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
     for col in blocked_texts:
         texts[col - 1][~mask] = ""  # the grey layer writes these
     numbers = cell_text([t for panel_texts in texts for t in panel_texts.ravel()] + list(blocked_texts.values()),
-                        cell, width, max_width or width, fixed_px, STEPS_PANEL / k_len)
+                        cell, width, max_width or width, fixed_px, STEPS_PANEL / k_len, min_font)
     score_hover, masked_hover, weight_hover = _step_hovers(score, weight, mask, q_text, k_text, fill, lang)
     panels = ((score, -limit, limit, DIVERGING, score_hover), (masked, -limit, limit, DIVERGING, masked_hover),
               (weight, 0.0, 1.0, SEQUENTIAL, weight_hover))
@@ -169,13 +190,14 @@ def masking_steps(trace, kind: str, layer: int, head: int, width: int = STEPS_PX
 
     title = text("steps.title", lang, kind=text(f"kind.{kind}", lang),
                  where=text("layer_head", lang, layer=layer + 1, head=head + 1))
-    keys, queries = tick_plan(k_text, cell_width, "x", FLAT_FONT_PX), tick_plan(q_text, cell, "y", FLAT_FONT_PX)
+    keys = tick_plan(k_text, cell_width, "x", label_font, min_font)
+    queries = tick_plan(q_text, cell, "y", label_font, min_font)
     then = dict(plot_bgcolor="#ffffff", margin=dict(t=100, b=20))
     if numbers.font is not None and numbers.min_width:
         then["meta"] = {TEXT_MIN_WIDTH: numbers.min_width}
     then.update(_step_axes(q_tokens, k_tokens, q_text, k_text, queries, keys))
-    return styled_figure(traces, _step_titles(width, fill, lang), title,
-                         height=round(cell * q_len) + 110 + round(keys.depth), then=then)
+    return styled_figure(traces, _step_titles(width, fill, min_font, lang), title,
+                         height=round(cell * q_len) + 110 + round(keys.depth), then=then, min_font=min_font)
 
 
 def _step_hovers(score: np.ndarray, weight: np.ndarray, mask: np.ndarray, q_text: list[str], k_text: list[str],
@@ -221,13 +243,13 @@ def _step_traces(panels, texts: list[np.ndarray], mask: np.ndarray, blocked_text
     return traces
 
 
-def _step_titles(width: int, fill: str, lang: str) -> dict:
+def _step_titles(width: int, fill: str, min_font: int, lang: str) -> dict:
     """The row of three panels, their titles as large as fit over a panel and the gap beside it, arrows between."""
     layout = subplot_row(3, STEPS_SPACING, shared_yaxes=True, titles=[
         text("steps.scores", lang), text("steps.masked", lang, fill=fill), text("steps.weights", lang)])
     panel_px = (width - STEPS_RIGHT_PX) * (STEPS_PANEL + STEPS_SPACING)
     titles = layout["annotations"]
-    size = int(min(15, max(MIN_FONT_PX, panel_px // max(text_em(a["text"]) for a in titles))))
+    size = int(min(at_least(15, min_font), max(min_font, panel_px // max(text_em(a["text"]) for a in titles))))
     for annotation in titles:
         annotation["font"]["size"] = size
     titles.append(dict(x=STEPS_PANEL + STEPS_SPACING / 2, y=0.5, xref="paper", yref="paper", text="→",
@@ -243,9 +265,9 @@ def _step_axes(q_tokens: Sequence[str] | None, k_tokens: Sequence[str] | None, q
     for col in (1, 2, 3):
         suffix = "" if col == 1 else str(col)
         axes[f"xaxis{suffix}"] = merge_into(dict(**token_axis(k_tokens, k_len), fixedrange=True),
-                                            tick_labels(range(k_len), k_text, keys))
+                                            tick_labels(range(k_len), k_text, keys, keep=padding_edge(k_text)))
         axes[f"yaxis{suffix}"] = merge_into(dict(**token_axis(q_tokens, q_len, reverse=True), fixedrange=True),
-                                            tick_labels(range(q_len), q_text, queries))
+                                            tick_labels(range(q_len), q_text, queries, keep=padding_edge(q_text)))
         if col > 1:
             axes[f"yaxis{suffix}"]["showticklabels"] = False
     return axes

@@ -5,11 +5,12 @@ Pure arithmetic on matrix sizes (in cells) and pixels; head.py draws with the re
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from transformer_viz.figures.common import escape_text
-from transformer_viz.figures.fit import CELL_FONT_PX, GAP_PX, text_em, tick_plan
+from transformer_viz.figures.fit import CELL_FONT_PX, GAP_PX, LINE_EM, MIN_FONT_PX, at_least, text_em, tick_plan
 
 HEADER_PX, SUBPLOT_TITLE_PX = 80, 24  # room for the title with its subtitle; for a subplot's title
 PAGE_PX = 790  # the width figures are laid out for: the narrowest main column (app/session/widgets.py MAIN_WIDTH)
@@ -20,9 +21,9 @@ COLUMN_GAP_PX = 70  # between two grid columns, for the next one's row labels
 
 
 def cell_heights(row_sizes: Sequence[int], col_sizes: Sequence[int], token_rows: Sequence[bool],
-                 aspect: float) -> list[float]:
+                 aspect: float, min_font: int = MIN_FONT_PX) -> list[float]:
     """Cell height in px for each grid row: as large as fits PAGE_PX wide and about 640 px tall,
-    but never so small that token labels collide, unless the page is too narrow for that.
+    but never so small that token labels (at `min_font` or more) collide, unless the page is too narrow for that.
 
     row_sizes: the most matrix rows in each grid row; col_sizes: the most matrix columns in each
     grid column; token_rows: whether a grid row's matrices have tokens as row labels; aspect:
@@ -30,19 +31,20 @@ def cell_heights(row_sizes: Sequence[int], col_sizes: Sequence[int], token_rows:
     """
     fits_width = aspect * (PAGE_PX - COLUMN_GAP_PX * (len(col_sizes) - 1)) / sum(col_sizes)
     base = min(48.0, 640 / sum(row_sizes), fits_width)
-    return [max(base, min(MIN_TOKEN_PX if tokens else MIN_CELL_PX, fits_width)) for tokens in token_rows]
+    token_px = max(MIN_TOKEN_PX, math.ceil(min_font * LINE_EM))
+    return [max(base, min(token_px if tokens else MIN_CELL_PX, fits_width)) for tokens in token_rows]
 
 
-def fits_with_values(col_sizes: Sequence[int]) -> bool:
+def fits_with_values(col_sizes: Sequence[int], min_font: int = MIN_FONT_PX) -> bool:
     """Whether matrices `col_sizes` columns wide fit PAGE_PX side by side with a number such as "−0.94" in
-    each cell at the smallest cell font."""
-    cell = text_em("−0.94") * CELL_FONT_PX[0] + GAP_PX
+    each cell at the smallest cell font (or `min_font`)."""
+    cell = text_em("−0.94") * at_least(CELL_FONT_PX[0], min_font) + GAP_PX
     return sum(col_sizes) * cell + COLUMN_GAP_PX * (len(col_sizes) - 1) <= PAGE_PX
 
 
-def top_label_px(labels: Sequence[str], cell_width_px: float) -> float:
+def top_label_px(labels: Sequence[str], cell_width_px: float, min_font: int = MIN_FONT_PX) -> float:
     """Height of a top axis's tick labels, flat, slanted or upright as `tick_plan` lays them out."""
-    return tick_plan([escape_text(label) for label in labels], cell_width_px, "x").depth + 8
+    return tick_plan([escape_text(label) for label in labels], cell_width_px, "x", min_font=min_font).depth + 8
 
 
 @dataclass(frozen=True)
@@ -56,15 +58,16 @@ class PanelLayout:
 
 
 def panel_layout(row_sizes: Sequence[int], col_sizes: Sequence[int], cell_px: Sequence[float], aspect: float,
-                 label_px: Sequence[float], titled: bool, lone: bool) -> PanelLayout:
+                 label_px: Sequence[float], titled: bool, lone: bool,
+                 title_px: float = SUBPLOT_TITLE_PX) -> PanelLayout:
     """Stack the grid rows from the top, `cell_px[r]` px per matrix row.
 
     Between two rows there is room for the lower row's top tick labels (`label_px`) and, when
-    `titled`, its panel titles. Columns share the width in proportion to their sizes, except a
+    `titled`, its panel titles (`title_px` high). Columns share the width in proportion to their sizes, except a
     `lone` matrix: it takes its own width, so its colour bar sits beside it, not at the far edge.
     """
     row_px = [size * px for size, px in zip(row_sizes, cell_px, strict=True)]
-    title_px = SUBPLOT_TITLE_PX if titled else 0
+    title_px = title_px if titled else 0
     gap_px = max(label_px[1:], default=0) + title_px + 16
     plot_px = sum(row_px) + gap_px * (len(row_px) - 1)
     tops = [1 - (sum(row_px[:r]) + gap_px * r) / plot_px for r in range(len(row_px))]

@@ -23,7 +23,7 @@ from transformer_viz.figures.common import (
     escape_text,
     token_axis,
 )
-from transformer_viz.figures.fit import GAP_PX, text_em
+from transformer_viz.figures.fit import GAP_PX, MIN_FONT_PX, at_least, text_em
 from transformer_viz.i18n import text
 
 TOP_PAIRS = 10  # bars in the pair table: enough to show the runners-up and any tie
@@ -52,12 +52,13 @@ def chip_spans(symbols: Sequence[str]) -> list[tuple[float, float]]:
     return spans
 
 
-def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 1100) -> go.Figure:
+def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 1100,
+               min_font: int = MIN_FONT_PX) -> go.Figure:
     """The corpus after `step` merges (0 = characters) beside the pair counts that choose merge step + 1.
 
     step: 0 to len(bpe.merges). The chips the merge `step` made are highlighted, and so is the
     pair table's top bar when a merge step + 1 was learned. Words and symbols are shown as typed.
-    `width`: the narrowest it is drawn at; the pair table's axis title fits under it.
+    `width`: the narrowest it is drawn at; the pair table's axis title fits under it. No text under `min_font`.
     """
     if not isinstance(bpe, BytePairEncoding):
         raise ValueError(f"bpe must be what learn_bpe returns, got a {type(bpe).__name__}.")
@@ -69,12 +70,13 @@ def bpe_figure(bpe: BytePairEncoding, step: int, lang: str = "en", width: int = 
                    else text("tokens.pairs_stopped", lang, step=step))
     fig = make_subplots(rows=1, cols=2, column_widths=list(PANEL_WIDTHS), horizontal_spacing=PANEL_SPACING,
                         subplot_titles=(text("tokens.words_title", lang), pairs_title))
-    chips, widest = _add_corpus(fig, rows, dict(bpe.word_counts), merged, lang)
-    _add_pair_bars(fig, pairs, has_next, lang)
-    base_layout(fig, _bpe_title(bpe, step, lang), height=120 + ROW_PIXELS * max(len(rows), len(pairs), 3))
+    chips, widest = _add_corpus(fig, rows, dict(bpe.word_counts), merged, at_least(14, min_font), lang)
+    _add_pair_bars(fig, pairs, has_next, at_least(15, min_font), lang)
+    base_layout(fig, _bpe_title(bpe, step, lang), height=120 + ROW_PIXELS * max(len(rows), len(pairs), 3),
+                min_font=min_font)
     # One assignment: add_shape per chip is slow.
     fig.update_layout(shapes=chips, bargap=0.3, margin=dict(t=80, r=RIGHT_PX))
-    _style_axes(fig, [word for word, _ in rows], widest, pairs, width, lang)
+    _style_axes(fig, [word for word, _ in rows], widest, pairs, width, min_font, lang)
     return fig
 
 
@@ -88,7 +90,7 @@ def _bpe_title(bpe: BytePairEncoding, step: int, lang: str) -> str:
 
 
 def _add_corpus(fig: go.Figure, rows: list[tuple[str, Sequence[str]]], counts: dict[str, int], merged: str | None,
-                lang: str) -> tuple[list[dict], float]:
+                count_font: int, lang: str) -> tuple[list[dict], float]:
     """Each word (row) as its symbols' chips and its count, into the left panel; the symbol `merged` highlighted.
 
     Returns the chips (shapes, for one layout assignment) and the x of the widest row's right end.
@@ -115,12 +117,13 @@ def _add_corpus(fig: go.Figure, rows: list[tuple[str, Sequence[str]]], counts: d
                              showlegend=False), row=1, col=1)
     fig.add_trace(go.Scatter(x=[widest + CHIP_GAP] * len(rows), y=list(range(len(rows))), mode="text",
                              text=[text("tokens.count", lang, count=counts[word]) for word, _ in rows],
-                             textposition="middle right", textfont=dict(size=14, color=TEXT_COLOUR),
+                             textposition="middle right", textfont=dict(size=count_font, color=TEXT_COLOUR),
                              hoverinfo="skip", showlegend=False), row=1, col=1)
     return chips, widest
 
 
-def _add_pair_bars(fig: go.Figure, pairs: Sequence[tuple[str, str, int]], has_next: bool, lang: str) -> None:
+def _add_pair_bars(fig: go.Figure, pairs: Sequence[tuple[str, str, int]], has_next: bool, note_font: int,
+                   lang: str) -> None:
     """The adjacent-pair counts as horizontal bars, into the right panel; the next merge's (the top) highlighted."""
     winner = pairs[0][2] if has_next else None
     bar_hover = []
@@ -141,18 +144,18 @@ def _add_pair_bars(fig: go.Figure, pairs: Sequence[tuple[str, str, int]], has_ne
     ), row=1, col=2)
     if not pairs:
         fig.add_annotation(text=text("tokens.no_pairs", lang), showarrow=False, xref="x2 domain", yref="y2 domain",
-                           x=0.5, y=0.5, font=dict(size=15, color="#888"))
+                           x=0.5, y=0.5, font=dict(size=note_font, color="#888"))
 
 
 def _style_axes(fig: go.Figure, words: list[str], widest: float, pairs: Sequence[tuple[str, str, int]], width: int,
-                lang: str) -> None:
+                min_font: int, lang: str) -> None:
     """The words down the left panel (chips from x = 0 to `widest`, room for the counts), the pairs down the right."""
     fig.update_xaxes(visible=False, range=[-CHIP_GAP, widest + COUNT_WIDTH], row=1, col=1)
     fig.update_yaxes(token_axis(words, len(words)), range=[len(words) - 0.5, -0.5], showgrid=False, row=1, col=1)
     fig.update_xaxes(title_text=text("tokens.count_axis", lang), rangemode="tozero", row=1, col=2)
     # The axis title is centred under the narrower panel: it may reach into the margins beside it, not beyond.
     room = (width - 60 - RIGHT_PX) * PANEL_WIDTHS[1] * (1 - PANEL_SPACING) + 2 * RIGHT_PX - GAP_PX
-    fig.update_xaxes(title_font_size=int(min(FONT["size"], room // text_em(text("tokens.count_axis", lang)))),
-                     row=1, col=2)
+    fits = room // text_em(text("tokens.count_axis", lang))
+    fig.update_xaxes(title_font_size=int(max(min(at_least(FONT["size"], min_font), fits), min_font)), row=1, col=2)
     fig.update_yaxes(token_axis([f"{left} + {right}" for left, right, _ in pairs], len(pairs)),
                      range=[max(len(pairs), 1) - 0.5, -0.5], row=1, col=2)

@@ -16,13 +16,15 @@ from transformer_viz.figures.common import (
     token_axis,
     token_texts,
 )
+from transformer_viz.figures.fit import MIN_FONT_PX, at_least
 from transformer_viz.i18n import text
 
 
-def loss_curve(history: Sequence[tuple[int, float, float]], *, lang: str = "en") -> go.Figure:
+def loss_curve(history: Sequence[tuple[int, float, float]], *, min_font: int = MIN_FONT_PX,
+               lang: str = "en") -> go.Figure:
     """Cross-entropy loss (left axis) and token accuracy in [0, 1] (right axis) against the training step.
 
-    history: (step, loss, accuracy) tuples in step order.
+    history: (step, loss, accuracy) tuples in step order. No text under `min_font`.
     """
     steps, losses, accuracies = (list(column) for column in zip(*history, strict=True)) if history else ([], [], [])
     step, loss, accuracy = (text(key, lang) for key in ("step", "loss", "accuracy"))
@@ -32,7 +34,7 @@ def loss_curve(history: Sequence[tuple[int, float, float]], *, lang: str = "en")
     fig.add_trace(go.Scatter(x=steps, y=accuracies, name=accuracy, mode="lines",
                              line=dict(color=LINE_COLOURS[1], width=3, dash="dash"),
                              hovertemplate=f"{step} %{{x}}<br>{accuracy} %{{y:.1%}}<extra></extra>"), secondary_y=True)
-    base_layout(fig, text("loss.title", lang), height=380)
+    base_layout(fig, text("loss.title", lang), height=380, min_font=min_font)
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
                       hovermode="x unified")
     fig.update_xaxes(title_text=step, showgrid=False)
@@ -59,13 +61,15 @@ def attention_heatmap_trace(weights: np.ndarray, query_labels: list[str], key_la
 
 
 def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_tokens: Sequence[str] | None,
-                        key_tokens: Sequence[str] | None, title: str, *, lang: str = "en") -> go.Figure:
+                        key_tokens: Sequence[str] | None, title: str, *, min_font: int = MIN_FONT_PX,
+                        lang: str = "en") -> go.Figure:
     """One head's (or the head-averaged) attention over training as Plotly frames, with play / pause and a slider.
 
-    snapshots: (step, weights (q_len, k_len)) in step order; colours fixed to [0, 1] so frames compare.
+    snapshots: (step, weights (q_len, k_len)) in step order; colours fixed to [0, 1] so frames compare. No text
+    under `min_font`.
     """
     if not snapshots:
-        fig = base_layout(go.Figure(), title, height=420)
+        fig = base_layout(go.Figure(), title, height=420, min_font=min_font)
         fig.add_annotation(text=text("animation.empty", lang), showarrow=False,
                            xref="paper", yref="paper", x=0.5, y=0.5, font=dict(size=18, color="#888"))
         fig.update_xaxes(visible=False)
@@ -80,7 +84,7 @@ def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_token
     frames = [go.Frame(name=str(step), data=[attention_heatmap_trace(w, queries, keys, lang)], traces=[0],
                        layout=dict(title_text=at_step(step))) for step, w in matrices]
     fig = go.Figure(data=frames[0].data, frames=frames)
-    base_layout(fig, at_step(matrices[0][0]), height=max(420, 200 + 34 * q_len))
+    base_layout(fig, at_step(matrices[0][0]), height=max(420, 200 + 34 * q_len), min_font=min_font)
     play = dict(frame=dict(duration=350, redraw=True), transition=dict(duration=0), fromcurrent=True, mode="immediate")
     pause = dict(frame=dict(duration=0, redraw=False), transition=dict(duration=0), mode="immediate")
     for data in (fig.data[0], *(frame.data[0] for frame in frames)):
@@ -94,7 +98,7 @@ def attention_animation(snapshots: Sequence[tuple[int, np.ndarray]], query_token
                                    dict(label=text("animation.pause", lang), method="animate",
                                         args=[[None], pause])])],
         sliders=[dict(active=0, x=0.22, len=0.78, y=-0.16, yanchor="top", pad=dict(t=0),
-                      currentvalue=dict(prefix=text("animation.prefix", lang), font=dict(size=15)),
+                      currentvalue=dict(prefix=text("animation.prefix", lang), font=dict(size=at_least(15, min_font))),
                       steps=[dict(label=str(step), method="animate",
                                   args=[[str(step)], dict(pause, frame=dict(duration=0, redraw=True))])
                              for step, _ in matrices])],

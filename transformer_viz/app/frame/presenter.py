@@ -6,14 +6,30 @@ import streamlit as st
 
 from transformer_viz.app.session import state
 from transformer_viz.app.session.widgets import tr
+from transformer_viz.figures.fit import MIN_FONT_PX, PROJECTOR_FONT_PX
 
-PRESENTER_CSS = """<style>
+# Nothing in presenter mode stands over what it shows. The way out sits at the top right of the page and scrolls
+# with it (fixed, it covered whatever scrolled under it), the title's row leaves it room. The lesson's Previous, step
+# chooser and Next stick to the top of the screen while a step scrolls (the main element is what scrolls). Plotly's
+# toolbar, which covered titles and legends on hover, is left out: zooming and saving PNGs are for a desk.
+PRESENTER_CSS = f"""<style>
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
-[data-testid="stExpandSidebarButton"] {display: none !important}
-html {font-size: 19px}
-.block-container {max-width: 100% !important; padding: 1.2rem 1.5rem 2rem 1.5rem !important}
-.st-key-present_exit {position: fixed; top: 0.5rem; right: 1.5rem; width: auto !important; z-index: 1000010}
+[data-testid="stExpandSidebarButton"] {{display: none !important}}
+html {{font-size: 19px}}
+.block-container {{max-width: 100% !important; padding: 1.2rem 1.5rem 2rem 1.5rem !important; position: relative}}
+.st-key-{state.PRESENT_EXIT} {{position: absolute; top: 0.5rem; right: 1.5rem; width: auto !important;
+  z-index: 1000010}}
+.block-container h1 {{padding-right: 12.5rem}}
+[data-testid="stLayoutWrapper"]:has(> [data-testid="stHorizontalBlock"] .st-key-{state.LESSON_NEXT}) {{
+  position: sticky; top: 0; z-index: 999; background: white; padding: 0.4rem 0; margin-top: -0.4rem}}
+.js-plotly-plot .modebar-container {{display: none !important}}
 </style>"""
+
+
+def figure_min_font() -> int:
+    """The smallest text a figure of this session may draw, px: larger in presenter mode. Builders take it as
+    `min_font=`, so that it is part of what the figure is built with (and of its key in the shared figure cache)."""
+    return PROJECTOR_FONT_PX if st.session_state.get(state.PRESENT) else MIN_FONT_PX
 
 
 def leave_presenter_mode() -> None:
@@ -21,8 +37,8 @@ def leave_presenter_mode() -> None:
 
 
 def presenter_frame() -> None:
-    """In presenter mode: hide the sidebar, enlarge the text and offer the way out at the top right (over
-    the page's header, so it takes no row of a 720 px high screen)."""
+    """In presenter mode: hide the sidebar, enlarge the text and offer the way out at the top right (beside the
+    page's title, so it takes no row of a 720 px high screen)."""
     if st.session_state.get(state.PRESENT):
         st.html(PRESENTER_CSS)
         st.button(tr("present.exit"), icon=":material/close_fullscreen:", on_click=leave_presenter_mode,

@@ -9,6 +9,7 @@ import streamlit as st
 
 from transformer_viz.analysis.walkthrough import cell_numbers
 from transformer_viz.app.frame.link import write_link
+from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.rooms.teach import share_view
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
@@ -38,20 +39,23 @@ def explorer(ctx: PageContext) -> None:
     write_link()  # and so does the address bar
     text_column, control_column = st.columns([1, 1], gap="large")
     with control_column:
-        kind_column = st.container()
-        value_column, layer_column, head_column = st.columns([2, 1, 1])
+        # The kind and what to draw each take the column's width: their options are long ("scaled scores
+        # q·k/√d_k"), and at 150 % zoom a third of it cut them off.
+        kind_column, value_column = st.container(), st.container()
+        layer_column, head_column = st.columns(2)
         kind, layer, head = attention_selectors(ctx.trace, kind_column, layer_column, head_column)
         value = view_widget(value_column.selectbox, state.VALUE, tr("attention.value"), ATTENTION_VALUES,
                             index=ATTENTION_VALUES.index(View.value))
     with text_column:
         st.markdown(tr("attention.intro"))
     st.caption(f"{tr(f'kind.{kind}.help')} {tr('attention.grid_help')}")
-    grid = ctx.figure(attention_grid, kind, value, width=GRID_WIDTH, highlight=(layer, head))
+    grid = ctx.figure(attention_grid, kind, value, width=GRID_WIDTH, highlight=(layer, head),
+                      min_font=figure_min_font())
     chart(grid, key=state.GRID_CHART, on_select=on_grid_click)
     head_view(ctx, kind, layer, head, value)
     st.subheader(tr("attention.entropy"))
     st.caption(tr("attention.entropy_help"))
-    chart(ctx.figure(head_entropy, kind), key="attention_entropy")
+    chart(ctx.figure(head_entropy, kind, min_font=figure_min_font()), key="attention_entropy")
     head_scores_and_rollout(ctx, kind)
     trace_downloads(ctx)
 
@@ -75,7 +79,7 @@ def head_view(ctx: PageContext, kind: str, layer: int, head: int, value: str) ->
         cell = cell_selectors(query_tokens, key_tokens, query_column, key_column, optional=True)
         highlight = cell if cell[0] is not None else None
         chart(ctx.figure(attention_heatmap, kind, layer, head, value, width=HEAD_WIDTH, max_width=MAX_HEAD_WIDTH,
-                         highlight=highlight),
+                         highlight=highlight, min_font=figure_min_font()),
               key=state.HEAD_CHART, on_select=on_cell_click)
         st.caption(tr("attention.cell"))
     with lines:
@@ -83,7 +87,8 @@ def head_view(ctx: PageContext, kind: str, layer: int, head: int, value: str) ->
         query = view_widget(st.selectbox, state.QUERY, tr("attention.query"), [None, *range(len(query_tokens))],
                             format_func=lambda q: tr("attention.all_queries") if q is None
                             else f"{q}: {query_tokens[q]}")
-        chart(ctx.figure(attention_lines, kind, layer, head, query=query), key="attention_lines")
+        chart(ctx.figure(attention_lines, kind, layer, head, query=query, min_font=figure_min_font()),
+              key="attention_lines")
     if cell[0] is not None:  # only once chosen: the arithmetic costs every rerun of this page ~40 ms
         show_cell(ctx, kind, layer, head, *cell)
 
@@ -128,7 +133,7 @@ def head_scores_and_rollout(ctx: PageContext, kind: str) -> None:
     if kind != "cross":
         st.subheader(tr("attention.rollout"))
         st.caption(tr("attention.rollout_help"))
-        chart(ctx.figure(rollout_figure, kind), key="attention_rollout")
+        chart(ctx.figure(rollout_figure, kind, min_font=figure_min_font()), key="attention_rollout")
     else:
         st.caption(tr("attention.rollout_cross"))
 

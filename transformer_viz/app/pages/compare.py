@@ -6,12 +6,14 @@ from dataclasses import replace
 
 import streamlit as st
 
+from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.server import measurements, models
 from transformer_viz.app.session import state
 from transformer_viz.app.session.interventions import SWITCHES, head_ids, intervention_of
 from transformer_viz.app.session.page import token_chips, toy_only
 from transformer_viz.app.session.state import KINDS, WEIGHT_CHOICES, View
 from transformer_viz.app.session.widgets import (
+    MAIN_WIDTH,
     chart,
     current_view,
     error_text,
@@ -23,7 +25,9 @@ from transformer_viz.app.session.widgets import (
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
 
-GRID_WIDTH = 355  # px: half the main column at its narrowest (see MAIN_WIDTH)
+# A, B and B − A one under the other, each as wide as the main column at its narrowest (MAIN_WIDTH): side by side,
+# half a column left no room for the keys' names, and the three line up tile for tile, cell for cell.
+GRID_WIDTH = MAIN_WIDTH
 VARIANTS = {"same": {}, "one_head": {state.N_HEADS: 1}, "eight_heads": {state.N_HEADS: 8},
             "no_positional": {state.POSITIONAL: "none"}, "post_ln": {state.NORM_FIRST: False}}
 SIDES = {"a": (state.A_WEIGHTS, state.A_VARIANT, state.A_BREAKS, state.A_ABLATE),
@@ -40,26 +44,27 @@ def render() -> None:
     sides = {}
     for side, column in zip(SIDES, st.columns(2, gap="large"), strict=True):
         with column:
-            sides[side] = one_side(view, side), column.container()
-    if any(found is None for found, _ in sides.values()):
+            sides[side] = one_side(view, side)
+    if any(found is None for found in sides.values()):
         return
     # Both decoders read the same target (typed, or A's answer), so that their attention cells line up.
-    target = view.tgt_text or sides["a"][0][3].output_text or ""
+    target = view.tgt_text or sides["a"][3].output_text or ""
     traces = {}
-    for side, ((side_view, resolved, intervention, greedy), place) in sides.items():
+    for side, (side_view, resolved, intervention, greedy) in sides.items():
         try:
             traces[side] = models.run(replace(side_view, tgt_text=target), resolved,
                                         intervention=intervention).trace
         except ValueError:  # A's answer is no valid target (an untrained model's rambling): each reads its own
             traces[side] = greedy.trace
-        with place:
-            chart(attention_grid(traces[side], kind, width=GRID_WIDTH, lang=lang()), key=f"compare_grid_{side}")
+        chart(attention_grid(traces[side], kind, width=GRID_WIDTH, whose=side.upper(), min_font=figure_min_font(),
+                             lang=lang()), key=f"compare_grid_{side}")
     a, b = traces["a"], traces["b"]
     st.subheader(tr("compare.difference"))
     same_shape = (a.config.n_heads, a.n_layers(kind), a.attention_tokens(kind)) == (
         b.config.n_heads, b.n_layers(kind), b.attention_tokens(kind))
     if same_shape:
-        chart(difference_grid(a, b, kind, lang=lang()), key="compare_difference")
+        chart(difference_grid(a, b, kind, width=GRID_WIDTH, min_font=figure_min_font(), lang=lang()),
+              key="compare_difference")
     else:
         st.caption(tr("compare.no_difference"))
 

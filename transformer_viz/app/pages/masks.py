@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import attention_selectors, page_context
 from transformer_viz.app.session.state import View
@@ -24,7 +25,7 @@ def render() -> None:
     tokens = [tokens for tokens in (ctx.trace.src_tokens, ctx.trace.tgt_tokens) if tokens is not None]
     if pad_to and not any(PAD in side for side in tokens):  # a length the input already reaches: nothing to fill
         st.info(tr("masks.no_padding", pad=pad_to, n=max(map(len, tokens))), icon=":material/info:")
-    figures = ctx.figure(mask_figures, width=MASK_PX)
+    figures = ctx.figure(mask_figures, width=MASK_PX, min_font=figure_min_font())
     columns = st.columns(len(figures))
     for column, (title, fig) in zip(columns, figures.items(), strict=True):
         with column:
@@ -32,6 +33,6 @@ def render() -> None:
 
     st.subheader(tr("masks.steps"))
     st.caption(tr("masks.steps_help", value=format_number(ctx.trace.config.mask_value)))
-    kind, layer, head = attention_selectors(ctx.trace, *st.columns(3), kind_field=state.MASK_KIND)
-    chart(ctx.figure(masking_steps, kind, layer, head, width=MAIN_WIDTH, max_width=MAX_MAIN_WIDTH),
-          key="masks_steps")
+    kind, layer, head = attention_selectors(ctx.trace, *st.columns([2, 1, 1]), kind_field=state.MASK_KIND)  # long kinds
+    chart(ctx.figure(masking_steps, kind, layer, head, width=MAIN_WIDTH, max_width=MAX_MAIN_WIDTH,
+                     min_font=figure_min_font()), key="masks_steps")

@@ -203,8 +203,9 @@ def teacher_panel(teaching: Teaching) -> None:
     st.button(tr("room.end"), key=state.ROOM_END, on_click=end_room, width="stretch")
 
 
-# Over the page's header, at the top left (the way out of presenter mode is at the top right).
-BADGE_STYLE = (f"<style>.st-key-{state.ROOM_SHOW}{{position:fixed;top:6px;left:1.5rem;z-index:1000010;"
+# Above the title, at the top left of the page (the way out of presenter mode is at its top right); it scrolls
+# away with the page, so it never covers the lesson's sticky Previous / Next.
+BADGE_STYLE = (f"<style>.st-key-{state.ROOM_SHOW}{{position:absolute;top:6px;left:1.5rem;z-index:1000010;"
                f"width:auto !important}} .st-key-{state.ROOM_SHOW} button{{min-height:30px !important;height:30px;"
                "padding:0 10px;font-size:15px}</style>")
 
