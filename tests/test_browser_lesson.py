@@ -2,10 +2,12 @@
 revealed on click (and what answers a question shown only then), a fresh model trained on the last step, and
 "open this in the explorer"."""
 
+import contextlib
 import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from devtools.browser import (
     exceptions,
@@ -47,6 +49,13 @@ SHOWN = """(highlight) => {
 }"""
 
 
+# The same parts, all on screen, as one JavaScript condition: waited for after Reveal, since a page under load
+# draws a rerun's elements over several frames.
+ALL_PARTS = {3: f"({SHOWN})(highlight).metrics === 2",
+             6: f"(s => s.tables === 1 && s.outlines === 1)(({SHOWN})(highlight))",
+             8: f"(s => s.text.includes('noir') && s.figures.includes('noir'))(({SHOWN})(highlight))"}
+
+
 def answer_parts(page, n: int) -> dict[str, bool]:
     """Which parts of step n's answer are on screen: step 3's two measured differences, step 6's outlined head
     and its table, step 8's next word ("noir") in the text (the output's chips) and in the figures (the
@@ -68,6 +77,8 @@ def test_steps_3_6_and_8_show_what_answers_their_question_only_after_reveal(app_
         before = answer_parts(page, n)
         assert not any(before.values()), (n, "before Reveal", before)
         revealed_answer(page, text, n)
+        with contextlib.suppress(PlaywrightTimeout):  # all drawn, or the assertion below says what is missing
+            page.wait_for_function(f"(highlight) => {ALL_PARTS[n]}", arg=HIGHLIGHT, timeout=60_000)
         if shots:
             page.screenshot(path=str(Path(shots) / f"reveal_{lang}_{n}_after.png"))
         after = answer_parts(page, n)

@@ -189,7 +189,7 @@ class Tour:
         self.check("compare")
         self.choose("kind", "Encoder self-attention")  # the lesson's steps set the view up: cross-attention before
         self.check("compare: encoder self-attention")
-        assert self.titles()[0].startswith("Encoder self-attention")
+        assert self.titles()[0].startswith("A · Encoder self-attention")  # A, B and B − A, stacked
 
         self.go("Attention")
         self.check("attention at the end")
