@@ -7,6 +7,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from devtools.browser import (
     choose_option,
@@ -88,7 +89,11 @@ def test_a_students_link_after_a_room_move_opens_the_teachers_view(app_url, brow
     open_app(student, room_link, figures=False)
     open_menu_page(teacher, "Inside one head")
     student.wait_for_function("() => location.pathname === '/head'", timeout=FOLLOW_DEADLINE_MS)
-    student.wait_for_selector(".js-plotly-plot:visible", timeout=FOLLOW_DEADLINE_MS)
+    try:
+        student.wait_for_selector(".js-plotly-plot:visible", timeout=FOLLOW_DEADLINE_MS)
+    except PlaywrightTimeout as error:  # say what the student's page shows instead
+        shown = student.evaluate("() => document.querySelector('[data-testid=stMain]').innerText.slice(0, 800)")
+        raise AssertionError(f"no figure at {student.url}: {shown!r} {exceptions(student)}") from error
     url, figures, widgets = snapshot(student)
     assert params(url)["room"] == [code] and params(url)["task"] == ["en-fr"]
     parts = urlsplit(url)
