@@ -1,4 +1,4 @@
-"""One simulated student: Streamlit's own websocket protocol, no browser (used by bench/bench_class.py).
+"""One simulated student: Streamlit's own websocket protocol, no browser (bench/bench_class.py, bench_follow.py).
 
 The protocol, as Streamlit's frontend speaks it (checked against the frames a real Chromium sends to this app):
 
@@ -38,6 +38,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import connect
 
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
+LOST = -1  # RunSeen.status of a run whose script_finished never came
 SIDEBAR = 1  # delta_path[0]: 0 the main area, 1 the sidebar, 2 the event container (page config, st.html style)
 
 
@@ -275,3 +276,205 @@ class Session:
         if self.on_element is not None:
             self.on_element(kind, el, delta.fragment_id, path)
         return 1
+
+
+# --- a session as the frontend keeps it between requests (bench/bench_follow.py) ---------------------------------
+@dataclass
+class RunSeen:
+    """One run as the frontend saw it, from its new_session to its script_finished (monotonic times)."""
+
+    run_id: str
+    fragment_ids: tuple[str, ...]  # () for a full run
+    started: float
+    finished: float = 0.0
+    status: int = 0
+    exceptions: list = field(default_factory=list)  # the exception elements it drew
+    lost: bool = False  # its script_finished never came: the next run started (`finished` is that time)
+
+    @property
+    def full(self) -> bool:
+        return not self.fragment_ids
+
+
+@dataclass
+class Waiter:
+    """A request of a LiveSession waiting for the run that serves it."""
+
+    fragment_id: str  # "" for a full run
+    sent: float
+    done: asyncio.Future
+    early: RunSeen | None = None  # a run that served it and finished early: the last one, unless the next serves
+
+    def served_by(self, run: RunSeen) -> bool:
+        return run.started >= self.sent and (run.full or self.fragment_id in run.fragment_ids)
+
+    def resolve(self, run: RunSeen) -> None:
+        if not self.done.done():
+            self.done.set_result(run)
+
+    def fail(self, error: Exception) -> None:
+        if not self.done.done():
+            self.done.set_exception(error)
+
+
+@dataclass
+class LiveSession(Session):
+    """A session read by one task all the time, as the frontend reads its websocket, with its auto-rerun timers.
+
+    A fragment with `run_every` makes the server send `auto_rerun` {interval, fragment_id} in every run that draws
+    it. The frontend (App.handleAutoRerun, Streamlit 1.67's bundle) keeps one `setInterval` per fragment id and
+    leaves it alone while the interval stays the same, so the timer ticks on a fixed clock whether or not the last
+    rerun has finished (the server folds reruns that pile up into one); a full run's `new_session` (no fragment
+    ids in its run identity), a page switch and `stop_auto_rerun` clear the timers. A tick sends `rerun_script`
+    with every widget's value, the fragment's id and `is_auto_rerun`.
+    Requests (`open`, `set_value`, `click`, `switch_page`) return when the last run that serves them (a full run,
+    or a fragment run of their fragment, started after the request) has finished. Its status may say
+    FINISHED_EARLY_FOR_RERUN without an st.rerun: a run's script_finished still in the server's queue when the
+    next run starts is rewritten so (ForwardMsgQueue.clear, `_update_script_finished_message`; a full run's
+    FINISHED_SUCCESSFULLY only when a full run follows). So a run that finished early serves a request unless the
+    next run serves it too (st.rerun's continuation). `on_run(run)` sees every run when it has finished.
+    """
+
+    on_run: object = None
+    runs: list[RunSeen] = field(default_factory=list)
+    ticks: list = field(default_factory=list)  # (monotonic time, fragment id) of every auto rerun sent
+    failure: str = ""  # why the reader stopped, if it did
+    _timers: dict = field(default_factory=dict)  # fragment id -> (interval, task)
+    _waiters: list = field(default_factory=list)  # Waiter
+    _reader: object = None
+    _current: RunSeen | None = None
+    _seen: set = field(default_factory=set)
+    _elements: int = 0
+
+    async def connect(self) -> None:
+        await super().connect()
+        self._reader = asyncio.create_task(self._read_forever())
+
+    async def close(self) -> None:
+        self.stop_timers()
+        if self._reader is not None:
+            self._reader.cancel()
+            self._reader = None
+        await super().close()
+
+    async def switch_page(self, path: str) -> RunResult:
+        self.stop_timers()  # the frontend's onPageChange
+        return await super().switch_page(path)
+
+    def stop_timers(self, fragment_ids=None) -> None:
+        for fragment_id in list(self._timers if fragment_ids is None else fragment_ids):
+            found = self._timers.pop(fragment_id, None)
+            if found is not None:
+                found[1].cancel()
+
+    async def _run(self, message: BackMsg, timeout: float | None = None) -> RunResult:
+        fragment_id = message.rerun_script.fragment_id
+        first, elements = len(self.runs), self._elements
+        waiter = Waiter(fragment_id, time.monotonic(), asyncio.get_running_loop().create_future())
+        self._waiters.append(waiter)
+        await self._send(message)
+        try:
+            run = await asyncio.wait_for(waiter.done, timeout or self.timeout)
+        except TimeoutError as error:
+            raise RunFailed(f"no script_finished in {timeout or self.timeout:.0f} s") from error
+        finally:
+            self._waiters.remove(waiter)
+        reruns = sum(r.status == ForwardMsg.FINISHED_EARLY_FOR_RERUN for r in self.runs[first:])
+        return RunResult(run.finished - waiter.sent, self._elements - elements, bool(fragment_id), reruns)
+
+    async def _tick(self, fragment_id: str, interval: float) -> None:
+        """setInterval(() => sendUpdateWidgetsMessage(fragment_id, true), interval): ticks that fall due while this
+        process is busy are not made up for."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + interval
+        while True:
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            message = self._client_state(fragment_id=fragment_id)
+            message.rerun_script.is_auto_rerun = True
+            self.ticks.append((time.monotonic(), fragment_id))
+            await self._send(message)
+            due += interval
+            while due <= loop.time():
+                due += interval
+
+    async def _read_forever(self) -> None:
+        try:
+            while True:
+                msg = ForwardMsg()
+                msg.ParseFromString(await self.ws.recv())
+                self._receive(msg)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # closed by the server, the network, a protocol surprise
+            self.failure = f"{type(error).__name__}: {error}"
+            self.stop_timers()
+            for waiter in self._waiters:
+                waiter.fail(RunFailed(f"websocket: {self.failure}"))
+
+    def _receive(self, msg: ForwardMsg) -> None:
+        kind = msg.WhichOneof("type")
+        if kind == "new_session":
+            if self._current is not None:
+                self._end_run(self._current, lost=True)
+            run = msg.metadata.run
+            self._current = RunSeen(run.script_run_id, tuple(run.fragment_ids), time.monotonic())
+            if self._current.full:  # handleNewSession: cleanupAutoReruns
+                self.stop_timers()
+                self._seen = set()
+            for waiter in self._waiters:  # a run that finished early is the last one unless this one serves too
+                if waiter.early is not None and not waiter.served_by(self._current):
+                    waiter.resolve(waiter.early)
+                waiter.early = None
+            self.page_hash = msg.new_session.page_script_hash or self.page_hash
+            self.session_id = msg.new_session.initialize.session_id or self.session_id
+        elif kind == "delta":
+            self._elements += self._delta(msg, self._seen)
+            element = msg.delta.new_element if msg.delta.WhichOneof("type") == "new_element" else None
+            if element is not None and element.WhichOneof("type") == "exception" and self._current is not None:
+                self._current.exceptions.append(f"{element.exception.type}: {element.exception.message[:160]}")
+        elif kind == "auto_rerun":
+            fragment_id, interval = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
+            if fragment_id and self._timers.get(fragment_id, (None,))[0] != interval:
+                self.stop_timers([fragment_id])
+                self._timers[fragment_id] = interval, asyncio.create_task(self._tick(fragment_id, interval))
+        elif kind == "stop_auto_rerun":
+            self.stop_timers(msg.stop_auto_rerun.fragment_ids)
+        elif kind == "navigation":
+            self.pages = {p.url_pathname: p.page_script_hash for p in msg.navigation.app_pages}
+            self.page_hash = msg.navigation.page_script_hash
+            self.page_path = next((path for path, h in self.pages.items() if h == self.page_hash), self.page_path)
+        elif kind == "page_info_changed":
+            self.query = dict(parse_qsl(msg.page_info_changed.query_string, keep_blank_values=True))
+        elif kind == "ref_hash":
+            raise RunFailed("the server referred to a cached message that was never claimed")
+        elif kind == "script_finished":
+            self._finish(msg)
+
+    def _finish(self, msg: ForwardMsg) -> None:
+        run = self._current or RunSeen(msg.metadata.run.script_run_id, tuple(msg.metadata.run.fragment_ids), 0.0)
+        run.status = msg.script_finished
+        if run.status == ForwardMsg.FINISHED_SUCCESSFULLY:  # the frontend forgets widgets not drawn again
+            self.widgets = {i: w for i, w in self.widgets.items() if i in self._seen}
+        self._end_run(run)
+
+    def _end_run(self, run: RunSeen, lost: bool = False) -> None:
+        """A run ended: by its script_finished, or `lost` when the next run starts without it. Streamlit drops the
+        events a ScriptRunner has not delivered yet when a rerun request finds it stopping (AppSession then starts
+        a new ScriptRunner and ignores the old one's events: the run's last elements, page_info_changed,
+        script_finished), so a request still returns when such a run served it."""
+        self._current = None
+        run.finished, run.lost = time.monotonic(), lost
+        if lost:
+            run.status = LOST
+        self.runs.append(run)
+        if self.on_run is not None:
+            self.on_run(run)
+        for waiter in self._waiters:
+            if not waiter.served_by(run):
+                continue
+            if run.status in FINISHED or lost:
+                waiter.resolve(run)
+            elif run.status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                waiter.early = run
+            else:
+                waiter.fail(RunFailed(f"script_finished {ForwardMsg.ScriptFinishedStatus.Name(run.status)}"))
