@@ -97,12 +97,15 @@ def test_a_store_keeps_a_bounded_number_of_rooms_and_frees_an_ended_ones_place(m
     assert store.get(made(store)) is not None
 
 
-def test_a_heartbeat_says_the_teacher_is_here_without_a_new_version(make_store):
+def test_a_heartbeat_says_the_teacher_is_here_without_a_new_version(make_store, monkeypatch):
+    from transformer_viz.app.rooms import store as store_module
+
     store = make_store()
     code = made(store)
     store.publish(code, "attention", VIEW)
     before = store.get(code)
-    time.sleep(0.01)  # a later time.time(): not a wait for anything
+    later = before.teacher_seen + 5
+    monkeypatch.setattr(store_module.time, "time", lambda: later)  # the heartbeat comes five seconds later
     after = store.heartbeat(code)
     assert (after.version, after.view, after.page) == (1, VIEW, "attention")
     assert after.teacher_seen > before.teacher_seen and store.get(code) == after
