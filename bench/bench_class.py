@@ -3,7 +3,7 @@
 For every configuration (topology × N students × K of them training) the bench starts the app afresh
 (`streamlit run app.py` on 127.0.0.1, or two of them behind Debian's nginx with `--replicas 2`), warms it up with
 one visit of every page, then runs N simulated students for `--duration` seconds. A student speaks Streamlit's own
-websocket protocol (bench/class_client.py; no browser), all of them in this one asyncio process, loopback only:
+websocket protocol (devtools/class_client.py; no browser), all of them in this one asyncio process, loopback only:
 
   non-trainers  GET /attention (the page's HTML; behind nginx this sets the route cookie), open the websocket, run
                 the page; then, page after page (--pages), with a think time (--think) before every action: switch
@@ -54,10 +54,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# bench/ is on sys.path as the script's folder. The app is never imported: only what a browser sees is used.
-from class_client import RunFailed, Session
-
+# The app is never imported: only what a browser sees is used.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # devtools/
+from devtools.class_client import RunFailed, Session
 from devtools.servers import Servers, cpu_seconds, get_page, machine_busy_seconds, rss_mib
 
 PAGES = ("attention", "masks", "head", "decoding", "embeddings", "layers", "overview", "training")

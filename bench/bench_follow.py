@@ -7,7 +7,7 @@
 For each configuration the app is started afresh (`streamlit run app.py` on 127.0.0.1; for "redis" with a
 throw-away redis-server and TVIZ_REDIS_URL). A teacher session opens Attention (and Overview: the pages' first
 runs), starts a room and reads the students' link from its sidebar; N follower sessions open `/?room=LINKCODE`,
-one every --join-gap s. Every session is a `LiveSession` (bench/class_client.py): it reads its websocket all the
+one every --join-gap s. Every session is a `LiveSession` (devtools/class_client.py): it reads its websocket all the
 time, follows the server's `st.rerun` and `st.switch_page`, and keeps Streamlit's auto-rerun timers as the
 frontend does: one `setInterval` per fragment (the follower's poll every 0.5 s, the teacher's section every 2 s)
 that sends its rerun on a fixed clock whether or not the previous one has finished (the server folds a
@@ -59,10 +59,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from class_client import LiveSession, RunFailed, RunSeen
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # devtools/
+from devtools.class_client import LiveSession, RunFailed, RunSeen
 from devtools.redis_server import redis_missing_reason, redis_server
 from devtools.servers import Servers, cpu_seconds, get_page, machine_busy_seconds
 

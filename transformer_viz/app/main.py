@@ -10,7 +10,7 @@ from transformer_viz.app.frame.navigation import all_pages, follow_pending_link
 from transformer_viz.app.frame.presenter import presenter_frame
 from transformer_viz.app.frame.sidebar import render_sidebar
 from transformer_viz.app.frame.take_home import start_view, view_download
-from transformer_viz.app.rooms.follow import follow_room, room_panel, room_params
+from transformer_viz.app.rooms.follow import follow_room, poll_teacher, room_panel, room_params
 from transformer_viz.app.rooms.teach import room_badge, share_view
 from transformer_viz.app.server.models import set_up_server
 
@@ -31,6 +31,7 @@ def main() -> None:
     follow_pending_link()
     follow_room(current.url_path)  # a student in a room: open the teacher's page and view if they changed
     room_section = st.sidebar.container()  # filled at the end of the run, when the room was sent this view
+    poll_teacher(room_section)  # a following student's poll, first of all
     render_sidebar()
     presenter_frame()
     room_badge()  # presenter mode hides the sidebar: the room's code stays one click away

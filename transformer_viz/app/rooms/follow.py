@@ -1,8 +1,9 @@
 """A room's students: join by code or link, follow the teacher's page and view, leave and rejoin.
 
-A student's session polls the store every POLL_SECONDS in a fragment; at a new version it reruns the app,
-whose start sets the view fields to the teacher's values (dropping the ones the teacher has not set) and, for
-another page, opens it with `st.switch_page` (the run's end writes the view into the student's link).
+A student's session polls the store every POLL_SECONDS in a fragment drawn first thing in the run; at a new
+version it reruns the app, whose start sets the view fields to the teacher's values (dropping the ones the
+teacher has not set), after opening the teacher's page with `st.switch_page` if it is another one (the run's
+end writes the view into the student's link).
 A student's own changes last until the teacher's next change (said on screen); "Leave" stops following,
 "Rejoin" catches up at once. The section says when the teacher has not been heard from for a while.
 A session may try JOIN_TRIES short codes per JOIN_WINDOW seconds: the codes are short enough to guess.
@@ -83,8 +84,8 @@ def rejoin_room() -> None:
         st.session_state[state.JOINED] = Joined(joined.code, joined.link_code)
 
 
-def open_teachers_view(link_code: str, room: RoomState) -> None:
-    """Take the teacher's view and open the teacher's page (this run ends there)."""
+def take_teachers_view(room: RoomState) -> None:
+    """Set the view fields to the teacher's (before any widget: this run draws them)."""
     try:
         view = checked_view(room.view)
     except ValueError as error:  # not what a teacher's session shares: keep this view
@@ -98,14 +99,15 @@ def open_teachers_view(link_code: str, room: RoomState) -> None:
             st.session_state[field] = view[field]
         else:  # the teacher's widget shows its default: so will the student's
             st.session_state.pop(field, None)
-    if page_path(room.page) == page_path(st.session_state.get(state.PAGE, "")):
-        st.rerun()  # the same page: redrawn in place, quicker than a page switch
-    st.switch_page(page(page_path(room.page)), query_params={state.ROOM: link_code})
 
 
 def catch_up() -> None:
-    """A following student, at the start of a full run (before any widget): open the teacher's page and view if
-    they changed since last seen; leave a room that has ended."""
+    """A following student, at the start of a full run (before any widget): take the teacher's view if it
+    changed since last seen, in this very run; leave a room that has ended.
+
+    On another page, the run first switches to the teacher's page and the view is taken at the start of that
+    page's run. Never in a run that ends in a rerun: a poll folded into that rerun would bring the browser's
+    old widget values, which win over values written before it."""
     joined = following()
     if joined is None:
         return
@@ -121,9 +123,14 @@ def catch_up() -> None:
         return
     if away_minutes(room) != joined.away:
         st.session_state[state.JOINED] = joined = replace(joined, away=away_minutes(room))
-    if room.version not in (0, joined.seen):
-        st.session_state[state.JOINED] = replace(joined, seen=room.version)
-        open_teachers_view(joined.link_code, room)
+    if room.version in (0, joined.seen):
+        return
+    teachers_page = page_path(room.page)
+    if teachers_page != page_path(st.session_state.get(state.PAGE, "")) and joined.switched != room.version:
+        st.session_state[state.JOINED] = replace(joined, switched=room.version)  # once: no loop if it fails
+        st.switch_page(page(teachers_page), query_params={state.ROOM: joined.link_code})
+    st.session_state[state.JOINED] = replace(joined, seen=room.version)
+    take_teachers_view(room)
 
 
 def away_minutes(room: RoomState) -> int:
@@ -176,6 +183,16 @@ def follow_room(url_path: str) -> None:
     catch_up()
 
 
+def poll_teacher(section) -> None:
+    """A following student's poll, drawn into `section` before anything else of the run. Its timer (an
+    `auto_rerun` message) then reaches the browser long before the run ends: a poll that arrives while a run
+    is ending makes Streamlit drop that run's last messages, and a timer drawn last could be lost with them
+    (the student would stop following for good)."""
+    if following() is not None:
+        with section:
+            follow_teacher()
+
+
 @st.fragment(run_every=POLL_SECONDS)
 def follow_teacher() -> None:
     """A following student's poll: nothing to draw; a change reruns the whole app, whose start (catch_up) takes
@@ -206,7 +223,6 @@ def room_panel(section) -> None:
                 st.warning(tr("room.away", minutes=joined.away, idle=idle_minutes()))
             st.caption(tr("room.following_help"))
             st.button(tr("room.leave"), key=state.ROOM_LEAVE, on_click=leave_room, width="stretch")
-            follow_teacher()
         else:
             if joined is not None:
                 st.caption(tr("room.left", code=joined.code))

@@ -283,4 +283,5 @@ class Joined:
     link_code: str  # what the student's link carries
     following: bool = True  # False: the student left to explore on their own (and may rejoin)
     seen: int = 0  # the room version whose page and view were opened last (0: none yet)
+    switched: int = 0  # the room version whose page this session last switched to
     away: int = 0  # whole minutes the teacher had been away at the last look (0: here)

@@ -1,0 +1,135 @@
+"""A following student's session as Streamlit's frontend speaks it: the websocket protocol against a real server.
+
+Two races of a class room that a browser test cannot stage on purpose (devtools/class_client.py plays the
+browser): a poll that reaches the server as a run ends, and polls carrying the page's old values while the
+student catches up with the teacher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+
+import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from devtools.class_client import LiveSession, Session
+from devtools.rooms import app_with_rooms
+from devtools.servers import get_page
+
+pytestmark = pytest.mark.slow
+
+ROOM_LINK = re.compile(r"\?room=([A-Z0-9]+)")
+DEADLINE = 120.0  # s: generous, for a busy machine
+
+
+@dataclass
+class Student(LiveSession):
+    """A LiveSession that notes every message's kind and place, and can answer the server's messages with polls
+    made from the page it had before (what a browser sends until the new values have arrived)."""
+
+    messages: list = field(default_factory=list)  # (kind, delta path)
+    stale_polls: list = field(default_factory=list)  # BackMsgs still to send, one per message received
+
+    def _receive(self, msg: ForwardMsg) -> None:
+        self.messages.append((msg.WhichOneof("type"), tuple(msg.metadata.delta_path)))
+        if self.stale_polls and msg.WhichOneof("type") in ("new_session", "delta"):
+            asyncio.get_running_loop().create_task(self._send(self.stale_polls.pop()))
+        super()._receive(msg)
+
+
+@pytest.fixture(scope="module")
+def url():
+    with app_with_rooms("memory") as (app_url, _redis):
+        yield app_url
+
+
+async def room(url: str) -> tuple[Session, str]:
+    """A teacher's session on the lesson with a room started, and the room's link code."""
+    links: list[str] = []
+
+    def grab_link(kind, el, _fragment_id, _path):
+        if kind == "code" and ROOM_LINK.search(el.code_text):
+            links.append(ROOM_LINK.search(el.code_text)[1])
+
+    teacher = Session(url, on_element=grab_link, timeout=DEADLINE)
+    teacher.cookie = await asyncio.to_thread(get_page, url)
+    await teacher.connect()
+    await teacher.open("")
+    await teacher.click("room_start")
+    assert links, "no room link in the teacher's sidebar after Start"
+    return teacher, links[-1]
+
+
+async def student(url: str, link_code: str) -> Student:
+    follower = Student(url, timeout=DEADLINE)
+    follower.query = {"room": link_code}
+    follower.cookie = await asyncio.to_thread(get_page, f"{url}/?room={link_code}")
+    await follower.connect()
+    await follower.open("")
+    return follower
+
+
+def shown_text(session: Session) -> str:
+    return session.widget("src_text").state.string_value
+
+
+async def until(condition, what: str) -> None:
+    """Wait for `condition()` (checked at each of the student's messages), at most DEADLINE seconds."""
+    async def check():
+        while not condition():
+            await asyncio.sleep(0.05)
+
+    try:
+        await asyncio.wait_for(check(), DEADLINE)
+    except TimeoutError as error:
+        raise AssertionError(f"not within {DEADLINE:g} s: {what}") from error
+
+
+def test_a_following_students_poll_timer_is_sent_before_the_page(url):
+    """A poll that reaches the server as a run ends makes Streamlit drop that run's last messages: a poll timer
+    sent last would be lost with them, and the student would stop following for good."""
+
+    async def lesson(url):
+        teacher, link_code = await room(url)
+        follower = await student(url, link_code)
+        try:
+            kinds = follower.messages
+            timer = next(i for i, (kind, _path) in enumerate(kinds) if kind == "auto_rerun")
+            main_area = next(i for i, (kind, path) in enumerate(kinds) if kind == "delta" and path[:1] == (0,))
+            assert timer < main_area, "the poll's timer came after the page's first element"
+        finally:
+            await follower.close()
+            await teacher.close()
+
+    asyncio.run(lesson(url))
+
+
+def test_polls_sent_with_the_old_page_while_a_student_catches_up_do_not_bring_the_old_view_back(url):
+    """Until the teacher's new values arrive, each poll carries the old ones. None of them may win over the
+    teacher's values: the student ends up showing the teacher's input."""
+
+    async def lesson(url):
+        teacher, link_code = await room(url)
+        follower = await student(url, link_code)
+        try:
+            poll_id = next(iter(follower._timers))
+            follower.stop_timers()  # the polls are sent by hand here: a fixed number, old values
+            stale = follower._client_state(fragment_id=poll_id)
+            stale.rerun_script.is_auto_rerun = True
+            assert shown_text(follower) != "banana"
+            await teacher.set_value("src_text", "banana")
+            follower.stale_polls = [stale] * 12
+            await follower._run(stale)  # the poll that finds the change, and the catch-up it starts
+            await until(lambda: not follower.stale_polls, "the old polls sent")
+            done = len(follower.runs)
+            fresh = follower._client_state(fragment_id=poll_id)  # the browser's next poll: what it shows now
+            await follower._run(fresh)
+            await until(lambda: len(follower.runs) > done and follower._current is None, "the runs settled")
+            assert shown_text(follower) == "banana"
+        finally:
+            await follower.close()
+            await teacher.close()
+
+    asyncio.run(lesson(url))
