@@ -1,35 +1,48 @@
 """Figures for a projector, as data: `min_font` raises every text of a figure (presenter mode asks for 16 px), the
 geometry makes room for it, and what thinning or wrapping keeps."""
 
+import re
+
 import numpy as np
 import pytest
+import torch
 from helpers import make_model, random_ids, real_trace
 
 from transformer_viz import learn_bpe
+from transformer_viz.analysis.measures import logit_lens
 from transformer_viz.analysis.walkthrough import head_walkthrough
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
 from transformer_viz.figures.compare import difference_grid
-from transformer_viz.figures.embeddings import embedding_pipeline, trace_curves, trace_similarity
+from transformer_viz.figures.decoding import cross_attention_by_step, sampling_bars, topk_bars
+from transformer_viz.figures.embeddings import embedding_pipeline, positional_variants, trace_curves, trace_similarity
 from transformer_viz.figures.fit import PROJECTOR_FONT_PX, Ticks, at_least, text_em, tick_labels, tick_plan, wrapped
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
-from transformer_viz.figures.layers import ffn_figure, residual_figure
+from transformer_viz.figures.layers import ffn_figure, logit_lens_figure, residual_figure
 from transformer_viz.figures.masks import mask_figures, masking_steps
+from transformer_viz.figures.overview import MAX_HEIGHT, ROOMY_UNIT_PX, architecture_diagram
 from transformer_viz.figures.rollout import rollout_figure
 from transformer_viz.figures.tokens import bpe_figure
 from transformer_viz.figures.training import attention_animation, loss_curve
+from transformer_viz.lessons.scaling import entropy_chart
+from transformer_viz.lessons.tokens import bpe_chart
+from transformer_viz.lessons.training import start_figure
+from transformer_viz.model import encoding_tables
+from transformer_viz.model.summary import block_shapes, parameter_counts
 
 SRC = ["the", "cat", "sat", "on", "the", "mat", "<eos>", "<pad>", "<pad>"]
 TGT = ["<bos>", "le", "chat", "sur", "le", "<eos>", "<pad>"]
 
 
 def font_sizes(fig) -> list[float]:
-    """Every font size a figure sets: its own font, titles, ticks, cell texts, annotations, legends, colour bars
-    (the hover's left out: it is not on the page until the mouse asks)."""
+    """Every font size a figure sets: its own font, titles, ticks, cell texts, annotations, legends, colour bars,
+    and the sizes of spans inside its texts (the hover's left out: it is not on the page until the mouse asks)."""
     sizes = []
 
     def walk(node, key=""):
-        if isinstance(node, dict):
+        if isinstance(node, str):
+            sizes.extend(float(size) for size in re.findall(r"font-size:\s*(\d+(?:\.\d+)?)px", node))
+        elif isinstance(node, dict):
             if key.endswith("font") and key != "hoverlabelfont" and "size" in node:
                 size = node["size"]
                 sizes.extend(np.ravel(size).tolist() if not isinstance(size, int | float) else [size])
@@ -39,9 +52,12 @@ def font_sizes(fig) -> list[float]:
             for item in node:
                 walk(item, key)
 
-    layout = fig.to_plotly_json()["layout"]
+    layout, data = fig.to_plotly_json()["layout"], fig.to_plotly_json()["data"]
     layout.pop("hoverlabel", None)
-    walk({"layout": layout, "data": fig.to_plotly_json()["data"]})
+    for trace in data:
+        for hover in ("hovertemplate", "hovertext", "customdata"):
+            trace.pop(hover, None)
+    walk({"layout": layout, "data": data})
     return sizes
 
 
@@ -76,10 +92,31 @@ def other_builders(min_font, lang="en"):
                               min_font=min_font, lang=lang)
 
 
+def more_builders(min_font, lang="en"):
+    """The figures of Decoding, Overview, the Embeddings variants, the logit lens and the lesson's own charts."""
+    model = make_model()
+    _, steps = model.generate(torch.tensor([[3, 4, 5, 2]]), max_new_tokens=3, bos_id=1, eos_id=2)
+    tokens = [f"t{i}" for i in range(22)]
+    probabilities = steps[-1]["logits"][0, -1].softmax(-1)
+    yield topk_bars(probabilities, tokens, k=5, min_font=min_font, lang=lang)
+    yield sampling_bars(probabilities, probabilities ** 2 / (probabilities ** 2).sum(), tokens, chosen=3,
+                        min_font=min_font, lang=lang)
+    yield cross_attention_by_step(steps, 1, 0, min_font=min_font, lang=lang)
+    yield architecture_diagram(model.config, parameter_counts(model), block_shapes(model.config, 7, 5),
+                               min_font=min_font, lang=lang)
+    yield positional_variants(encoding_tables(24, 16), min_font=min_font, lang=lang)
+    _, trace = model.run_with_trace(torch.tensor([[3, 4, 5, 2]]), torch.tensor([[1, 6, 7]]))
+    yield logit_lens_figure(logit_lens(model, trace), min_font=min_font, lang=lang)
+    yield start_figure(trace, title="start", min_font=min_font, lang=lang)
+    yield entropy_chart(min_font=min_font, lang=lang)
+    yield bpe_chart("low low lower newest widest", 2, width=790, marked=False, min_font=min_font, lang=lang)
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_min_font_raises_every_text_of_every_figure(lang):
     trace = real_trace(src=SRC, tgt=TGT)
-    for fig in (*builders(trace, PROJECTOR_FONT_PX, lang), *other_builders(PROJECTOR_FONT_PX, lang)):
+    for fig in (*builders(trace, PROJECTOR_FONT_PX, lang), *other_builders(PROJECTOR_FONT_PX, lang),
+                *more_builders(PROJECTOR_FONT_PX, lang)):
         sizes = font_sizes(fig)
         assert sizes and min(sizes) >= PROJECTOR_FONT_PX, (fig.layout.title.text, sorted(set(sizes)))
         assert fig.layout.font.size >= PROJECTOR_FONT_PX  # axis titles, colour bars and legends without their own
@@ -89,6 +126,7 @@ def test_the_default_figures_keep_their_screen_sizes():
     trace = real_trace(src=SRC, tgt=TGT)
     assert min(min(font_sizes(fig)) for fig in builders(trace, 10)) < PROJECTOR_FONT_PX
     assert min(min(font_sizes(fig), default=14) for fig in other_builders(10)) < PROJECTOR_FONT_PX
+    assert all(min(font_sizes(fig)) < PROJECTOR_FONT_PX for fig in more_builders(10))
     assert attention_grid(trace, "cross").layout.xaxis.tickfont.size == 12
 
 
@@ -152,3 +190,19 @@ def test_panel_titles_too_wide_for_their_column_at_a_projector_font_take_two_lin
     mask_title = steps["mask"].layout.annotations[1].text  # "掩码（✓ = 可以关注，被屏蔽 → −1e9）"
     assert "<br>" in mask_title and "<br>" not in dict(walkthrough_figures(walk, lang="zh"))["mask"].layout.annotations[
         1].text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_diagram_on_a_projector_gives_every_block_the_lines_its_larger_text_needs(lang):
+    model = make_model(d_model=64, d_ff=2048)  # "hidden (1, 7, 2048) · 264,256 params": wider than a block at 16 px
+    counts, shapes = parameter_counts(model), block_shapes(model.config, 7, 5)
+    screen, projector = (architecture_diagram(model.config, counts, shapes, min_font=font, lang=lang)
+                         for font in (10, PROJECTOR_FONT_PX))
+    assert screen.layout.height <= MAX_HEIGHT < projector.layout.height
+    ffn = next(a.text for a in projector.layout.annotations if "264,256" in a.text)
+    assert ffn.count("<br>") >= 2  # label, then the detail broken over lines of its own
+    for fig in (screen, projector):
+        frame = next(s for s in fig.layout.shapes if s.name == "decoder.frame")
+        assert fig.layout.xaxis.range[0] <= 0 and frame.path
+    width = projector.layout.xaxis.range[1] - projector.layout.xaxis.range[0]
+    assert width * ROOMY_UNIT_PX <= 790  # the presenter's column at 150 % zoom holds it at that scale

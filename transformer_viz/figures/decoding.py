@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from transformer_viz.config import is_whole
 from transformer_viz.figures.common import (
+    FONT,
     HIGHLIGHT,
     LINE_COLOURS,
     MUTED,
@@ -21,16 +22,17 @@ from transformer_viz.figures.common import (
     token_labels,
     token_texts,
 )
+from transformer_viz.figures.fit import MIN_FONT_PX, at_least, text_em
 from transformer_viz.i18n import text
 from transformer_viz.trace.names import check_index
 
 
 def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: int | None = None, *,
-              lang: str = "en") -> go.Figure:
+              min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """Horizontal bars of the k most likely next tokens, most likely at the top, on a fixed 0-100 % axis.
 
     probabilities: (vocab,). The chosen token id (the argmax when None) is highlighted, and
-    added as an extra bar when it is not among the top k.
+    added as an extra bar when it is not among the top k. No text under `min_font`.
     """
     probabilities = as_numpy(probabilities).reshape(-1)  # (vocab,)
     if not is_whole(k) or k < 1:
@@ -51,25 +53,25 @@ def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: in
         # text is never past the edge. The others are at most 50 %: beside them ("auto" would hide a 0.0 %).
         textposition=["auto" if i == chosen else "outside" for i in order], insidetextanchor="end",
         insidetextfont=dict(color="white"), cliponaxis=False,
-        textfont=dict(size=15, color=[HIGHLIGHT if i == chosen else "#333333" for i in order]),
+        textfont=dict(size=at_least(15, min_font), color=[HIGHLIGHT if i == chosen else "#333333" for i in order]),
         hovertemplate=text("topk.hover", lang, token="%{customdata[0]}", id="%{customdata[1]}",
                             p="%{x:.2%}") + "<extra></extra>",
     )
     return styled_figure(
         [bars], {}, text("topk.title", lang, k=min(k, len(probabilities)), n=len(probabilities)),
-        height=110 + 44 * len(order), then=dict(
-            margin=dict(r=60), bargap=0.25, uniformtext=dict(minsize=12, mode="show"),
+        height=110 + 44 * len(order), min_font=min_font, then=dict(
+            margin=dict(r=60), bargap=0.25, uniformtext=dict(minsize=at_least(12, min_font), mode="show"),
             xaxis=dict(range=[0, 1], tickformat=".0%", title=dict(text=text("probability", lang))),
-            yaxis=dict(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))))
+            yaxis=dict(token_axis(names, len(order), reverse=True), tickfont=dict(size=at_least(16, min_font)))))
 
 
 def sampling_bars(before, after, vocab_tokens: Sequence[str], chosen: int, k: int = 6, *,
-                  lang: str = "en") -> go.Figure:
+                  min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """The k most likely next tokens, two bars each on a fixed 0-100 % axis: the model's distribution (`before`,
     softmax of the logits) and the one the token was drawn from (`after`: temperature, top-k, top-p).
 
     before, after: (vocab,). The drawn token id `chosen` has its "after" bar in the highlight colour, a series of
-    its own (so the legend says it), and is added when it is not among the k most likely.
+    its own (so the legend says it), and is added when it is not among the k most likely. No text under `min_font`.
     """
     before, after = as_numpy(before).reshape(-1), as_numpy(after).reshape(-1)  # (vocab,) each
     if before.shape != after.shape:
@@ -93,7 +95,7 @@ def sampling_bars(before, after, vocab_tokens: Sequence[str], chosen: int, k: in
             # Beside the bar, unless it is long enough to hold its text (a 100 % bar's text never past the edge).
             textposition=["inside" if values[order[row]] > 0.7 else "outside" for row in rows],
             insidetextanchor="end", insidetextfont=dict(color="white"), cliponaxis=False,
-            textfont=dict(size=14, color=HIGHLIGHT if colour == HIGHLIGHT else "#333333"),
+            textfont=dict(size=at_least(14, min_font), color=HIGHLIGHT if colour == HIGHLIGHT else "#333333"),
             hovertemplate=text("sampling.hover", lang, token="%{customdata[0]}", id="%{customdata[1]}",
                                 which=text(f"sampling.{which}", lang), p="%{x:.2%}") + "<extra></extra>")
 
@@ -106,21 +108,23 @@ def sampling_bars(before, after, vocab_tokens: Sequence[str], chosen: int, k: in
                    [text("sampling.drawn", lang, p=after[chosen])])]
     return styled_figure(
         bars, {}, text("sampling.title", lang, k=min(k, len(before)), n=len(before)), height=150 + 56 * len(order),
-        then=dict(
+        min_font=min_font, then=dict(
             barmode="group", bargap=0.3, bargroupgap=0.05, margin=dict(r=80, t=110),
-            uniformtext=dict(minsize=12, mode="show"),
+            uniformtext=dict(minsize=at_least(12, min_font), mode="show"),
             legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", traceorder="normal",
-                        font=dict(size=14)),
+                        font=dict(size=at_least(14, min_font))),
             xaxis=dict(range=[0, 1], tickformat=".0%", title=dict(text=text("probability", lang))),
-            yaxis=dict(token_axis(names, len(order), reverse=True), tickfont=dict(size=16))))
+            yaxis=dict(token_axis(names, len(order), reverse=True), tickfont=dict(size=at_least(16, min_font)))))
 
 
 def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None = None,
-                            produced: Sequence[str] | None = None, *, lang: str = "en") -> go.Figure:
+                            produced: Sequence[str] | None = None, *, min_font: int = MIN_FONT_PX,
+                            lang: str = "en") -> go.Figure:
     """For greedy decoding: one row per step, where that step's last query looked in the source.
 
     step_traces: one Trace per step (Transformer.generate); layer and head are zero-based, head None
     averages the heads. Rows are labelled by the token produced (`produced`, else its id from the logits).
+    No text under `min_font`.
     """
     if not step_traces:
         raise ValueError("step_traces must hold at least one decoding step (the steps model.generate returns).")
@@ -145,7 +149,10 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
         hovertemplate=f"%{{customdata}}<br>{weight} %{{z:.3f}}<extra></extra>",
     )
     which = text("by_step.mean", lang, n=n_heads) if head is None else text("by_step.head", lang, head=head + 1)
+    # Tall enough for the upright y title beside a few rows: longer than the plot, it reaches into the title.
+    y_title_px = text_em(text("by_step.y", lang)) * at_least(FONT["size"], min_font)
     return styled_figure(
-        [heatmap], {}, text("by_step.title", lang, layer=layer + 1, which=which), height=max(300, 120 + 36 * n_steps),
+        [heatmap], {}, text("by_step.title", lang, layer=layer + 1, which=which),
+        height=round(max(300, 120 + 36 * n_steps, 150 + y_title_px)), min_font=min_font,
         then=dict(xaxis=dict(token_axis(step_traces[0].src_tokens, src_len), title=dict(text=text("by_step.x", lang))),
                   yaxis=dict(token_axis(row_labels, n_steps, reverse=True), title=dict(text=text("by_step.y", lang)))))

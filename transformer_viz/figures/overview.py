@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from transformer_viz.figures.common import CLICK_COLOUR, CLICK_OPACITY, FONT, SEQUENTIAL
+from transformer_viz.figures.fit import GAP_PX, LINE_SPACING, MIN_FONT_PX, at_least, shown_text, wrapped
 from transformer_viz.figures.overview_blocks import ROW, THIN, Row, column_rows, join, layer_rows, params
 from transformer_viz.i18n import text
 
@@ -33,13 +35,19 @@ WIDTH, SIDE = 4.2, 1.3  # column width, room beside a column for N× and the pos
 ENC_X0 = SIDE
 DEC_X0 = ENC_X0 + WIDTH + 1.6
 UNIT_PX, MAX_HEIGHT = 62, 720  # pixels per data unit in a ~860 px wide column; never taller than a projector
+# Larger text than a screen's (presenter mode): the diagram fits a 790 px column at this scale, a block's detail has
+# lines of its own, wrapped to the block, the block as tall as its lines; room to the left for the text beside it.
+ROOMY_UNIT_PX, ROOMY_LEFT = 54, 0.5
+BOLD = 1.1  # a bold label is about this much wider than `text_em` says
 
 
 class Canvas:
     """Collects shapes, annotations and click targets in data units (y grows upwards)."""
 
-    def __init__(self, lang: str = "en") -> None:
+    def __init__(self, lang: str = "en", min_font: int = MIN_FONT_PX) -> None:
         self.lang = lang  # of every word drawn
+        self.min_font = min_font  # no text smaller
+        self.roomy = min_font > MIN_FONT_PX
         self.shapes: list[dict] = []
         self.annotations: list[dict] = []
         self.targets: list[tuple[float, float, str | None, str]] = []
@@ -66,7 +74,12 @@ class Canvas:
 
     def text(self, x, y, text, size=13, colour=INK, anchor="center", **extra) -> None:
         self.annotations.append(dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=False, xanchor=anchor,
-                                     font=dict(size=size, color=colour, family=FONT["family"]), **extra))
+                                     font=dict(size=at_least(size, self.min_font), color=colour,
+                                               family=FONT["family"]), **extra))
+
+    def px(self, size: int) -> int:
+        """A font size for a span inside a text: never under min_font."""
+        return at_least(size, self.min_font)
 
     def target(self, x0, x1, y, page, hover) -> None:
         """Invisible hover / click points along a block's centre line, about every 0.3 units."""
@@ -86,8 +99,9 @@ class Canvas:
             return
         self.rect(row.key, x0, y0, x1, y1, row.style)
         text_x1 = x1 - (head_strip(row.heads) if row.heads else 0.0)
-        detail = f"<span style='font-size:{12 if row.height >= ROW else 11}px'>{row.detail}</span>"
-        words = f"<b>{row.label}</b>" + (("<br>" if row.height >= ROW else "  ") + detail if row.detail else "")
+        detail = f"<span style='font-size:{self.px(12 if row.height >= ROW else 11)}px'>{row.detail}</span>"
+        stacked = row.height >= ROW or self.roomy
+        words = f"<b>{row.label}</b>" + (("<br>" if stacked else "  ") + detail if row.detail else "")
         self.text((x0 + text_x1) / 2, cy, words, size=14 if row.height >= ROW else 13)
         self.target(x0, text_x1, cy, row.page, hover)
         if row.heads:
@@ -112,6 +126,19 @@ class Canvas:
 HEAD_STEP = 0.22
 
 
+def fitted(row: Row, width: float, min_font: int) -> Row:
+    """With text larger than a screen's: the row's label and detail wrapped to its block (`width` units wide, the
+    head squares left out) at ROOMY_UNIT_PX, and the row as tall as its lines. Unchanged on a screen."""
+    if min_font <= MIN_FONT_PX or row.add:
+        return row
+    room = (width - (head_strip(row.heads) if row.heads else 0.0)) * ROOMY_UNIT_PX - 2 * GAP_PX
+    label = wrapped(row.label, room / BOLD, min_font)
+    detail = wrapped(row.detail, room, min_font) if row.detail else ""
+    lines = len(shown_text(label)) + (len(shown_text(detail)) if detail else 0)
+    return replace(row, label=label, detail=detail,
+                   height=max(row.height, (lines * min_font * LINE_SPACING + 2 * GAP_PX) / ROOMY_UNIT_PX))
+
+
 def head_grid(n_heads: int) -> tuple[int, int]:
     """(squares drawn, squares per row): up to 8 heads, two rows from 3 heads on."""
     shown = min(n_heads, 8)
@@ -130,8 +157,9 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     x1, cx = x0 + WIDTH, x0 + WIDTH / 2
     outside = -1 if side == "src" else 1  # N×, positional encoding and residual lines go on the outer side
     lang = canvas.lang
-    before = column_rows(config, counts, shapes, side, lang)
+    before = [fitted(row, WIDTH, canvas.min_font) for row in column_rows(config, counts, shapes, side, lang)]
     layer, residuals = layer_rows(config, counts, shapes, stack, lang)
+    layer = [fitted(row, WIDTH, canvas.min_font) for row in layer]
     y, centres, spots = 0.15, {}, {}
     previous_top = None
     for part, rows in (("before", before), ("layer", layer)):
@@ -155,8 +183,8 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     side_x = fx0 - 0.06 if side == "src" else fx1 + 0.06
     canvas.text(side_x, (frame_y0 + frame_y1) / 2, f"<b style='font-size:26px'>{n_layers}×</b><br>"
                 + text(f"diagram.{stack}_layer", lang)
-                + (f"<br><span style='font-size:11px'>{text('diagram.params_each', lang, n=counts[layer_key])}</span>"
-                   if layer_key in counts else ""),
+                + (f"<br><span style='font-size:{canvas.px(11)}px'>"
+                   f"{text('diagram.params_each', lang, n=counts[layer_key])}</span>" if layer_key in counts else ""),
                 anchor="right" if side == "src" else "left", size=13)
     # Residual connections: from the branch point below a sublayer round to its add.
     for start, end in residuals:
@@ -173,10 +201,11 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     canvas.arrow(gx - outside * 0.3, add_y, cx + outside * THIN / 2, add_y)
     if config.norm_first:
         canvas.arrow(cx, frame_y1, cx, frame_y1 + GAP)
-        canvas.block(Row(f"{stack}.final_norm", "norm", text("diagram.final_norm", lang),
-                         params(counts, f"{stack}.norm", lang), THIN, hover=text("diagram.final_norm.hover", lang)),
-                     x0, frame_y1 + GAP, x1)
-        top = frame_y1 + GAP + THIN
+        final = fitted(Row(f"{stack}.final_norm", "norm", text("diagram.final_norm", lang),
+                           params(counts, f"{stack}.norm", lang), THIN, hover=text("diagram.final_norm.hover", lang)),
+                       WIDTH, canvas.min_font)
+        canvas.block(final, x0, frame_y1 + GAP, x1)
+        top = frame_y1 + GAP + final.height
     else:
         top = frame_y1
         canvas.path([(cx, previous_top), (cx, frame_y1)])
@@ -209,13 +238,14 @@ def positional_glyph(canvas: Canvas, side: str, gx: float, gy: float, config, co
 
 
 def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str, str], *,
-                         lang: str = "en") -> go.Figure:
+                         min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """The encoder-decoder picture for `config`, labelled with `counts` (parameter_counts) and `shapes` (block_shapes).
 
     Shape names ("encoder.norm1", "decoder.cross_attn", ...) let tests read the block order; `lang` is
-    the language of every word drawn.
+    the language of every word drawn. No text under `min_font`: above the screen's, the blocks grow to hold it
+    (`fitted`) and the diagram may be taller than MAX_HEIGHT.
     """
-    canvas = Canvas(lang)
+    canvas = Canvas(lang, min_font)
     enc = stack_column(canvas, config, counts, shapes, "src")
     dec = stack_column(canvas, config, counts, shapes, "tgt")
     # Memory: the encoder's output becomes the keys and values of every cross-attention.
@@ -230,19 +260,21 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
     # Output head: linear above the decoder, softmax beside it, the probabilities below the softmax.
     y0, x1 = dec["top"] + 0.35, DEC_X0 + WIDTH
     canvas.arrow(dec["cx"], dec["top"], dec["cx"], y0)
-    canvas.block(Row("output_proj", "linear", text("diagram.linear", lang), join(shapes.get("logits", ""),
-                     params(counts, "output_proj", lang)), page="decoding",
-                     hover=text("diagram.linear.hover", lang)), DEC_X0, y0, x1)
-    canvas.arrow(x1, y0 + ROW / 2, x1 + 0.45, y0 + ROW / 2)
-    canvas.block(Row("softmax", "softmax", "Softmax", page="decoding",
-                     hover=text("diagram.softmax.hover", lang)), x1 + 0.45, y0, x1 + 2.45)
-    probs_y0 = y0 - ROW - 0.4
-    canvas.arrow(x1 + 1.45, y0, x1 + 1.45, probs_y0 + ROW)
-    canvas.block(Row("probabilities", "probs", text("diagram.probabilities", lang),
-                     text("diagram.next_token", lang, shape=shapes.get("probabilities", "")),
-                     page="decoding", hover=text("diagram.probabilities.hover", lang)),
-                 x1 + 0.45, probs_y0, x1 + 2.45)
-    width_units, height_units = x1 + 2.5, y0 + ROW + 0.1
+    linear = fitted(Row("output_proj", "linear", text("diagram.linear", lang), join(shapes.get("logits", ""),
+                        params(counts, "output_proj", lang)), page="decoding",
+                        hover=text("diagram.linear.hover", lang)), WIDTH, min_font)
+    canvas.block(linear, DEC_X0, y0, x1)
+    canvas.arrow(x1, y0 + linear.height / 2, x1 + 0.45, y0 + linear.height / 2)
+    softmax = Row("softmax", "softmax", "Softmax", height=linear.height, page="decoding",
+                  hover=text("diagram.softmax.hover", lang))
+    canvas.block(softmax, x1 + 0.45, y0, x1 + 2.45)
+    probabilities = fitted(Row("probabilities", "probs", text("diagram.probabilities", lang),
+                               text("diagram.next_token", lang, shape=shapes.get("probabilities", "")),
+                               page="decoding", hover=text("diagram.probabilities.hover", lang)), 2.0, min_font)
+    probs_y0 = y0 - probabilities.height - 0.4
+    canvas.arrow(x1 + 1.45, y0, x1 + 1.45, probs_y0 + probabilities.height)
+    canvas.block(probabilities, x1 + 0.45, probs_y0, x1 + 2.45)
+    width_units, height_units = x1 + 2.5, y0 + linear.height + 0.1
     norm_text = text("diagram.pre_ln" if config.norm_first else "diagram.post_ln", lang)
     canvas.text(0.05, height_units - 0.05, f"<b style='font-size:20px'>{text('diagram.title', lang)}</b><br>"
                 + text("diagram.sizes", lang, total=counts.get("total", 0), d_model=config.d_model,
@@ -250,14 +282,16 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
                 + f"<br>{norm_text}<br><i>{text('diagram.click', lang)}</i>", anchor="left", yanchor="top",
                 align="left")
     fig = go.Figure(hover_targets(canvas.targets))
-    unit_px = min(UNIT_PX, (MAX_HEIGHT - 10) / height_units)
+    unit_px = ROOMY_UNIT_PX if canvas.roomy else min(UNIT_PX, (MAX_HEIGHT - 10) / height_units)
+    left = -ROOMY_LEFT if canvas.roomy else 0.0
     fig.update_layout(
-        shapes=canvas.shapes, annotations=canvas.annotations, template="none", font=FONT,
+        shapes=canvas.shapes, annotations=canvas.annotations, template="none",
+        font=dict(FONT, size=at_least(FONT["size"], min_font)),
         height=round(height_units * unit_px) + 10, margin=dict(l=5, r=5, t=5, b=5), showlegend=False,
         hovermode="closest", dragmode=False, plot_bgcolor="#ffffff", paper_bgcolor="#ffffff",
         hoverlabel=dict(font_size=14, align="left"),
     )
-    fig.update_xaxes(visible=False, range=[0, width_units], fixedrange=True)
+    fig.update_xaxes(visible=False, range=[left, width_units], fixedrange=True)
     fig.update_yaxes(visible=False, range=[0, height_units], fixedrange=True, scaleanchor="x", scaleratio=1)
     return fig
 

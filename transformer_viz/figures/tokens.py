@@ -23,7 +23,7 @@ from transformer_viz.figures.common import (
     escape_text,
     token_axis,
 )
-from transformer_viz.figures.fit import GAP_PX, MIN_FONT_PX, at_least, text_em
+from transformer_viz.figures.fit import GAP_PX, MIN_FONT_PX, at_least, text_em, wrapped
 from transformer_viz.i18n import text
 
 TOP_PAIRS = 10  # bars in the pair table: enough to show the runners-up and any tie
@@ -155,7 +155,8 @@ def _style_axes(fig: go.Figure, words: list[str], widest: float, pairs: Sequence
     fig.update_xaxes(title_text=text("tokens.count_axis", lang), rangemode="tozero", row=1, col=2)
     # The axis title is centred under the narrower panel: it may reach into the margins beside it, not beyond.
     room = (width - 60 - RIGHT_PX) * PANEL_WIDTHS[1] * (1 - PANEL_SPACING) + 2 * RIGHT_PX - GAP_PX
-    fits = room // text_em(text("tokens.count_axis", lang))
-    fig.update_xaxes(title_font_size=int(max(min(at_least(FONT["size"], min_font), fits), min_font)), row=1, col=2)
+    title = text("tokens.count_axis", lang)
+    font = int(max(min(at_least(FONT["size"], min_font), room // text_em(title)), min_font))
+    fig.update_xaxes(title_text=wrapped(title, room, font), title_font_size=font, row=1, col=2)  # lines, if need be
     fig.update_yaxes(token_axis([f"{left} + {right}" for left, right, _ in pairs], len(pairs)),
                      range=[max(len(pairs), 1) - 0.5, -0.5], row=1, col=2)

@@ -39,7 +39,7 @@ def show(host: Host) -> tuple[str, str]:
     if zh_run is not None:
         zh_layer, zh_head = within(layer, zh_run.trace.n_layers("cross")), within(head, zh_run.trace.config.n_heads)
         chinese.caption(host.text("lesson.cross.zh", text=host.literal(CHINESE)))
-        chinese.chart(attention_lines(zh_run.trace, "cross", zh_layer, zh_head, lang=host.lang),
+        chinese.chart(attention_lines(zh_run.trace, "cross", zh_layer, zh_head, min_font=host.min_font, lang=host.lang),
                       key="lesson_lines_zh")
     row = writer_row(ctx.run, TARGET)
     if row is None or zh_run is None or ZH_TARGET not in zh_run.output_tokens:

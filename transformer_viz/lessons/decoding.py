@@ -29,13 +29,14 @@ def show(host: Host) -> tuple[str, str]:
     probabilities = next_token_probabilities(trace)
     bars, steps = host.columns([2, 3], gap="large")
     if host.revealed:
-        bars.chart(topk_bars(probabilities, vocab.tokens, k=5, chosen=int(probabilities.argmax()), lang=host.lang),
-                   key="lesson_topk")
+        bars.chart(topk_bars(probabilities, vocab.tokens, k=5, chosen=int(probabilities.argmax()),
+                             min_font=host.min_font, lang=host.lang), key="lesson_topk")
     else:
         held_back(bars, host.text("lesson.decoding.held_back"))
     if written:
         steps.chart(cross_attention_by_step([ctx.run.step(i) for i in range(written)], layer, head,
-                                            produced=ctx.run.output_tokens[:written], lang=host.lang),
+                                            produced=ctx.run.output_tokens[:written], min_font=host.min_font,
+                                            lang=host.lang),
                     key="lesson_by_step")
     first, second = np.argsort(probabilities)[::-1][:2]
     return question, host.text("lesson.decoding.answer", token=vocab.tokens[first], p=probabilities[first],

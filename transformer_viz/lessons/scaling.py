@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from transformer_viz.figures.common import HIGHLIGHT, LINE_COLOURS, MUTED, base_layout
+from transformer_viz.figures.common import FONT, HIGHLIGHT, LINE_COLOURS, MUTED, base_layout
+from transformer_viz.figures.fit import MIN_FONT_PX, at_least, text_em
 from transformer_viz.i18n import text
 from transformer_viz.lessons.step import Host, Step
 from transformer_viz.model.attention import scaled_dot_product_attention
@@ -42,9 +43,9 @@ def entropies() -> tuple[np.ndarray, np.ndarray]:
 
 
 def softmax_entropy_figure(d_ks: Sequence[int], scaled: Sequence[float], unscaled: Sequence[float], n_keys: int,
-                           lang: str = "en") -> go.Figure:
+                           min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """Mean entropy (bits) of softmax rows over `n_keys` keys against d_k (log axis), with and without ÷√d_k;
-    a dotted line at log₂(n_keys), the entropy of uniform attention."""
+    a dotted line at log₂(n_keys), the entropy of uniform attention. No text under `min_font`."""
     fig = go.Figure()
     lines = ((scaled, "saturation.scaled", LINE_COLOURS[0]), (unscaled, "saturation.unscaled", HIGHLIGHT))
     for values, key, colour in lines:
@@ -55,22 +56,26 @@ def softmax_entropy_figure(d_ks: Sequence[int], scaled: Sequence[float], unscale
     fig.add_hline(y=uniform, line=dict(color=MUTED, dash="dot"),
                   annotation_text=text("saturation.uniform", lang, bits=f"{uniform:.0f}"),
                   annotation_position="top right")
-    base_layout(fig, text("saturation.title", lang, n_keys=n_keys), height=360)
+    # Tall enough for the upright y title: longer than the plot, it reaches into the title.
+    y_title_px = text_em(text("saturation.bits", lang)) * at_least(FONT["size"], min_font)
+    base_layout(fig, text("saturation.title", lang, n_keys=n_keys), height=round(max(360, 160 + y_title_px)),
+                min_font=min_font)
     fig.update_xaxes(type="log", title=text("saturation.d_k", lang), tickvals=list(d_ks),
                      ticktext=[str(d) for d in d_ks])
     fig.update_yaxes(title=text("saturation.bits", lang), range=[0, uniform * 1.15])
-    fig.update_layout(legend=dict(orientation="h", y=-0.25, x=0))
+    # Inside the plot's bottom left, where both lines are still high: under the axis it met the axis title.
+    fig.update_layout(legend=dict(x=0.01, y=0.02, xanchor="left", yanchor="bottom", bgcolor="rgba(255,255,255,0.8)"))
     return fig
 
 
-def entropy_chart(*, lang: str) -> go.Figure:
+def entropy_chart(*, min_font: int = MIN_FONT_PX, lang: str) -> go.Figure:
     """The entropies of the scaled and unscaled softmax by d_k (the same for every view)."""
-    return softmax_entropy_figure(D_KS, *entropies(), N_KEYS, lang=lang)
+    return softmax_entropy_figure(D_KS, *entropies(), N_KEYS, min_font=min_font, lang=lang)
 
 
 def show(host: Host) -> tuple[str, str]:
     scaled, unscaled = host.cached(entropies)
-    host.chart(host.shared_figure(entropy_chart), key="lesson_entropy")
+    host.chart(host.shared_figure(entropy_chart, min_font=host.min_font), key="lesson_entropy")
     at = D_KS.index(ASKED_D_K)
     return (host.text("lesson.scaling.question", d_k=ASKED_D_K, n_keys=N_KEYS),
             host.text("lesson.scaling.answer", unscaled=2 ** unscaled[at], bits_unscaled=unscaled[at],

@@ -20,6 +20,8 @@ class Host(Protocol):
 
     lang: str
     revealed: bool  # the answer is open: draw the figures and facts that answer the question only then
+    min_font: int  # the smallest text a figure may draw, px (larger in presenter mode): every figure builder's
+    #                `min_font=`; `page().figure` passes it by itself
 
     def text(self, key: str, /, **values) -> str: ...  # a sentence of the catalogs, in the session's language
     def literal(self, text: str) -> str: ...  # user text, shown as typed (never Markdown)
@@ -30,6 +32,7 @@ class Host(Protocol):
     def random_model(self, config, seed: int) -> Any: ...
     def cached(self, function: Callable, *args) -> Any: ...  # function(*args), computed once for the class
     def shared_figure(self, builder: Callable, *args, **kwargs) -> Any: ...  # builder(*args, lang=, **kwargs) once
+    #                                                        for the class (pass min_font=host.min_font yourself)
     def columns(self, spec, gap: str = "small") -> list[Host]: ...
     def chart(self, fig, key: str) -> None: ...
     def metric(self, label: str, value: str) -> None: ...

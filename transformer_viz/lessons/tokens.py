@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from transformer_viz.data.bpe import learn_bpe
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.common import MUTED, TEXT_COLOUR
+from transformer_viz.figures.fit import MIN_FONT_PX
 from transformer_viz.figures.tokens import bpe_figure
 from transformer_viz.i18n import text
 from transformer_viz.lessons.step import Host, Step
@@ -22,12 +23,13 @@ def learned_bpe(corpus: str):
     return learn_bpe(dict(counts), MAX_MERGES) if counts else None
 
 
-def bpe_chart(corpus: str, merges: int, *, lang: str, width: int, marked: bool = True) -> go.Figure:
+def bpe_chart(corpus: str, merges: int, *, lang: str, width: int, marked: bool = True,
+              min_font: int = MIN_FONT_PX) -> go.Figure:
     """The BPE figure of a corpus with merges (one that has some); `marked=False`: nothing says which pair the
-    next merge takes (the step's question), see `unmark_next_merge`."""
+    next merge takes (the step's question), see `unmark_next_merge`. No text under `min_font`."""
     learned = learned_bpe(corpus)
     shown = min(merges, len(learned.merges))
-    fig = bpe_figure(learned, shown, lang=lang, width=width)
+    fig = bpe_figure(learned, shown, lang=lang, width=width, min_font=min_font)
     return fig if marked else unmark_next_merge(fig, shown, lang)
 
 
@@ -60,8 +62,8 @@ def show(host: Host) -> tuple[str, str]:
     if learned is None or not learned.merges:
         host.info(host.text("lesson.tokens.empty"))
         return question, host.text("lesson.tokens.empty")
-    host.chart(host.shared_figure(bpe_chart, corpus, merges, width=host.width, marked=host.revealed),
-               key="lesson_bpe")
+    host.chart(host.shared_figure(bpe_chart, corpus, merges, width=host.width, marked=host.revealed,
+                                  min_font=host.min_font), key="lesson_bpe")
     left, right, count = learned.merges[0]
     return question, host.text("lesson.tokens.answer", left=host.literal(left), right=host.literal(right),
                                count=count)

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import torch
 
 from transformer_viz.figures.common import base_layout, token_axis, token_texts
+from transformer_viz.figures.fit import MIN_FONT_PX
 from transformer_viz.figures.training import attention_heatmap_trace
 from transformer_viz.i18n import text
 from transformer_viz.lessons.step import Host, Step, not_here
@@ -45,14 +46,15 @@ def shipped_steps(task: str) -> int:
     return int(load_pretrained(task).meta["training"]["steps_done"])
 
 
-def start_figure(trace: Trace, *, lang: str, title: str) -> go.Figure:
-    """The last layer's cross-attention, mean of heads, of a model not trained yet: where training starts."""
+def start_figure(trace: Trace, *, lang: str, title: str, min_font: int = MIN_FONT_PX) -> go.Figure:
+    """The last layer's cross-attention, mean of heads, of a model not trained yet: where training starts. No text
+    under `min_font`."""
     weights = trace[attention_name("cross", trace.n_layers("cross") - 1, "weights")][0].mean(0).numpy()
     q_len, k_len = weights.shape  # (tgt_len, src_len)
     fig = go.Figure(attention_heatmap_trace(weights, token_texts(trace.tgt_tokens, q_len),
                                             token_texts(trace.src_tokens, k_len), lang))
     fig.data[0].colorbar.title.side = "right"  # beside the bar: above it, it meets the top tick label
-    base_layout(fig, title, height=max(360, 160 + 34 * q_len))
+    base_layout(fig, title, height=max(360, 160 + 34 * q_len), min_font=min_font)
     fig.update_xaxes(token_axis(trace.src_tokens, k_len), title_text=text("key", lang))
     fig.update_yaxes(token_axis(trace.tgt_tokens, q_len, reverse=True), title_text=text("query", lang))
     return fig
@@ -69,8 +71,8 @@ def show(host: Host) -> tuple[str, str]:
                            shipped_steps=trained_for))
     runs = {weights: answer_run(host, view, weights) for weights in ("random", "trained", "pretrained")}
     if runs["random"] is not None and runs["trained"] is None:  # until trained: where training starts
-        host.chart(start_figure(runs["random"].trace, lang=host.lang, title=host.text("lesson.training.start")),
-                   key="lesson_training_start")
+        host.chart(start_figure(runs["random"].trace, lang=host.lang, title=host.text("lesson.training.start"),
+                                min_font=host.min_font), key="lesson_training_start")
     steps = host.train(view) or view.train_steps  # draws the live loss curve while it trains, then the result
     before, after, shipped = (None if run is None else last_layer_mirror(run.trace) for run in runs.values())
     answer = host.text("lesson.training.answer", before=before or 0.0, steps=steps, shipped=shipped or 0.0,

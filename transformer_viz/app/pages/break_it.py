@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from transformer_viz.analysis.measures import mean_entropy
+from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.server import measurements, models
 from transformer_viz.app.session import state
 from transformer_viz.app.session.interventions import SWITCHES, head_ids, intervention_of
@@ -81,12 +82,14 @@ def effects(ctx, intervention) -> None:
         st.markdown(tr("break.output", text=literal(ctx.view.src_text), before=literal(ctx.run.output_text),
                        after=literal(broken.output_text)))
     whose = tr("break.grid_whose") if intervention != Intervention() else ""  # nothing switched off: the model
-    chart(attention_grid(aligned or broken.trace, kind, width=MAIN_WIDTH, whose=whose, lang=lang()), key="break_grid")
+    chart(attention_grid(aligned or broken.trace, kind, width=MAIN_WIDTH, whose=whose, min_font=figure_min_font(),
+                         lang=lang()), key="break_grid")
     if aligned is None:
         st.caption(tr("break.no_difference"))
         return
     st.caption(tr("break.difference_help"))
-    chart(difference_grid(intact, aligned, kind, lang=lang()), key="break_diff")
+    chart(difference_grid(intact, aligned, kind, width=MAIN_WIDTH, min_font=figure_min_font(), lang=lang()),
+          key="break_diff")
 
 
 def ranking(ctx) -> None:

@@ -71,22 +71,25 @@ def sampling_controls(hugging_face: bool) -> None:
     st.caption(tr("decoding.sampling_about"))
 
 
-def decoding_figures(ctx: PageContext, step: int, layer: int, head: int, *, lang: str) -> dict:
+def decoding_figures(ctx: PageContext, step: int, layer: int, head: int, *, min_font: int, lang: str) -> dict:
     """The figures of decoding step `step` (from 0), built once per run and view: "topk" is the next-token
-    distribution (greedy), or the distributions before and after sampling's reshaping."""
+    distribution (greedy), or the distributions before and after sampling's reshaping. No text under `min_font`."""
     trace, token = ctx.run.step(step), ctx.run.output_tokens[step]
     vocab = TASKS[ctx.view.task].tgt_vocab
     steps = [ctx.run.step(k) for k in range(step + 1)]
     if ctx.run.sampling is None:
-        bars = topk_bars(next_token_probabilities(trace), vocab.tokens, k=5, chosen=vocab.index(token), lang=lang)
+        bars = topk_bars(next_token_probabilities(trace), vocab.tokens, k=5, chosen=vocab.index(token),
+                         min_font=min_font, lang=lang)
     else:
         before, after = next_token_distributions(trace, ctx.run.sampling)
-        bars = sampling_bars(before, after, vocab.tokens, chosen=vocab.index(token), k=6, lang=lang)
+        bars = sampling_bars(before, after, vocab.tokens, chosen=vocab.index(token), k=6, min_font=min_font,
+                             lang=lang)
     return {"topk": bars,
             "by_step": cross_attention_by_step(steps, layer, head, produced=ctx.run.output_tokens[: step + 1],
-                                               lang=lang),
-            "self": attention_heatmap(trace, "decoder_self", layer, head, width=HALF_WIDTH, lang=lang),
-            "cross": attention_heatmap(trace, "cross", layer, head, width=HALF_WIDTH, lang=lang)}
+                                               min_font=min_font, lang=lang),
+            "self": attention_heatmap(trace, "decoder_self", layer, head, width=HALF_WIDTH, min_font=min_font,
+                                      lang=lang),
+            "cross": attention_heatmap(trace, "cross", layer, head, width=HALF_WIDTH, min_font=min_font, lang=lang)}
 
 
 def choose_step(count: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.server import figure_cache
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
@@ -46,10 +47,10 @@ def render() -> None:
     st.subheader(tr("embeddings.variants"))
     st.caption(tr("embeddings.variants_help"))
     if config.d_model % 2 == 0:
-        chart(variants_figure(config.max_len, config.d_model, lang()), key="embeddings_variants")
+        chart(variants_figure(config.max_len, config.d_model, figure_min_font(), lang()), key="embeddings_variants")
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def variants_figure(max_len: int, d_model: int, lang: str):
+def variants_figure(max_len: int, d_model: int, min_font: int, lang: str):
     """The encodings of every variant for a shape: the same for every run (shared, never mutated)."""
-    return figure_cache.shared(positional_variants(encoding_tables(max_len, d_model), lang=lang))
+    return figure_cache.shared(positional_variants(encoding_tables(max_len, d_model), min_font=min_font, lang=lang))

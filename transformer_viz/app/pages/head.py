@@ -71,8 +71,11 @@ def walkthrough(ctx: PageContext, kind: str, layer: int, head: int):
     return head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
 
 
-def head_figures(ctx: PageContext, kind: str, layer: int, head: int, cell: tuple[int, int], *, lang: str):
-    """The walkthrough's steps as (step, figure) and the dot product of `cell` (built once per run and view)."""
+def head_figures(ctx: PageContext, kind: str, layer: int, head: int, cell: tuple[int, int], *, min_font: int,
+                 lang: str):
+    """The walkthrough's steps as (step, figure) and the dot product of `cell` (built once per run and view); no
+    text under `min_font`."""
     walk = walkthrough(ctx, kind, layer, head)
-    return walkthrough_figures(walk, cell=cell, lang=lang), dot_product_figure(walk, *cell, lang=lang)
+    return (walkthrough_figures(walk, cell=cell, min_font=min_font, lang=lang),
+            dot_product_figure(walk, *cell, min_font=min_font, lang=lang))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.analysis.measures import logit_lens
+from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, clamped_index, lang, tr, view_widget
@@ -38,4 +39,4 @@ def render() -> None:
         lens = hf.logit_lens(ctx.model, ctx.trace)
     else:
         lens = logit_lens(ctx.model, ctx.trace, TASKS[ctx.view.task].tgt_vocab)
-    chart(logit_lens_figure(lens, lang=lang()), key="layers_lens")
+    chart(logit_lens_figure(lens, min_font=figure_min_font(), lang=lang()), key="layers_lens")

@@ -14,6 +14,7 @@ import streamlit as st
 
 from transformer_viz.analysis.source import code_excerpt
 from transformer_viz.app.frame.code import show_code
+from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.pages.training import run_training, show_result
 from transformer_viz.app.server import figure_cache, models, trainings
 from transformer_viz.app.session import state
@@ -54,7 +55,7 @@ class StreamlitHost:
     def __init__(self, where=st, revealed: bool = False, deferred: list | None = None) -> None:
         self.where, self.revealed = where, revealed
         self.deferred = [] if deferred is None else deferred  # what the page does once the step is drawn (train)
-        self.lang = lang()
+        self.lang, self.min_font = lang(), figure_min_font()
 
     def text(self, key: str, /, **values) -> str:
         return tr(key, **values)

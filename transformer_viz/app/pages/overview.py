@@ -7,7 +7,7 @@ import streamlit as st
 from transformer_viz.app.frame.navigation import page
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
-from transformer_viz.app.session.widgets import chart, lang, tr
+from transformer_viz.app.session.widgets import chart, tr
 from transformer_viz.figures.overview import architecture_diagram, diagram_selection
 from transformer_viz.model.summary import block_shapes, parameter_counts
 from transformer_viz.weights import hf
@@ -22,18 +22,25 @@ def open_clicked_block() -> None:
         st.session_state[state.GOTO] = target
 
 
+def model_counts(ctx) -> dict[str, int]:
+    return hf.parameter_counts(ctx.model) if isinstance(ctx.model, hf.HFModel) else parameter_counts(ctx.model)
+
+
+def diagram(ctx, *, min_font: int, lang: str):
+    """The architecture for this run's model and input: built once per run, language and smallest font for the
+    whole class."""
+    shapes = block_shapes(ctx.trace.config, len(ctx.trace.src_tokens), len(ctx.trace.tgt_tokens))
+    return architecture_diagram(ctx.trace.config, model_counts(ctx), shapes, min_font=min_font, lang=lang)
+
+
 def render() -> None:
     st.title(tr("overview.title"))
     ctx = page_context()
     if ctx is None:
         return
     st.markdown(tr("overview.intro"))
-    config = ctx.trace.config
-    counts = hf.parameter_counts(ctx.model) if isinstance(ctx.model, hf.HFModel) else parameter_counts(ctx.model)
-    shapes = block_shapes(config, len(ctx.trace.src_tokens), len(ctx.trace.tgt_tokens))
-    chart(architecture_diagram(config, counts, shapes, lang=lang()), key=state.DIAGRAM_CHART,
-          on_select=open_clicked_block)
-    st.metric(tr("overview.total"), f"{counts['total']:,}")
+    chart(ctx.figures(diagram), key=state.DIAGRAM_CHART, on_select=open_clicked_block)
+    st.metric(tr("overview.total"), f"{model_counts(ctx)['total']:,}")
     st.caption(tr("overview.open"))
     links = st.container(horizontal=True)  # the links wrap: five columns cut "Inside one head" short at 150 %
     for path in LINKED_PAGES:

@@ -12,6 +12,7 @@ from dataclasses import replace
 import streamlit as st
 import torch
 
+from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.server import checkpoints, models, trainings
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
@@ -97,7 +98,7 @@ def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
                 status.empty()
                 progress.progress(step / steps, text=tr("training.progress", step=step, total=steps, loss=loss,
                                                         accuracy=accuracy))
-                live_curve.plotly_chart(loss_curve(history, lang=lang()), theme=None)
+                live_curve.plotly_chart(loss_curve(history, min_font=figure_min_font(), lang=lang()), theme=None)
             time.sleep(REDRAW_SECONDS)  # a Stop click or a closed tab ends the script at the next st call
     finally:
         job.stop()  # the worker ends after its current step
@@ -112,13 +113,13 @@ def show_result(trained: TrainedModel | None) -> None:
         st.success(tr("training.done", steps=trained.steps, seconds=trained.seconds))
         st.metric(tr("training.eval", exact=trained.exact_match), f"{trained.exact_match:.1%}")
     st.subheader(tr("training.curve"))
-    chart(loss_curve(trained.history, lang=lang()), key="training_curve")
+    chart(loss_curve(trained.history, min_font=figure_min_font(), lang=lang()), key="training_curve")
     if trained.snapshots:
         st.subheader(tr("training.animation"))
         last = trained.snapshots[-1]
         frames = [(s.step, s.weights[-1].mean(axis=0)) for s in trained.snapshots]  # last decoder layer, mean of heads
         chart(attention_animation(frames, last.tgt_tokens, last.src_tokens, tr("training.animation_title"),
-                                  lang=lang()), key="training_anim")
+                                  min_font=figure_min_font(), lang=lang()), key="training_anim")
 
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import html
+import inspect
 from dataclasses import dataclass, replace
 
 import streamlit as st
 
 from transformer_viz.analysis.inference import TextRun
+from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.server import checkpoints, figure_cache, models
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import KINDS, View
@@ -50,13 +53,14 @@ class PageContext:
 
     def figure(self, builder, *args, **kwargs):
         """builder(self.trace, *args, lang=<the session's language>, **kwargs), cached for this run and
-        language (see figure_cache.figure)."""
-        return figure_cache.figure(self.run_key, self.trace, builder, *args, lang=lang(), **kwargs)
+        language (see figure_cache.figure); `min_font=` the session's too when the builder takes one."""
+        return figure_cache.figure(self.run_key, self.trace, builder, *args, lang=lang(),
+                                   **with_min_font(builder, kwargs))
 
     def figures(self, builder, *args, **kwargs):
         """builder(self, *args, lang=<the session's language>, **kwargs): figures drawn from more than the trace
         (the model, the greedy steps), cached like `figure`. `builder` is a module-level function."""
-        return figure_cache.figure(self.run_key, self, builder, *args, lang=lang(), **kwargs)
+        return figure_cache.figure(self.run_key, self, builder, *args, lang=lang(), **with_min_font(builder, kwargs))
 
     @property
     def trace(self):
@@ -65,6 +69,21 @@ class PageContext:
     @property
     def model(self):
         return self.resolved.model
+
+
+def with_min_font(builder, kwargs: dict) -> dict:
+    """`kwargs` with `min_font=figure_min_font()` (larger in presenter mode) when `builder` takes a `min_font`
+    keyword and none was given: part of the figure's key in the shared cache, so a projector's figure is its own."""
+    if "min_font" in kwargs or not takes_min_font(builder):
+        return kwargs
+    return {**kwargs, "min_font": figure_min_font()}
+
+
+@functools.cache
+def takes_min_font(builder) -> bool:
+    """Whether `builder` (a module-level function) has a `min_font` keyword."""
+    parameter = inspect.signature(builder).parameters.get("min_font")
+    return parameter is not None and parameter.kind in (parameter.KEYWORD_ONLY, parameter.POSITIONAL_OR_KEYWORD)
 
 
 def token_chips(label: str, tokens) -> None:
