@@ -37,3 +37,32 @@ def test_hostile_text_is_shown_literally():
         for typed in ("[click](https://evil.example/login)", "**bold**", ":red[red]", "$x^2$", "www.evil.example",
                       ":smile:"):
             assert typed in rendered["shown"], typed
+
+
+
+# A blank line ends a code span: what follows it in a link would render as Markdown (a sidebar notice quotes the
+# first 20 characters of a room code; the <unk> warning every word of an input).
+AFTER_A_BLANK_LINE = {
+    "room": "\n\n[Join](http://e.vl)",
+    "src_text": "x\n\n**Session** [in](http://e.vl/a) ![](http://e.vl/p.png) [Join][1]\r\n\r\n[1]: http://e.vl/r",
+    "tgt_text": "\u2028\u2029**Session** [in](http://e.vl/a)\v\f![](http://e.vl/p.png)",
+}
+RENDERED_ANYWHERE = """() => ({
+  links: Array.from(document.querySelectorAll('a[href]')).map(a => new URL(a.href).hostname)
+    .filter(h => h === 'e.vl'),
+  images: Array.from(document.querySelectorAll('img')).filter(i => (i.src || '').includes('e.vl')).length,
+  bold: Array.from(document.querySelectorAll('strong, b')).filter(e => e.textContent.includes('Session')).length,
+  shown: document.body.innerText,
+})"""
+
+
+@pytest.mark.parametrize("field", AFTER_A_BLANK_LINE)
+def test_line_breaks_in_a_link_do_not_let_the_rest_render(field):
+    with streamlit_server() as url, chromium_page() as page:
+        open_app(page, f"{url}/masks?" + urlencode({"task": "en-fr", field: AFTER_A_BLANK_LINE[field]}))
+        assert exceptions(page) == []
+        page.get_by_test_id("stSidebar").get_by_text("Class room").click()  # its notices are in there
+        rendered = page.evaluate(RENDERED_ANYWHERE)
+        assert rendered["links"] == [] and rendered["images"] == 0 and rendered["bold"] == 0, rendered
+        if field == "room":  # the notice quotes what was typed, the line break shown for what it is
+            assert "⏎⏎[Join](http://e.vl" in rendered["shown"]

@@ -51,10 +51,14 @@ def error_text(error: Exception) -> str:
     return tr(f"detail.{key}", **{name: word(name, value) for name, value in error.values.items()})
 
 
+# Line breaks of every kind: a blank line would end the code span below and let the rest render as Markdown.
+LINE_BREAKS = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
 def literal(text) -> str:
     """Text a user typed (or a token or message quoting it) for a Markdown element, as a code span: nothing in
-    it renders, not a link, a bare URL, emphasis, a colour, an emoji or a formula."""
-    text = str(text)
+    it renders, not a link, a bare URL, emphasis, a colour, an emoji or a formula; a line break shows as ⏎."""
+    text = LINE_BREAKS.sub("⏎", str(text))
     fence = "`" * (1 + max(map(len, re.findall(r"`+", text)), default=0))  # longer than any run of ` inside
     return f"{fence} {text} {fence}"  # Markdown strips one space on each side
 
