@@ -2,25 +2,38 @@
 
 Random ModelConfig settings (wrong types, huge sizes), random texts (any unicode, surrogates included,
 up to 100,000 characters) through the tasks and the model, random layer / head / query / key choices for
-the figure builders, random values in a checkpoint's metadata. Only ValueError may escape; no call
-takes 5 s; a produced trace holds no NaN and no infinity (but the -inf fill of blocked masked scores).
+the figure builders, random values in a checkpoint's metadata; traces built of any fields, trace files
+(.npz) of any entries and headers, uploads of any names and bytes, Hugging Face configs of any values
+(issue 20). Only ValueError may escape; no call takes 10 s of CPU; a produced trace holds no NaN and no
+infinity (but the -inf fill of blocked masked scores).
 
 Each test runs 200 examples; set TV_FUZZ_EXAMPLES=2000 (say) for a longer hunt.
 """
 
+import io
 import json
 import os
 import shutil
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from transformer_viz import POSITIONAL_ENCODINGS, ModelConfig, Transformer, load_pretrained, run_text
+from transformer_viz import (
+    POSITIONAL_ENCODINGS,
+    Intervention,
+    ModelConfig,
+    Trace,
+    Transformer,
+    load_pretrained,
+    run_text,
+)
 from transformer_viz.analysis.walkthrough import cell_numbers, head_walkthrough
 from transformer_viz.config import SIZE_LIMITS, SWITCHES, is_whole
 from transformer_viz.data.tasks import TASKS, model_config_for
@@ -30,6 +43,7 @@ from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.head import dot_product_figure
 from transformer_viz.figures.masks import masking_steps
 from transformer_viz.trace.names import ATTENTION_KINDS
+from transformer_viz.weights.files import read_upload
 from transformer_viz.weights.pretrained import CHECKPOINT_DIR
 
 _EXAMPLES = os.environ.get("TV_FUZZ_EXAMPLES", "200")
@@ -197,3 +211,120 @@ def test_a_checkpoint_with_any_metadata_value_loads_or_is_refused(checkpoint_cop
         translated = call(loaded.translate, "cab")
         assert translated is not REFUSED
         assert_finite(translated[1])
+
+
+# Traces built by hand, trace files, uploads and Hugging Face configs from elsewhere (issue 20).
+
+SHAPES = st.lists(st.integers(0, 3), max_size=5).map(tuple)
+ARRAYS = st.builds(lambda shape, dtype: np.zeros(shape, dtype), SHAPES, st.sampled_from(
+    ["float32", "bool", "complex64", "datetime64[s]", "timedelta64[D]", "U3", "S2", "uint16"]))
+TORCH_TENSORS = st.builds(lambda shape, dtype: torch.zeros(shape, dtype=dtype), SHAPES, st.sampled_from(
+    [torch.float32, torch.float16, torch.bfloat16, torch.bool, torch.int64, torch.complex64, torch.uint8]))
+TENSORS = weighted((3, st.dictionaries(st.text(max_size=12), TORCH_TENSORS, max_size=3)),
+                   (1, st.dictionaries(st.one_of(st.text(max_size=4), st.integers()), st.one_of(ARRAYS, WILD),
+                                       max_size=3)), (1, WILD))
+TOKENS = weighted((2, st.none()), (2, st.lists(st.text(max_size=4), max_size=5)), (1, st.lists(WILD, max_size=2)),
+                  (1, WILD))
+TRACE_CONFIG = weighted((2, st.none()), (1, st.just(ModelConfig(8, 8))), (1, WILD),
+                        (1, st.dictionaries(st.sampled_from(["n_heads", "d_model"]), WILD, max_size=2)))
+INTERVENTION = weighted((3, st.none()), (1, st.just(Intervention(scale=False))), (1, WILD),
+                        (1, st.builds(lambda h: {"ablate_heads": h}, WILD)))
+
+
+@FUZZ
+@given(TENSORS, TRACE_CONFIG, TOKENS, TOKENS, INTERVENTION, st.sampled_from([None, [[["cross"], 0, 0]], 5]))
+def test_a_trace_of_any_fields_is_refused_or_exports_and_loads_again(tensors, config, src, tgt, intervention, heads):
+    if heads is not None:
+        call(Intervention, ablate_heads=heads)
+    trace = call(Trace, tensors, config=config, src_tokens=src, tgt_tokens=tgt, intervention=intervention)
+    event("trace refused" if trace is REFUSED else "trace built")
+    if trace is REFUSED:
+        return
+    call(trace.to_dataframe)
+    with tempfile.TemporaryDirectory() as folder:
+        saved = call(trace.to_npz, Path(folder) / "trace.npz")
+        if saved is not REFUSED:
+            loaded = Trace.from_npz(Path(folder) / "trace.npz")
+            assert list(loaded) == list(trace) and loaded.src_tokens == trace.src_tokens
+
+
+def _npy_entry(shape, dtype, data_bytes) -> bytes:
+    """An .npy file whose header says `shape` and `dtype` (true or not), then `data_bytes` zeros."""
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": dtype, "fortran_order": False, "shape": shape})
+    return buffer.getvalue() + bytes(data_bytes)
+
+
+NPY = st.one_of(
+    st.builds(_npy_entry, st.lists(st.integers(0, 2**40), max_size=5).map(tuple),
+              st.sampled_from(["<f4", "|b1", "<M8[s]", "<U2", "|O", "<c8", ">f8"]), st.integers(0, 64)),
+    st.binary(max_size=80))
+NPZ_NAMES = st.one_of(st.sampled_from(["meta.npy", "tensor/logits.npy", "tensor/x.npy"]),
+                      st.text(st.characters(exclude_characters="\x00"), min_size=1, max_size=8))
+
+
+@FUZZ
+@given(st.lists(st.tuples(NPZ_NAMES, NPY), max_size=4), st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED]),
+       st.one_of(st.none(), st.integers(0, 400)), JSON)
+def test_from_npz_of_any_archive_loads_or_is_refused(entries, compression, cut, meta):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression) as archive:
+        archive.writestr("meta.npy", _meta_npy(meta))
+        for name, data in entries:
+            archive.writestr(name, data)
+    data = buffer.getvalue()
+    if cut is not None:  # a byte changed: a damaged header, name or deflate stream
+        data = data[:cut] + bytes([(data[cut % len(data)] + 1) % 256]) + data[cut + 1:]
+    call(Trace.from_npz, io.BytesIO(data))
+
+
+def _meta_npy(meta) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.array(json.dumps({"format": "transformer_viz.trace", "version": 1, "names": ["x"], **(
+        meta if isinstance(meta, dict) else {"config": meta})})))
+    return buffer.getvalue()
+
+
+UPLOAD_NAMES = st.one_of(st.sampled_from(["w.zip", "w.json", "w.safetensors", "w.bin"]), WILD)
+
+
+@FUZZ
+@given(st.one_of(st.lists(st.tuples(UPLOAD_NAMES, st.one_of(st.binary(max_size=40), WILD)), max_size=3), WILD),
+       st.lists(st.tuples(st.text(max_size=8), st.binary(max_size=40)), max_size=20))
+def test_read_upload_of_any_files_loads_or_is_refused(files, zipped):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in zipped:
+            archive.writestr(name.replace("\x00", "") or "x", data)
+    call(read_upload, files)
+    call(read_upload, [("upload.zip", buffer.getvalue())])
+
+
+HF_FIELDS = ["vocab_size", "d_model", "d_kv", "d_ff", "num_layers", "num_decoder_layers", "num_heads",
+             "relative_attention_num_buckets", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+             "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "max_position_embeddings",
+             "decoder_vocab_size", "pad_token_id", "feed_forward_proj", "tie_word_embeddings"]
+
+
+@pytest.mark.hf
+@FUZZ
+@given(mostly(st.sampled_from(["t5", "mt5", "umt5", "bart", "marian"])),
+       st.dictionaries(st.sampled_from(HF_FIELDS), mostly(st.integers(1, 8)), max_size=8))
+def test_a_hugging_face_config_of_any_values_is_refused_or_within_its_limits(model_type, fields):
+    from transformer_viz.weights import hf
+    from transformer_viz.weights.hf_limits import BART_FIELDS, HF_SIZE_LIMITS, MARIAN_FIELDS, T5_FIELDS
+
+    if hf.missing_reason() is not None:
+        pytest.skip(hf.missing_reason())
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "config.json").write_text(json.dumps({"model_type": model_type, **fields}, default=repr))
+        start = time.process_time()
+        with pytest.raises(ValueError) as refused:  # a config and no weights never loads
+            hf.load(folder, max_parameters=10**6)
+        assert time.process_time() - start < CPU_SECONDS
+    key = getattr(refused.value, "key", "a plain ValueError")
+    event(key)
+    if key == "hf.not_here" and model_type in (*hf.FAMILIES, "mt5", "umt5"):  # past the checks of its config
+        family_fields = {"bart": BART_FIELDS, "marian": MARIAN_FIELDS}.get(model_type, T5_FIELDS)
+        assert all(1 <= fields[field] <= HF_SIZE_LIMITS[limit] for field, limit in family_fields.items()
+                   if field in fields)

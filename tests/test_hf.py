@@ -232,3 +232,53 @@ def test_parameter_counts_use_the_toy_models_blocks(tiny):
     assert counts["decoder.layers.0"] == sum(counts[f"decoder.layers.0.{block}"] for block in (
         "self_attn", "cross_attn", "ffn", "norm1", "norm2", "norm3"))
     assert counts["src_embed"] > 0
+
+
+def _random_config(rng):
+    """A small random config of one family traced here, with every switch that changes its parameter count."""
+    from transformers import BartConfig, MarianConfig, MT5Config, T5Config, UMT5Config
+
+    family, tie = rng.choice(["t5", "mt5", "umt5", "bart", "marian"]), rng.choice([True, False])
+    if family in ("t5", "mt5", "umt5"):
+        kind = {"t5": T5Config, "mt5": MT5Config, "umt5": UMT5Config}[family]
+        return kind(vocab_size=rng.randint(5, 50), d_model=rng.randint(2, 12), d_kv=rng.randint(1, 5),
+                    d_ff=rng.randint(1, 9), num_layers=rng.randint(1, 3), num_decoder_layers=rng.randint(1, 3),
+                    num_heads=rng.randint(1, 4), relative_attention_num_buckets=rng.randint(1, 40),
+                    feed_forward_proj=rng.choice(["relu", "gated-gelu"]), tie_word_embeddings=tie)
+    heads, vocab = rng.randint(1, 3), rng.randint(5, 40)
+    shape = dict(vocab_size=vocab, d_model=heads * rng.randint(1, 4), encoder_layers=rng.randint(1, 3),
+                 decoder_layers=rng.randint(1, 3), encoder_attention_heads=heads, decoder_attention_heads=heads,
+                 encoder_ffn_dim=rng.randint(1, 9), decoder_ffn_dim=rng.randint(1, 9),
+                 max_position_embeddings=rng.randint(1, 20), pad_token_id=0, tie_word_embeddings=tie,
+                 decoder_start_token_id=0)
+    if family == "bart":
+        return BartConfig(**shape)
+    share = rng.choice([True, False])
+    return MarianConfig(decoder_vocab_size=vocab if share else rng.randint(5, 40),
+                        share_encoder_decoder_embeddings=share, **shape)
+
+
+@needs_transformers
+def test_parameters_counted_from_the_config_are_what_transformers_builds():
+    """hf_limits counts without building; on 60 random small configs of every family (tied tables or not, gated
+    FFNs, UMT5's per-layer biases, Marian's own target vocabulary) it matches the built model's parameters."""
+    import random
+
+    from transformers import AutoModelForSeq2SeqLM
+
+    from transformer_viz.weights.hf_limits import parameter_count
+
+    rng = random.Random(20)
+    for _ in range(60):
+        config = _random_config(rng)
+        with torch.device("meta"):
+            built = sum(p.numel() for p in AutoModelForSeq2SeqLM.from_config(config).parameters())
+        assert parameter_count(config) == built, config
+
+
+@needs_transformers
+def test_a_model_of_exactly_the_parameter_cap_loads(tiny):
+    parameters = sum(p.numel() for p in tiny.model.parameters())
+    assert hf.load(tiny.config.name, max_parameters=parameters).config == tiny.config
+    with pytest.raises(ValueError, match=f"has {parameters:,} parameters"):
+        hf.load(tiny.config.name, max_parameters=parameters - 1)

@@ -8,19 +8,31 @@ config, intervention); it loads without pickles, so a file from elsewhere cannot
 from __future__ import annotations
 
 import json
+import math
+import os
 import zipfile
+import zlib
+from contextlib import nullcontext
 
 import numpy as np
 import torch
-from numpy.lib.npyio import NpzFile
 
 from transformer_viz.config import ModelConfig
+from transformer_viz.trace.archive import entry_count, npy_header, read_exactly
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, token_labels
 
 FORMAT = "transformer_viz.trace"
 VERSION = 1
 TENSOR_PREFIX = "tensor/"
+# What a trace file may hold, checked in each .npy header before any array is read. A trace of a model at
+# SIZE_LIMITS (6 + 6 layers, d_model 512, 64 tokens, 10,000 words) on one sentence holds 195 tensors, 36 MiB.
+MAX_TENSORS = 2048
+MAX_FILE_BYTES = 256 * 2**20  # the arrays together, as loaded
+MAX_DIMS = 4  # (batch, heads, q_len, k_len)
+MAX_META_CHARS = 2**20  # the JSON of tokens, config and names
+TENSOR_DTYPES = frozenset(np.dtype(t) for t in ("bool", "float16", "float32", "float64", "int8", "int16", "int32",
+                                                "int64", "uint8"))
 
 
 def _intervention_dict(intervention: Intervention | None) -> dict | None:
@@ -51,26 +63,95 @@ def save_npz(trace, path) -> None:
         "intervention": _intervention_dict(trace.intervention),
         "names": list(trace),
     }
-    arrays = {f"{TENSOR_PREFIX}{key}": tensor.numpy() for key, tensor in trace.items()}
-    np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
+    arrays = {f"{TENSOR_PREFIX}{key}": _saved(tensor) for key, tensor in trace.items()}
+    text = json.dumps(meta)
+
+    def refuse(reason: str) -> ValueError:  # what from_npz would not load is not written
+        return ValueError(f"This trace cannot be saved as a trace file: {reason}.")
+
+    if len(arrays) > MAX_TENSORS or len(text) > MAX_META_CHARS:
+        raise refuse(f"it holds more than {MAX_TENSORS:,} tensors or {MAX_META_CHARS:,} characters of tokens")
+    if any("\x00" in key for key in arrays):  # a zip entry's name ends at its first NUL
+        raise refuse("a tensor's name holds a NUL character")
+    budget = MAX_FILE_BYTES
+    for key, array in arrays.items():
+        budget -= _checked_size(key, array.shape, array.dtype, budget, refuse)
+    np.savez(path, meta=np.array(text), **arrays)
+
+
+def _saved(tensor: torch.Tensor) -> np.ndarray:
+    """A tensor as numpy stores it: on the CPU, out of autograd; a float numpy lacks (bfloat16) as float32."""
+    tensor = tensor.detach().cpu()
+    try:
+        return tensor.numpy()
+    except TypeError:  # "Got unsupported ScalarType BFloat16"
+        return tensor.float().numpy()
 
 
 def _read(path) -> dict[str, np.ndarray]:
-    """Every array of the .npz file at `path`, loaded without pickles; ValueError for anything but such a file."""
-    unreadable = (OSError, ValueError, EOFError, zipfile.BadZipFile)
-    try:
-        data = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise
-    except unreadable as error:
-        raise ValueError(f"{path} is not a trace saved by Trace.to_npz: {error}") from None
-    if not isinstance(data, NpzFile):
-        raise ValueError(f"{path} is not a trace saved by Trace.to_npz: it holds one array, not an .npz archive.")
-    with data:
+    """Every array of the .npz file at `path` (or a binary file object), no pickles, each .npy header checked
+    against the limits above before its data is read; ValueError for anything but such a file."""
+
+    shown = path if isinstance(path, (str, os.PathLike)) else getattr(path, "name", "This file")
+
+    def refuse(reason: str) -> ValueError:
+        return ValueError(f"{shown} is not a trace saved by Trace.to_npz: {reason}.")
+
+    with open(path, "rb") if isinstance(path, (str, os.PathLike)) else nullcontext(path) as file:
+        count = entry_count(file)
+        if count is None:
+            raise refuse("it is not an .npz archive")
+        if count > MAX_TENSORS + 1:
+            raise refuse(f"it holds {count:,} entries; a trace holds at most {MAX_TENSORS:,} tensors")
         try:
-            return {key: data[key] for key in data.files}
-        except unreadable as error:
-            raise ValueError(f"{path} is not a trace saved by Trace.to_npz: {error}") from None
+            with zipfile.ZipFile(file) as archive:
+                return _arrays(archive, refuse)
+        except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError) as error:
+            raise refuse(str(error) or type(error).__name__) from None
+
+
+def _arrays(archive: zipfile.ZipFile, refuse) -> dict[str, np.ndarray]:
+    """The arrays of an open .npz archive, by name; each within its own entry's size and the file's budget."""
+    infos = archive.infolist()
+    if len({info.filename for info in infos}) != len(infos):
+        raise refuse("two of its entries have the same name")
+    arrays, budget = {}, MAX_FILE_BYTES
+    for info in infos:
+        if not info.filename.endswith(".npy"):
+            raise refuse(f"its entry {info.filename!r} is not an .npy array")
+        key = info.filename.removesuffix(".npy")
+        with archive.open(info) as member:
+            try:
+                shape, fortran, dtype = npy_header(member)
+            except ValueError as error:
+                raise refuse(f"{key}: {error}") from None
+            size = _checked_size(key, shape, dtype, budget, refuse)
+            if member.tell() + size != info.file_size:  # the header lies about the data that follows it
+                raise refuse(f"the header of {key} announces {shape} {dtype} ({size:,} bytes), but its entry holds "
+                             f"{info.file_size - member.tell():,} bytes of data")
+            try:
+                data = read_exactly(member, size)
+            except ValueError as error:
+                raise refuse(f"{key}: {error}") from None
+        budget -= size
+        array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+        arrays[key] = array if dtype.isnative else array.astype(dtype.newbyteorder("="))
+    return arrays
+
+
+def _checked_size(key: str, shape: tuple[int, ...], dtype: np.dtype, budget: int, refuse) -> int:
+    """The bytes of an array of `shape` and `dtype`, if a trace file may hold it within `budget` bytes."""
+    if key == "meta":
+        allowed = dtype.kind == "U" and shape == () and dtype.itemsize <= 4 * MAX_META_CHARS
+    else:
+        allowed = dtype.newbyteorder("=") in TENSOR_DTYPES and len(shape) <= MAX_DIMS
+    if not allowed or any(n < 0 for n in shape):
+        raise refuse(f"{key} is an array of {dtype} of shape {shape}, which a trace does not hold")
+    size = math.prod(shape) * dtype.itemsize
+    if size > budget:
+        raise refuse(f"its arrays would take more than {MAX_FILE_BYTES // 2**20} MiB, the most a trace file holds "
+                     f"({key}: {shape} {dtype})")
+    return size
 
 
 def load_npz(path) -> dict:
@@ -78,7 +159,7 @@ def load_npz(path) -> dict:
     arrays = _read(path)
     try:
         meta = json.loads(str(arrays.pop("meta"))) if "meta" in arrays else None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # nesting deeper than json recurses
         meta = None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION:
         raise ValueError(f"{path} is not a trace saved by Trace.to_npz (format {FORMAT}, version {VERSION}).")

@@ -8,6 +8,7 @@ every caller.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from transformer_viz.trace.names import ATTENTION_KINDS
@@ -34,10 +35,13 @@ class Intervention:
 
     def __post_init__(self) -> None:
         heads = self.ablate_heads
-        if isinstance(heads, str) or not all(isinstance(h, tuple) and len(h) == 3 for h in heads):
+        if isinstance(heads, (str, bytes, Mapping)) or not isinstance(heads, Iterable):
+            raise ValueError(f"ablate_heads must hold (kind, layer, head) triples, got {heads!r}.")
+        heads = tuple(heads)  # read once: it may be an iterator
+        if not all(isinstance(h, tuple) and len(h) == 3 for h in heads):
             raise ValueError(f"ablate_heads must hold (kind, layer, head) triples, got {heads!r}.")
         for kind, layer, head in heads:
-            if kind not in ATTENTION_KINDS:
+            if not isinstance(kind, str) or kind not in ATTENTION_KINDS:  # a list is no kind (nor hashable)
                 raise ValueError(f"Unknown attention kind {kind!r} in ablate_heads; choose one of "
                                  f"{', '.join(ATTENTION_KINDS)}.")
             for what, value in (("layer", layer), ("head", head)):

@@ -6,13 +6,15 @@ goes through `recorded_attention`, which names what there is when a choice does 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
+from transformer_viz.config import ModelConfig, is_whole
 from transformer_viz.trace import export
+from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.names import (
     ATTENTION_KINDS,
     attention_name,
@@ -38,6 +40,15 @@ class Trace(Mapping):
     src_tokens: tuple[str, ...] | None = None
     tgt_tokens: tuple[str, ...] | None = None
     intervention: Any = None
+
+    def __post_init__(self) -> None:
+        """ValueError with a sentence for fields a trace cannot have; tokens become tuples of strings."""
+        _check_tensors(self.tensors)
+        _check_config(self.config)
+        for side in ("src_tokens", "tgt_tokens"):
+            object.__setattr__(self, side, _checked_tokens(getattr(self, side), side))
+        if self.intervention is not None and not isinstance(self.intervention, Intervention):
+            raise ValueError(f"intervention must be an Intervention or None, got {type(self.intervention).__name__}.")
 
     def __getitem__(self, key: str) -> torch.Tensor:
         try:
@@ -98,11 +109,7 @@ class Trace(Mapping):
 
     def with_tokens(self, src_tokens=None, tgt_tokens=None) -> Trace:
         """The same trace with display strings for the source and target positions."""
-        return replace(
-            self,
-            src_tokens=None if src_tokens is None else tuple(src_tokens),
-            tgt_tokens=None if tgt_tokens is None else tuple(tgt_tokens),
-        )
+        return replace(self, src_tokens=src_tokens, tgt_tokens=tgt_tokens)
 
     # Exports (trace/export.py; pandas is imported only by to_dataframe).
 
@@ -122,6 +129,44 @@ class Trace(Mapping):
     def to_bertviz(self) -> dict:
         """The keyword arguments of BertViz's `head_view` / `model_view` for an encoder-decoder."""
         return export.bertviz_arguments(self)
+
+
+CONFIG_SIZES = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers")  # what readers of a trace ask its config
+
+
+def _check_tensors(tensors) -> None:
+    if not isinstance(tensors, Mapping):
+        raise ValueError(f"tensors must map trace names to tensors, got {type(tensors).__name__}.")
+    for key, tensor in tensors.items():
+        if not isinstance(key, str):
+            raise ValueError(f"A trace name is a string such as 'logits', got {key!r}.")
+        if not isinstance(tensor, torch.Tensor):
+            raise ValueError(f"{key}: a trace holds torch tensors, got {type(tensor).__name__} (torch.as_tensor "
+                             "makes one of a numeric array).")
+
+
+def _check_config(config) -> None:
+    """None, a ModelConfig, or a config with the same sizes (a Hugging Face model's HFConfig)."""
+    if config is None or isinstance(config, ModelConfig):
+        return
+    for field in CONFIG_SIZES:
+        value = getattr(config, field, None)
+        if not is_whole(value) or value < 1:
+            raise ValueError(f"config must be the ModelConfig of the traced model (or None): its {field} should be "
+                             f"a positive whole number, got {type(config).__name__} with {field} = {value!r}.")
+
+
+def _checked_tokens(tokens, side: str) -> tuple[str, ...] | None:
+    """None, or the display strings as a tuple (a string is read as its characters)."""
+    if tokens is None:
+        return None
+    if isinstance(tokens, (bytes, Mapping)) or not isinstance(tokens, Iterable):
+        raise ValueError(f"{side} must be a list of strings (one per position) or None, got {type(tokens).__name__}.")
+    tokens = tuple(tokens)
+    for token in tokens:
+        if not isinstance(token, str):
+            raise ValueError(f"{side} must be a list of strings (one per position), but it holds {token!r}.")
+    return tokens
 
 
 def check_trace(trace) -> None:

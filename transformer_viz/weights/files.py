@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -22,6 +23,7 @@ from transformer_viz.data.tasks import Task
 from transformer_viz.errors import TranslatableError
 from transformer_viz.i18n import translatable_error
 from transformer_viz.model import Transformer
+from transformer_viz.trace.archive import entry_count
 from transformer_viz.weights.pretrained import (
     MAX_METADATA_BYTES,
     Pretrained,
@@ -34,6 +36,11 @@ MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 2**20
 PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle")
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the files' date in the .zip: not when they were downloaded
 _LOADED_AS = "upload"  # the name the files get in the temporary folder
+# A checkpoint .zip holds its two files, and perhaps what archivers add (folders, macOS's __MACOSX/ forks):
+# counted from the archive's end record before zipfile parses a single entry (185,000 empty ones cost seconds).
+MAX_ZIP_ENTRIES = 16
+ZIP_ROOM = 2**20  # unpacked bytes beside the two files' own limits, for what archivers add
+ENCRYPTED = 0x1  # the general-purpose flag bit of an entry protected by a password
 
 def refusal(kind: str, /, **values) -> TranslatableError:
     """The refusal of an upload: key "upload.<kind>", its English sentence "detail.upload.<kind>" with `values`."""
@@ -60,7 +67,9 @@ def checkpoint_zip(model: Transformer, task: Task, name: str, *, metrics: dict |
 def read_upload(files: Sequence[tuple[str, bytes]], task: str | None = None,
                 max_bytes: int = MAX_UPLOAD_BYTES) -> Pretrained:
     """The checkpoint in uploaded files: (file name, content) of its .safetensors and .json, or of one .zip
-    holding both. With `task`, weights of another task are refused. Raises TranslatableError ("upload.*")."""
+    holding both. With `task`, weights of another task are refused. Raises TranslatableError ("upload.*"), or
+    ValueError for arguments that are not (name, bytes) pairs."""
+    _check_files(files)
     for file_name, content in files:
         suffix = PurePosixPath(file_name).suffix.lower()
         if suffix in PICKLE_SUFFIXES:
@@ -74,6 +83,21 @@ def read_upload(files: Sequence[tuple[str, bytes]], task: str | None = None,
     if task is not None and loaded.task.name != task:
         raise refusal("other_task", task=loaded.task.name, current_task=task)
     return loaded
+
+
+def _check_files(files) -> None:
+    if isinstance(files, (str, bytes)) or not isinstance(files, Sequence):
+        raise ValueError(f"files must be a list of (file name, content) pairs, got {type(files).__name__}.")
+    for pair in files:
+        if not (isinstance(pair, tuple | list) and len(pair) == 2 and isinstance(pair[0], str)
+                and isinstance(pair[1], bytes | bytearray)):
+            raise ValueError("Each uploaded file must be a (file name, content) pair of a str and bytes, got "
+                             f"{_shown(pair)}.")
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def _megabytes(size: int) -> str:
@@ -95,11 +119,22 @@ def _pair(files: Sequence[tuple[str, bytes]]) -> dict[str, tuple[str, bytes]]:
 
 def _unzipped(zip_name: str, content: bytes, max_bytes: int) -> dict[str, tuple[str, bytes]]:
     """The .safetensors and .json files inside a .zip (read within their size limits, never extracted)."""
+    file = io.BytesIO(content)
+    count = entry_count(file)
+    if count is None:
+        raise refusal("zip", file=zip_name)
+    if count > MAX_ZIP_ENTRIES:
+        raise refusal("zip_entries", file=zip_name, count=count, limit=MAX_ZIP_ENTRIES)
     try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
+        archive = zipfile.ZipFile(file)
         members = [info for info in archive.infolist() if not info.is_dir() and not _clutter(info.filename)]
     except (zipfile.BadZipFile, OSError, ValueError, EOFError):
         raise refusal("zip", file=zip_name) from None
+    unpacked, room = sum(info.file_size for info in archive.infolist()), max_bytes + MAX_METADATA_BYTES + ZIP_ROOM
+    if unpacked > room:
+        raise refusal("zip_size", file=zip_name, size=_megabytes(unpacked), limit=_megabytes(room))
+    if any(info.flag_bits & ENCRYPTED for info in archive.infolist()):
+        raise refusal("encrypted", file=zip_name)
     suffixes = sorted(PurePosixPath(info.filename).suffix.lower() for info in members)
     if suffixes != [".json", ".safetensors"]:
         shown = ", ".join(info.filename for info in members[:5]) + (", ..." if len(members) > 5 else "")
@@ -114,7 +149,7 @@ def _unzipped(zip_name: str, content: bytes, max_bytes: int) -> dict[str, tuple[
         try:
             with archive.open(info) as member:
                 data = member.read(limit + 1)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, zlib.error):
             raise refusal("zip", file=zip_name) from None
         if len(data) > limit:
             raise refusal("too_big", file=shown, size=f"> {_megabytes(limit)}", limit=_megabytes(limit))

@@ -18,6 +18,7 @@ added to each self-attention score instead, and is part of its recorded scores),
 from __future__ import annotations
 
 import math
+import pickle
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +34,7 @@ from transformer_viz.model.attention import masked_softmax
 from transformer_viz.model.masks import decoder_self_mask, padding_mask
 from transformer_viz.trace.names import ATTENTION_KINDS, name
 from transformer_viz.trace.record import Trace
+from transformer_viz.weights.hf_limits import parameter_count
 
 FAMILIES = ("marian", "bart", "t5")  # model_type values traced here (mt5 and umt5 trace as t5)
 T5_LIKE = ("t5", "mt5")
@@ -120,13 +122,22 @@ def config_of(model: nn.Module, name_or_path: str) -> HFConfig:
                     scale_embeddings=bool(hf.scale_embedding), embed_norm=family == "bart")
 
 
+def _first_line(error: Exception) -> str:
+    """The first line of an error's message that says something, at most 200 characters."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return (lines[0] if lines else type(error).__name__)[:200]
+
+
 def load(name_or_path: str, allow_download: bool = False, max_parameters: int | None = None) -> HFModel:
     """The model and tokenizer in a local folder or the local Hugging Face cache (from the Hub only when
-    `allow_download`). Its config is read first: a family not traced here, or more than `max_parameters`, is
-    refused before any weights are read. ValueError with a sentence for anything that cannot be loaded."""
+    `allow_download`). Its config is read first: a family not traced here, a size beyond HF_SIZE_LIMITS
+    (weights/hf_limits.py) or more than `max_parameters` (counted from the config) is refused before anything is
+    built or any weights are read. ValueError with a sentence for anything that cannot be loaded."""
     reason = missing_reason()
     if reason is not None:
         raise _error("missing", reason=reason)
+    from huggingface_hub.errors import StrictDataclassError
+    from safetensors import SafetensorError
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
     from transformers.utils import logging
 
@@ -136,23 +147,26 @@ def load(name_or_path: str, allow_download: bool = False, max_parameters: int | 
     name_or_path = name_or_path.strip()
 
     def unavailable(error: Exception) -> TranslatableError:
-        return _error("not_on_hub" if allow_download else "not_here", name=name_or_path,
-                      cause=str(error).splitlines()[0][:200])
+        return _error("not_on_hub" if allow_download else "not_here", name=name_or_path, cause=_first_line(error))
 
     try:
         hub_config = AutoConfig.from_pretrained(name_or_path, local_files_only=not allow_download)
+    except (StrictDataclassError, TypeError, KeyError, AttributeError) as error:  # a value of the wrong type
+        raise _error("config", name=name_or_path, reason=" ".join(str(error).split())[:200]) from None
     except (OSError, ValueError, ImportError) as error:
         raise unavailable(error) from None
     family_of(getattr(hub_config, "model_type", ""))
-    if max_parameters is not None:
-        with torch.device("meta"):  # the shapes only: no memory, no weights
-            parameters = sum(p.numel() for p in AutoModelForSeq2SeqLM.from_config(hub_config).parameters())
-        if parameters > max_parameters:
-            raise _error("too_big", name=name_or_path, parameters=parameters, limit=int(max_parameters))
+    parameters = parameter_count(hub_config, name_or_path)  # every size bounded, nothing built
+    if max_parameters is not None and parameters > max_parameters:
+        raise _error("too_big", name=name_or_path, parameters=parameters, limit=int(max_parameters))
     try:
         model = AutoModelForSeq2SeqLM.from_pretrained(name_or_path, local_files_only=not allow_download,
                                                       attn_implementation="eager")
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=not allow_download)
+    except pickle.UnpicklingError:  # torch.load(weights_only=True) met more than tensors
+        raise _error("pickle", name=name_or_path) from None
+    except SafetensorError as error:
+        raise _error("weights", name=name_or_path, cause=_first_line(error)) from None
     except (OSError, ValueError, ImportError) as error:
         raise unavailable(error) from None
     config = config_of(model, name_or_path)
@@ -340,7 +354,9 @@ def _embeddings(hf: HFModel, tensors: dict[str, torch.Tensor], side: str) -> Non
 
 
 def _tokens(hf: HFModel, ids: torch.Tensor) -> tuple[str, ...]:
-    return tuple(hf.tokenizer.convert_ids_to_tokens(ids.tolist()))
+    """The tokenizer's pieces of `ids`; an id past the tokenizer's table (T5's model has 28 more) as "[id]"."""
+    pieces = hf.tokenizer.convert_ids_to_tokens(ids.tolist())
+    return tuple(piece if isinstance(piece, str) else f"[{i}]" for i, piece in zip(ids.tolist(), pieces, strict=True))
 
 
 def encode(hf: HFModel, text: str, max_len: int, target: bool = False) -> torch.Tensor:

@@ -1,0 +1,120 @@
+"""What hostile files cost the server (issue 20, items 1, 3 and 4): `python bench/bench_hostile.py`.
+
+Replays each against the library function the app calls, in this one process, and prints its resident memory
+(RSS) before and after, the peak, and the CPU seconds the call took:
+
+1. `hf.load` of a folder holding only the issue's config.json: T5 with 2 x 20,000 layers of width 2
+   (skipped without the Hugging Face extra);
+2. `Trace.from_npz` of a 0.8 MiB .npz whose one array inflates to 800 MiB, and of one whose .npy header
+   claims 10^12 floats;
+3. `read_upload` of a 15 MB .zip of 185,000 empty entries.
+
+Each is refused with a ValueError; the numbers say how much it cost to say so. The files are written in a
+temporary folder, streamed so that building them costs this bench no memory.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import resource
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # transformer_viz, when run as `python bench/bench_hostile.py`
+
+from transformer_viz import Trace  # noqa: E402
+from transformer_viz.weights import hf  # noqa: E402
+from transformer_viz.weights.files import read_upload  # noqa: E402
+
+MANY_TINY_LAYERS = {"model_type": "t5", "vocab_size": 8, "d_model": 2, "d_kv": 1, "d_ff": 1, "num_layers": 20000,
+                    "num_decoder_layers": 20000, "num_heads": 1, "decoder_start_token_id": 0}
+
+
+def rss_mib() -> float:
+    """This process's resident memory in MiB (Linux)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * 4096 / 2**20
+
+
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def replay(what: str, call: Callable[[], object]) -> None:
+    """Run `call`, print its outcome, RSS before / after / peak and its CPU seconds."""
+    before, start = rss_mib(), time.process_time()
+    try:
+        call()
+        outcome = "loaded"
+    except ValueError as error:
+        outcome = f"ValueError: {str(error)[:110]}"
+    cpu = time.process_time() - start
+    print(f"{what}\n  {outcome}\n  RSS {before:.0f} -> {rss_mib():.0f} MiB (peak so far {peak_mib():.0f} MiB), "
+          f"CPU {cpu:.2f} s", flush=True)
+
+
+def inflating_npz(path: Path, mib: int) -> None:
+    """A trace file whose one float32 array is `mib` MiB of zeros, deflated (written a MiB at a time)."""
+    names = ["x"]
+    meta = {"format": "transformer_viz.trace", "version": 1, "config": None, "src_tokens": None,
+            "tgt_tokens": None, "intervention": None, "names": names}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        buffer = io.BytesIO()
+        np.save(buffer, np.array(json.dumps(meta)))
+        archive.writestr("meta.npy", buffer.getvalue())
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False,
+                                                      "shape": (mib * 2**18,)})
+        with archive.open("tensor/x.npy", "w", force_zip64=True) as entry:
+            entry.write(header.getvalue())
+            for _ in range(mib):
+                entry.write(bytes(2**20))
+
+
+def lying_npz(path: Path) -> None:
+    """A trace file whose .npy header claims 10^12 float32 values and holds 16 bytes."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": (10**12,)})
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("tensor/x.npy", header.getvalue() + bytes(16))
+
+
+def many_entries_zip(count: int) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for i in range(count):
+            archive.writestr(f"{i:x}", b"")
+    return buffer.getvalue()
+
+
+def main() -> None:
+    print(f"start: RSS {rss_mib():.0f} MiB")
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        if hf.missing_reason() is None:
+            (folder / "config.json").write_text(json.dumps(MANY_TINY_LAYERS))
+            replay("1. hf.load: a config.json of 2 x 20,000 tiny T5 layers",
+                   lambda: hf.load(str(folder), max_parameters=int(5e8)))
+        else:
+            print(f"1. skipped: {hf.missing_reason()}")
+        inflating_npz(folder / "inflating.npz", 800)
+        size = (folder / "inflating.npz").stat().st_size / 2**10
+        replay(f"3. Trace.from_npz: {size:.0f} KiB that inflate to an 800 MiB array",
+               lambda: Trace.from_npz(folder / "inflating.npz"))
+        lying_npz(folder / "lying.npz")
+        replay("3. Trace.from_npz: an .npy header claiming 10^12 floats", lambda: Trace.from_npz(folder / "lying.npz"))
+        data = many_entries_zip(185_000)
+        replay(f"4. read_upload: a {len(data) / 1e6:.1f} MB .zip of 185,000 empty entries",
+               lambda: read_upload([("weights.zip", data)]))
+
+
+if __name__ == "__main__":
+    main()
