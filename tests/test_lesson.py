@@ -255,6 +255,18 @@ def test_decoding_answer_is_the_models_next_word():
     assert revealed_answer(8).startswith(f"“{chosen}” with probability")
 
 
+def test_after_the_answer_sampling_draws_the_next_word_and_shows_the_distribution_before_and_after():
+    at = reveal(open_step(8), 8)
+    assert len(charts(at)["lesson_topk"]["data"]) == 1  # greedy: one distribution
+    at.slider(key="temperature").set_value(2.0).run()
+    assert not at.exception, [e.value for e in at.exception]
+    bars = charts(at)["lesson_sampling"]
+    names = [str(trace.get("name")) for trace in bars["data"]]
+    assert any(n.startswith("before") for n in names) and any(n.startswith("after") for n in names), names
+    assert "With sampling on, this run drew" in answer(at)
+    assert "lesson_topk" not in charts(at)
+
+
 def heatmap_rows(figure: dict) -> int:
     z = figure["data"][0]["z"]  # a list of rows, or Plotly's typed array {"bdata", "dtype", "shape": "rows, cols"}
     return int(z["shape"].split(",")[0]) if isinstance(z, dict) else len(z)

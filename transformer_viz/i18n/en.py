@@ -354,6 +354,8 @@ ENGLISH: dict[str, str] = {
     "lesson.decoding.text": "At inference there is no target: the decoder starts from `<bos>`, the model scores every word of its vocabulary for the next position, greedy decoding takes the most likely one, appends it and runs again, until it writes `<eos>`. Each step's cross-attention shows where the model looked while choosing.",
     "lesson.decoding.question": "After {prefix}, which word comes next, and how sure is the model?",
     "lesson.decoding.answer": "“{token}” with probability {p:.1%}; second choice “{second}” ({p2:.1%}).",
+    "lesson.decoding.drawn": "With sampling on, this run drew {token}.",
+    "lesson.decoding.try_sampling": "Greedy decoding always writes the top word, so a small model looks 100 % sure. Raise the temperature to draw each next word at random from the distribution instead: the bars then show it before and after temperature, top-k and top-p reshape it, and another seed draws another sentence.",
     "lesson.decoding.why": "an output of at least {steps} words",
     "lesson.decoding.so_far": "Model output so far",
     "lesson.decoding.held_back": "the model's probabilities for the next word, and the step that writes it",

@@ -351,6 +351,8 @@ CHINESE: dict[str, str] = {
     "lesson.decoding.text": "推理时没有目标：解码器从 `<bos>` 开始，模型为下一个位置给词表中的每个词打分，贪心解码取最可能的那个，接在后面再运行一次，直到写出 `<eos>`。每一步的交叉注意力显示模型在选择时看向了哪里。",
     "lesson.decoding.question": "在 {prefix} 之后，下一个词是什么？模型有多确定？",
     "lesson.decoding.answer": "“{token}”，概率 {p:.1%}；第二选择 “{second}”（{p2:.1%}）。",
+    "lesson.decoding.drawn": "开启采样后，这次运行抽到的是 {token}。",
+    "lesson.decoding.try_sampling": "贪心解码总是写下概率最高的词，所以小模型看起来 100 % 确定。调高温度，就改为从分布中随机抽取下一个词：柱状图会显示温度、前 k 个和累计概率 p 调整前后的分布，换一个种子就会抽出另一句话。",
     "lesson.decoding.why": "至少 {steps} 个词的输出",
     "lesson.decoding.so_far": "到目前为止的模型输出",
     "lesson.decoding.held_back": "模型对下一个词的概率，以及写出它的那一步",

@@ -1,12 +1,13 @@
-"""Step 8, decoding: greedy decoding writes the most probable next token, one step at a time."""
+"""Step 8, decoding: greedy decoding writes the most probable next token, one step at a time; after the answer,
+the Decoding page's sampling controls draw the next token at random instead, the distribution before and after."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from transformer_viz.analysis.inference import next_token_probabilities
+from transformer_viz.analysis.inference import next_token_distributions, next_token_probabilities
 from transformer_viz.data.tasks import TASKS
-from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
+from transformer_viz.figures.decoding import cross_attention_by_step, sampling_bars, topk_bars
 from transformer_viz.lessons.step import Host, Step, held_back, layer_head, not_here
 from transformer_viz.model.transformer import Transformer
 
@@ -29,8 +30,7 @@ def show(host: Host) -> tuple[str, str]:
     probabilities = next_token_probabilities(trace)
     bars, steps = host.columns([2, 3], gap="large")
     if host.revealed:
-        bars.chart(topk_bars(probabilities, vocab.tokens, k=5, chosen=int(probabilities.argmax()),
-                             min_font=host.min_font, lang=host.lang), key="lesson_topk")
+        bars.chart(next_word_bars(ctx, k, host), key="lesson_topk" if ctx.run.sampling is None else "lesson_sampling")
     else:
         held_back(bars, host.text("lesson.decoding.held_back"))
     if written:
@@ -38,9 +38,27 @@ def show(host: Host) -> tuple[str, str]:
                                             produced=ctx.run.output_tokens[:written], min_font=host.min_font,
                                             lang=host.lang),
                     key="lesson_by_step")
+    if host.revealed:
+        host.caption(host.text("lesson.decoding.try_sampling"))
+        host.sampling()
     first, second = np.argsort(probabilities)[::-1][:2]
-    return question, host.text("lesson.decoding.answer", token=vocab.tokens[first], p=probabilities[first],
-                               second=vocab.tokens[second], p2=probabilities[second])
+    answer = host.text("lesson.decoding.answer", token=vocab.tokens[first], p=probabilities[first],
+                       second=vocab.tokens[second], p2=probabilities[second])
+    if ctx.run.sampling is not None:
+        answer += " " + host.text("lesson.decoding.drawn", token=host.literal(ctx.run.output_tokens[k]))
+    return question, answer
+
+
+def next_word_bars(ctx, k: int, host: Host):
+    """The next-word distribution at step k (from 0), the written word highlighted; when sampling, the
+    distribution before and after temperature, top-k and top-p."""
+    trace, vocab = ctx.run.step(k), TASKS[ctx.view.task].tgt_vocab
+    written = vocab.index(ctx.run.output_tokens[k])
+    if ctx.run.sampling is None:
+        return topk_bars(next_token_probabilities(trace), vocab.tokens, k=5, chosen=written,
+                         min_font=host.min_font, lang=host.lang)
+    before, after = next_token_distributions(trace, ctx.run.sampling)
+    return sampling_bars(before, after, vocab.tokens, chosen=written, k=6, min_font=host.min_font, lang=host.lang)
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).

@@ -42,6 +42,7 @@ class Host(Protocol):
     def token_chips(self, label: str, tokens) -> None: ...
     def text_input(self, field: str, label: str, **kwargs) -> str: ...  # a widget bound to view field `field`
     def slider(self, field: str, label: str, low: int, high: int) -> int: ...
+    def sampling(self) -> None: ...  # the Decoding page's sampling controls (temperature, top-k, top-p, seed)
     def train(self, view) -> int | None: ...  # a training control; the steps of the session's trained model
     def training_time(self, view) -> tuple[float, float]: ...  # seconds the view's training takes here:
     #                                  (with a core free, at the slowest measured on a server busy with a class)

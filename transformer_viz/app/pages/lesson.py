@@ -15,6 +15,7 @@ import streamlit as st
 from transformer_viz.analysis.source import code_excerpt
 from transformer_viz.app.frame.code import show_code
 from transformer_viz.app.frame.presenter import figure_min_font
+from transformer_viz.app.pages.decoding import sampling_controls
 from transformer_viz.app.pages.training import run_training, show_result
 from transformer_viz.app.server import figure_cache, models, trainings
 from transformer_viz.app.session import state
@@ -113,6 +114,10 @@ class StreamlitHost:
 
     def slider(self, field: str, label: str, low: int, high: int) -> int:
         return view_widget(self.where.slider, field, label, low, high, value=getattr(View, field))
+
+    def sampling(self) -> None:
+        with self.where.container():
+            sampling_controls(hugging_face=False)
 
     def train(self, view: View) -> int | None:
         resolved = models.resolve(replace(view, weights="random"))
