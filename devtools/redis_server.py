@@ -1,10 +1,12 @@
-"""A throw-away Debian `redis-server` on 127.0.0.1 for the room tests: no files written, stopped by its pid."""
+"""A throw-away Debian `redis-server` on 127.0.0.1 for the room tests, stopped by its pid: no files written, or
+an append-only file in a given folder (as deploy/compose.yaml keeps rooms across a restart)."""
 
 from __future__ import annotations
 
 import contextlib
 import shutil
 import subprocess
+from pathlib import Path
 
 from devtools.browser import free_port, stop_process, wait_until_serving
 
@@ -19,13 +21,16 @@ def redis_missing_reason() -> str | None:
 
 
 @contextlib.contextmanager
-def redis_server(startup_timeout: float = 20):
-    """Start redis-server on a free port of 127.0.0.1 without persistence and yield its redis:// URL."""
+def redis_server(startup_timeout: float = 20, port: int | None = None, data_dir: Path | None = None):
+    """Start redis-server on 127.0.0.1 (a free port, or `port`) and yield its redis:// URL. Without `data_dir`
+    nothing is kept; with it, every write goes to an append-only file there, read again by the next start."""
     import redis
 
-    port = free_port()
+    port = port or free_port()
+    persistence = ["--appendonly", "no"] if data_dir is None else [
+        "--appendonly", "yes", "--appendfsync", "always", "--dir", str(data_dir)]
     process = subprocess.Popen(
-        [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
+        [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(port), "--save", "", *persistence,
          "--protected-mode", "yes", "--loglevel", "warning"],
         stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True,
     )

@@ -32,3 +32,11 @@ def test_sessions_are_sticky_by_a_cookie_not_by_address():
     upstream = re.search(r"upstream tviz_app \{(.*?)\}", TEMPLATE, re.S)[1]
     assert "hash $tviz_route consistent;" in upstream and "ip_hash" not in upstream
     assert "proxy_set_header Upgrade $http_upgrade;" in TEMPLATE  # Streamlit's websocket
+
+
+def test_compose_keeps_the_rooms_across_a_redis_restart():
+    """tests/test_rooms_outage.py checks the app over such a restart; here, that compose asks for it."""
+    redis = COMPOSE["services"]["redis"]
+    command = " ".join(redis["command"])
+    assert "--appendonly yes" in command and "--appendfsync everysec" in command
+    assert any(volume.endswith(":/data") for volume in redis["volumes"])  # the file outlives the container

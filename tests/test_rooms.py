@@ -176,7 +176,7 @@ def test_a_shared_view_no_teacher_could_make_is_not_applied(view):
     student = session({state.ROOM: code})
     assert not student.exception
     assert student.session_state[state.N_DECODER_LAYERS] == 2 and "evil" not in student.session_state
-    assert any("unavailable" in w.value for w in student.sidebar.warning)
+    assert any("a view this app cannot show" in w.value for w in student.sidebar.warning)
 
 
 def test_the_teachers_page_is_followed():

@@ -246,8 +246,9 @@ def test_an_unreachable_redis_is_a_room_store_error():
     from devtools.browser import free_port
 
     store = RedisRoomStore.from_url(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
-    with pytest.raises(RoomStoreError, match="Redis"):
+    with pytest.raises(RoomStoreError, match="Redis") as raised:
         store.get("K7QX")
+    assert raised.value.reason == "unreachable" and raised.value.values == {}  # the screen says it without the address
 
 
 @pytest.mark.parametrize("typed, code", [

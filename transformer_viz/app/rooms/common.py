@@ -13,7 +13,7 @@ import segno
 import streamlit as st
 
 from transformer_viz.app.frame.navigation import HOME, PAGES
-from transformer_viz.app.rooms.store import RoomStore, open_store
+from transformer_viz.app.rooms.store import RoomStore, RoomStoreError, open_store
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.widgets import tr
@@ -36,6 +36,24 @@ def show_notice() -> None:
     if message is not None:
         key, values, level = message
         (st.info if level == "info" else st.warning)(tr(key, **values))
+
+
+def store_trouble(error: RoomStoreError) -> None:
+    """The store did not answer: say why in the room's section and, while Redis is away, above the page."""
+    notice(f"room.store.{error.reason}", **error.values)
+    if error.reason == "unreachable":
+        st.session_state[state.ROOM_DOWN] = True
+
+
+def store_answered() -> None:
+    st.session_state.pop(state.ROOM_DOWN, None)
+
+
+def room_down_banner(where) -> None:
+    """Above the page (`where`), while the room cannot be reached: the sidebar may be folded or hidden."""
+    in_a_room = state.TEACHING in st.session_state or state.JOINED in st.session_state
+    if in_a_room and st.session_state.get(state.ROOM_DOWN):
+        where.warning(tr("room.down"), icon=":material/cloud_off:")
 
 
 def idle_minutes() -> int:

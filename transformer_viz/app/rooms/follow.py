@@ -18,7 +18,15 @@ from dataclasses import replace
 import streamlit as st
 
 from transformer_viz.app.frame.navigation import page
-from transformer_viz.app.rooms.common import idle_minutes, notice, page_path, room_store, show_notice
+from transformer_viz.app.rooms.common import (
+    idle_minutes,
+    notice,
+    page_path,
+    room_store,
+    show_notice,
+    store_answered,
+    store_trouble,
+)
 from transformer_viz.app.rooms.store import (
     CODE_LENGTH,
     LINK_CODE_LENGTH,
@@ -62,7 +70,7 @@ def join_room(typed: str | None = None) -> None:
     try:
         room = room_store().get(short)
     except RoomStoreError as error:
-        notice("room.unavailable", message=str(error))
+        store_trouble(error)
         return
     if room is None or (len(code) == LINK_CODE_LENGTH and not room.opens_for_student(code)):
         notice("room.unknown", code=short, minutes=idle_minutes())
@@ -88,8 +96,8 @@ def take_teachers_view(room: RoomState) -> None:
     """Set the view fields to the teacher's (before any widget: this run draws them)."""
     try:
         view = checked_view(room.view)
-    except ValueError as error:  # not what a teacher's session shares: keep this view
-        notice("room.unavailable", message=str(error))
+    except ValueError:  # not what a teacher's session shares: keep this view
+        notice("room.bad_view")
         return
     if view.get(state.WEIGHTS) == "trained":  # the teacher's own training stays in the teacher's session
         view[state.WEIGHTS] = "pretrained"
@@ -114,8 +122,9 @@ def catch_up() -> None:
     try:
         room = room_store().get(joined.code)
     except RoomStoreError as error:  # keep following: the next poll asks again
-        notice("room.unavailable", message=str(error))
+        store_trouble(error)
         return
+    store_answered()
     if room is None:
         st.session_state.pop(state.JOINED, None)
         st.query_params.pop(state.ROOM, None)
@@ -145,12 +154,14 @@ def following() -> Joined | None:
 
 
 def teacher_changed(joined: Joined) -> bool:
-    """Whether the room has ended or has a version this session has not seen (a store error: not yet)."""
+    """Whether the page must be drawn again: the room has ended, has a version this session has not seen, or the
+    store stopped or started answering again (said above the page)."""
+    was_down = bool(st.session_state.get(state.ROOM_DOWN))
     try:
         room = room_store().get(joined.code)
     except RoomStoreError:  # the next poll asks again
-        return False
-    return room is None or room.version not in (0, joined.seen) or away_minutes(room) != joined.away
+        return not was_down
+    return was_down or room is None or room.version not in (0, joined.seen) or away_minutes(room) != joined.away
 
 
 def enter_from_link() -> None:

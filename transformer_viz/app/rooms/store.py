@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import threading
 import time
@@ -37,11 +38,17 @@ ROOM_IDLE = 30 * 60  # seconds without a sign of the teacher before a room is fo
 MAX_ROOMS = 1000  # rooms one server (or one Redis) keeps at once (TVIZ_ROOMS)
 MAX_VIEW_CHARS = 16_384  # a shared view's parameters as JSON: a link, not a document
 REDIS_URL_VARIABLE = "TVIZ_REDIS_URL"
+LOG = logging.getLogger(__name__)
 ViewValues = Mapping[str, object]  # view field -> value (str, int, float, bool, None or a list of ints)
 
 
 class RoomStoreError(RuntimeError):
-    """The store cannot answer (Redis is down, or it keeps as many rooms as it may)."""
+    """The store cannot answer. `reason` names why for the screen ("full": it keeps as many rooms as it may, with
+    `rooms`; "unreachable": Redis does not answer); the message, for the server's log only, may say more."""
+
+    def __init__(self, reason: str, message: str, **values) -> None:
+        super().__init__(message)
+        self.reason, self.values = reason, values
 
 
 @dataclass(frozen=True)
@@ -158,7 +165,8 @@ class MemoryRoomStore:
                 del self._rooms[code]
             self._owners = {who: code for who, code in self._owners.items() if code in self._rooms}
             if len(self._rooms) >= self._max_rooms:
-                raise RoomStoreError(f"this server already keeps {self._max_rooms} rooms")
+                raise RoomStoreError("full", f"this server already keeps {self._max_rooms} rooms",
+                                     rooms=self._max_rooms)
             code = new_code()
             while code in self._rooms:
                 code = new_code()
@@ -260,8 +268,9 @@ class RedisRoomStore:
                 if made == 1:
                     return room
                 if made == -1:
-                    raise RoomStoreError(f"Redis already keeps {self._max_rooms} rooms")
-        raise RoomStoreError("no free room code found")
+                    raise RoomStoreError("full", f"Redis already keeps {self._max_rooms} rooms",
+                                         rooms=self._max_rooms)
+        raise RoomStoreError("full", "no free room code found", rooms=self._max_rooms)
 
     def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
         text = view_json(view)
@@ -293,13 +302,15 @@ def room_of(found: Mapping[str, str]) -> RoomState:
 
 @contextlib.contextmanager
 def _redis_errors():
-    """Turn the client's errors into RoomStoreError (the app says the rooms are unavailable)."""
+    """Turn the client's errors into RoomStoreError (the app says the rooms cannot be reached; Redis's own
+    message, which names its address, goes to the server's log only)."""
     import redis
 
     try:
         yield
     except redis.RedisError as error:
-        raise RoomStoreError(f"Redis: {error}") from error
+        LOG.warning("class rooms: Redis does not answer: %s", error)
+        raise RoomStoreError("unreachable", f"Redis: {error}") from error
 
 
 def open_store(environ: Mapping[str, str], idle: float = ROOM_IDLE, max_rooms: int = MAX_ROOMS) -> RoomStore:

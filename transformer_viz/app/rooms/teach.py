@@ -27,6 +27,8 @@ from transformer_viz.app.rooms.common import (
     qr_svg,
     room_link,
     room_store,
+    store_answered,
+    store_trouble,
     teacher_link,
 )
 from transformer_viz.app.rooms.store import (
@@ -60,7 +62,7 @@ def start_room() -> None:
     try:
         new = room_store().create(session_owner())
     except RoomStoreError as error:
-        notice("room.unavailable", message=str(error))
+        store_trouble(error)
         return
     st.session_state.pop(state.JOINED, None)
     st.query_params.pop(state.ROOM, None)
@@ -75,7 +77,7 @@ def end_room() -> None:
         try:
             room_store().end(teaching.code)
         except RoomStoreError as error:  # the room expires by itself
-            notice("room.unavailable", message=str(error))
+            store_trouble(error)
 
 
 def lead_from_link() -> None:
@@ -88,7 +90,7 @@ def lead_from_link() -> None:
     try:
         room = None if teacher_code is None else room_store().get(teacher_code[:CODE_LENGTH])
     except RoomStoreError as error:
-        notice("room.unavailable", message=str(error))
+        store_trouble(error)
         return
     if room is None or not room.opens_for_teacher(teacher_code):
         st.query_params.pop(state.TEACH, None)
@@ -143,8 +145,9 @@ def share_view() -> None:
         notice("room.too_large")
         return
     except RoomStoreError as error:
-        notice("room.unavailable", message=str(error))
+        store_trouble(error)
         return
+    store_answered()
     if room is None:
         room_gone(teaching)
         return
@@ -155,13 +158,17 @@ def share_view() -> None:
 def stay_alive() -> None:
     """Tell the store, every HEARTBEAT_SECONDS, that the teacher's page is open (the room's idle time restarts)."""
     teaching = st.session_state.get(state.TEACHING)
-    if teaching is None or time.monotonic() - teaching.heard < HEARTBEAT_SECONDS:
+    if teaching is None:
+        return
+    unanswered = st.session_state.get(state.ROOM_DOWN)  # the store did not answer: ask at every tick until it does
+    if not unanswered and time.monotonic() - teaching.heard < HEARTBEAT_SECONDS:
         return
     try:
         room = room_store().heartbeat(teaching.code)
     except RoomStoreError as error:  # the next beat tries again
-        notice("room.unavailable", message=str(error))
+        store_trouble(error)
         return
+    store_answered()
     if room is None:
         room_gone(teaching)
     else:
@@ -172,11 +179,12 @@ def stay_alive() -> None:
 def keep_sharing() -> None:
     """Every SHARE_SECONDS: share a change no run shared (a page fragment that does not call share_view), say the
     teacher is here, and show what the students see."""
+    was_down = bool(st.session_state.get(state.ROOM_DOWN))
     share_view()
     stay_alive()
     teaching = st.session_state.get(state.TEACHING)
-    if teaching is None:
-        st.rerun()  # the room expired: redraw the section
+    if teaching is None or was_down != bool(st.session_state.get(state.ROOM_DOWN)):
+        st.rerun()  # the room expired, or the store stopped or started answering: redraw the page
     if teaching.version:
         st.caption(tr("room.shared", page=tr(f"nav.{teaching.page}"), version=teaching.version))
 

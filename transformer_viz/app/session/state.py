@@ -77,6 +77,7 @@ PAGE = "_page"  # the URL path of the page of this session's last full run (what
 TEACHING = "_teaching"  # the Teaching of this session: the room it leads
 JOINED = "_joined"  # the Joined room of this session: the room it follows, or left to explore
 ROOM_NOTICE = "_room_notice"  # (catalog key, values) of a message about the room, shown once
+ROOM_DOWN = "_room_down"  # True while the room's store does not answer (said above the page)
 ROOM_CODE = "room_code"  # the code typed into the Join form
 ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN, ROOM_SHOW = (
     "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin", "room_show")
