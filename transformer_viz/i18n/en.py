@@ -474,7 +474,10 @@ ENGLISH: dict[str, str] = {
     "room.too_many_tries": "Too many room codes tried: wait {seconds} s, or open the room's link or QR code.",
     "room.badge": "Room {code}",
     "room.badge_help": "Show the room's code and QR code, for students who join late.",
-    "room.unavailable": "Class rooms are unavailable on this server right now ({message}).",
+    "room.store.unreachable": "The class room cannot be reached right now: following goes on by itself when it is back.",
+    "room.store.full": "This server keeps {rooms:,} class rooms already: try again in a few minutes.",
+    "room.bad_view": "The room shared a view this app cannot show: yours stays as it is.",
+    "room.down": "The class room cannot be reached right now: this page stays as it is, and following goes on by itself when the room is back.",
     "room.trained": "The teacher shows weights trained in the teacher's own session: you see the pretrained ones (or random weights, for a shape that has none).",
     "room.too_large": "This view is too large to share (a very long input?): your students still see the previous one.",
 

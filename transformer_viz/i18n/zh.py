@@ -471,7 +471,10 @@ CHINESE: dict[str, str] = {
     "room.too_many_tries": "尝试的课堂代码太多：请等待 {seconds} 秒，或打开课堂链接、扫描二维码。",
     "room.badge": "课堂 {code}",
     "room.badge_help": "显示课堂代码和二维码，方便迟到的学生加入。",
-    "room.unavailable": "本服务器的课堂功能暂时不可用（{message}）。",
+    "room.store.unreachable": "现在连不上课堂：课堂恢复后会自动继续跟随。",
+    "room.store.full": "本服务器已经有 {rooms:,} 个课堂：请过几分钟再试。",
+    "room.bad_view": "课堂分享了一个本应用无法显示的视图：你的页面保持不变。",
+    "room.down": "现在连不上课堂：本页面保持不变，课堂恢复后会自动继续跟随。",
     "room.trained": "老师展示的是在老师自己的会话中训练的权重：你看到的是预训练权重（若此形状没有预训练权重，则为随机权重）。",
     "room.too_large": "此视图太大，无法共享（输入太长？）：学生看到的仍是上一个视图。",
 
