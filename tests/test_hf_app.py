@@ -19,7 +19,9 @@ def folders(tmp_path_factory):
         pytest.skip(missing)
     from devtools.hf_tiny import save_tiny
 
-    return {family: str(save_tiny(family, tmp_path_factory.mktemp(family))) for family in hf.FAMILIES}
+    with pytest.MonkeyPatch.context() as patch:  # the server opens folders under TVIZ_HF_DIRS only
+        patch.setenv("TVIZ_HF_DIRS", str(tmp_path_factory.getbasetemp()))
+        yield {family: str(save_tiny(family, tmp_path_factory.mktemp(family))) for family in hf.FAMILIES}
 
 
 @pytest.mark.parametrize("family", hf.FAMILIES)

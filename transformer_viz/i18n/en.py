@@ -132,6 +132,7 @@ ENGLISH: dict[str, str] = {
     "detail.hf.missing": "Hugging Face models cannot be loaded: {reason}.",
     "detail.hf.name": "Name a Hugging Face model: a local folder, or a name such as Helsinki-NLP/opus-mt-en-zh.",
     "detail.hf.not_here": "{name!r} could not be loaded from a local folder or the local cache (downloads are off): {cause}",
+    "detail.hf.not_offered": "{name!r} is not a model this server offers: a folder opens only under the Hugging Face folders the server allows (TVIZ_HF_DIRS), whether or not it exists elsewhere.",
     "detail.hf.not_on_hub": "{name!r} could not be loaded from the Hugging Face Hub: {cause}",
     "detail.hf.family": "Hugging Face models of type {model_type!r} are not traced here: choose a Marian, BART or T5 encoder-decoder (e.g. Helsinki-NLP/opus-mt-en-zh, facebook/bart-base, t5-small).",
     "detail.hf.too_big": "{name!r} has {parameters:,} parameters; this server loads models of at most {limit:,}.",

@@ -129,6 +129,7 @@ CHINESE: dict[str, str] = {
     "detail.hf.missing": "无法加载 Hugging Face 模型：{reason}。",
     "detail.hf.name": "请给出一个 Hugging Face 模型：本地文件夹，或像 Helsinki-NLP/opus-mt-en-zh 这样的模型名。",
     "detail.hf.not_here": "无法从本地文件夹或本地缓存加载 {name!r}（下载已关闭）：{cause}",
+    "detail.hf.not_offered": "{name!r} 不是本服务器提供的模型：只能打开服务器允许的 Hugging Face 文件夹（TVIZ_HF_DIRS）中的文件夹，无论它在别处是否存在。",
     "detail.hf.not_on_hub": "无法从 Hugging Face Hub 加载 {name!r}：{cause}",
     "detail.hf.family": "这里不追踪 {model_type!r} 类型的 Hugging Face 模型：请选择 Marian、BART 或 T5 编码器-解码器（例如 Helsinki-NLP/opus-mt-en-zh、facebook/bart-base、t5-small）。",
     "detail.hf.too_big": "{name!r} 有 {parameters:,} 个参数；这台服务器最多加载 {limit:,} 个参数的模型。",

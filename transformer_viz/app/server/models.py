@@ -15,7 +15,7 @@ import torch
 from cachetools import LRUCache
 
 from transformer_viz.analysis.inference import TextRun, run_text
-from transformer_viz.app.server import checkpoints
+from transformer_viz.app.server import checkpoints, hf_folders
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import TrainedModel, View
@@ -109,6 +109,7 @@ def hugging_face_model(name_or_path: str, allow_download: bool) -> hf.HFModel:
 def resolve_hugging_face(name_or_path: str, allow_download: bool) -> Resolved:
     """The Hugging Face model named, or why there is none (not installed, not here, not an encoder-decoder)."""
     try:
+        hf_folders.check_folder(name_or_path.strip())  # before anything reads the disk
         model = hugging_face_model(name_or_path.strip(), allow_download)
     except ValueError as error:
         return Resolved(None, "", "hf", error=error)
