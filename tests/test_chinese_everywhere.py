@@ -26,9 +26,10 @@ from transformer_viz.figures.embeddings import (
     positional_variants,
 )
 from transformer_viz.figures.grid import attention_grid
-from transformer_viz.figures.head import dot_product_figure, matrix_heatmap, walkthrough_figures
+from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
 from transformer_viz.figures.masks import mask_figures, mask_heatmap, masking_steps
 from transformer_viz.figures.overview import architecture_diagram
+from transformer_viz.figures.panels import matrix_heatmap
 from transformer_viz.figures.training import attention_animation, loss_curve
 from transformer_viz.model import encoding_tables
 from transformer_viz.model.summary import block_shapes, parameter_counts

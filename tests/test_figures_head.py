@@ -9,7 +9,8 @@ from helpers import make_model, random_ids
 
 from transformer_viz.analysis.walkthrough import head_walkthrough
 from transformer_viz.figures.common import BLOCKED_GREY, format_number
-from transformer_viz.figures.head import STEP_KEYS, dot_product_figure, matrix_heatmap, walkthrough_figures
+from transformer_viz.figures.head import STEP_KEYS, dot_product_figure, walkthrough_figures
+from transformer_viz.figures.panels import matrix_heatmap
 
 
 def walk(kind="encoder_self", layer=0, head=1, d_model=8, n_heads=2, length=4, mask_value=-1e9):
