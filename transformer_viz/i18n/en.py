@@ -76,7 +76,7 @@ ENGLISH: dict[str, str] = {
     "error.config": "This model cannot be built: {message}",
     "error.input": "This input cannot be read: {message}",
     "error.link": "Some settings in the link could not be used and were reset: {names}.",
-    "error.checkpoint": "The pretrained weights could not be loaded ({message}). Showing random weights instead.",
+    "error.checkpoint": "The pretrained weights could not be loaded (the server's log says why). Showing random weights instead.",
     "warn.unknown": "Not in this model's vocabulary, shown as <unk>: {tokens}",
     "tokens.source": "Source tokens",
     "tokens.target": "Decoder input tokens",
@@ -485,7 +485,7 @@ ENGLISH: dict[str, str] = {
     # One's own weights: checkpoint folders, download and upload (app/pages/training.py)
     "weights.checkpoint": "checkpoint “{name}”",
     "weights.none": "none",
-    "side.checkpoint_broken": "The checkpoint {name} cannot be used: {message}",
+    "side.checkpoint_broken": "The checkpoint {name} cannot be used (the server's log says why).",
     "error.link_checkpoint": "This server has no checkpoint {name} for the {task} task (checkpoints for it: {available}); the link shows the weights named above instead.",
     "banner.checkpoint": "Checkpoint “{name}” of this server, trained on the {task} task: {metric}.",
     "banner.uploaded": "Weights you uploaded (“{name}”) for the {task} task, trained {steps} steps.",

@@ -73,7 +73,7 @@ CHINESE: dict[str, str] = {
     "error.config": "无法构建这个模型：{message}",
     "error.input": "无法读取这个输入：{message}",
     "error.link": "链接中的部分设置无法使用，已重置：{names}。",
-    "error.checkpoint": "预训练权重加载失败（{message}），改为显示随机权重。",
+    "error.checkpoint": "无法加载预训练权重（原因见服务器日志），改为显示随机权重。",
     "warn.unknown": "不在模型词表中，显示为 <unk>：{tokens}",
     "tokens.source": "源序列词元",
     "tokens.target": "解码器输入词元",
@@ -482,7 +482,7 @@ CHINESE: dict[str, str] = {
     # One's own weights: checkpoint folders, download and upload (app/pages/training.py)
     "weights.checkpoint": "检查点 “{name}”",
     "weights.none": "没有",
-    "side.checkpoint_broken": "检查点 {name} 无法使用：{message}",
+    "side.checkpoint_broken": "检查点 {name} 无法使用（原因见服务器日志）。",
     "error.link_checkpoint": "本服务器没有「{task}」任务的检查点 {name}（该任务的检查点：{available}）；链接改为显示上面选中的权重。",
     "banner.checkpoint": "本服务器的检查点 “{name}”，在「{task}」任务上训练：{metric}。",
     "banner.uploaded": "你上传的权重（“{name}”），用于「{task}」任务，训练了 {steps} 步。",

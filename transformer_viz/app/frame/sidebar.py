@@ -6,6 +6,7 @@ import streamlit as st
 
 from transformer_viz.app.server import checkpoints, models, trainings
 from transformer_viz.app.server.limits import limits
+from transformer_viz.app.server.server_log import log_once
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import (
     MASK_VALUES,
@@ -19,7 +20,6 @@ from transformer_viz.app.session.state import (
 from transformer_viz.app.session.widgets import (
     callback,
     current_view,
-    error_text,
     language_widget,
     literal,
     relabel_translated,
@@ -119,8 +119,9 @@ def toy_model_controls(side) -> None:
     weights += [extra.weights for extra in checkpoints.usable(st.session_state[state.TASK])]  # extra folders
     start_with(TASKS[st.session_state[state.TASK]].examples[0])
     view_widget(side.radio, state.WEIGHTS, tr("side.weights"), weights, on_change=checkpoints.on_weights_change)
-    for extra in checkpoints.broken():
-        side.caption(tr("side.checkpoint_broken", name=literal(extra.name), message=literal(error_text(extra.error))))
+    for extra in checkpoints.broken():  # why: in the server's log (it names the server's paths and commands)
+        log_once(f"checkpoint {extra.name!r} cannot be used: {extra.error}")
+        side.caption(tr("side.checkpoint_broken", name=literal(extra.name)))
     lost = st.session_state.pop(state.WEIGHTS_LOST, None)
     if lost is not None:
         side.warning(tr("side.weights_lost", weights=weights_label(lost)), icon=":material/casino:")

@@ -12,6 +12,7 @@ import streamlit as st
 from transformer_viz.analysis.inference import TextRun
 from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.server import checkpoints, figure_cache, models
+from transformer_viz.app.server.server_log import log_once
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import KINDS, View
 from transformer_viz.app.session.widgets import (
@@ -104,8 +105,9 @@ def weights_banner(view: View, resolved: models.Resolved) -> None:
         st.caption(text + (" " + tr("banner.hf_t5") if config.family == "t5" else ""))
     elif resolved.weights == "random":
         st.warning(tr("banner.random"), icon=":material/casino:")
-        if resolved.note:
-            st.caption(tr("error.checkpoint", message=error_text(resolved.note)))
+        if resolved.note:  # why: in the server's log (it names the server's paths and commands)
+            log_once(f"weights {view.weights!r} of {view.task!r} could not be loaded: {resolved.note}")
+            st.caption(tr("error.checkpoint"))
         elif checkpoints.checkpoint_name(view.weights) is not None:  # a link with another shape
             st.caption(tr("banner.checkpoint_shape", name=checkpoints.checkpoint_name(view.weights)))
     elif resolved.weights == "trained":
