@@ -275,7 +275,7 @@ def test_a_training_waits_in_line_while_the_servers_trainings_run_and_then_train
 
     def words(key: str, **values) -> str:
         asked.append((key, values))
-        if key == "training.waiting":
+        if key in ("training.waiting", "training.next"):
             says_it_waits.set()
         return key
 
@@ -302,8 +302,8 @@ def test_a_training_waits_in_line_while_the_servers_trainings_run_and_then_train
             job.stop()
         release.join()
     assert not at.exception
-    waiting = [values for key, values in asked if key == "training.waiting"]
-    assert waiting and waiting[0] == {"place": 1, "n": pool.workers}
+    waiting = [(key, values) for key, values in asked if key in ("training.waiting", "training.next")]
+    assert waiting and waiting[0] == ("training.next", {"n": pool.workers})  # nobody ahead: next, not "1 before"
     assert at.session_state["weights"] == "trained" and at.session_state["_trained"].steps == 100
 
 

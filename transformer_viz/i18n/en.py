@@ -270,7 +270,9 @@ ENGLISH: dict[str, str] = {
     "training.eval": "Exact match on fresh inputs: {exact:.1%}",
     "training.none": "Nothing trained yet in this session.",
     "training.too_long": "This run would take more than about two minutes of the class server: choose fewer steps, a smaller batch or a smaller model.",
-    "training.waiting": "Waiting in line: {place} of the class's trainings before yours. This server trains {n} at a time; yours starts by itself.",
+    "training.waiting": "Waiting in line: {ahead} of the class's trainings wait before yours. This server trains {n} at a time; yours starts by itself.",
+    "training.next": "Yours is next in line: it starts by itself when a training running now ends (this server trains {n} at a time).",
+    "training.lost": "Your training stopped: the process that ran it ended suddenly (the server may be short of memory), and what it had trained is lost. The other trainings go on; press Train to start again.",
     "training.limits": "This server trains {n} models at a time (the others wait in line), each on one core, up to {steps} steps. Stop ends a run after its current step and keeps what it learned.",
 
     # Page: Lesson. Nine steps for a 45-minute class (about five minutes each); each step has a title, an

@@ -267,7 +267,9 @@ CHINESE: dict[str, str] = {
     "training.eval": "在新输入上的完全匹配率：{exact:.1%}",
     "training.none": "本次会话还没有训练过。",
     "training.too_long": "这次训练会占用课堂服务器两分钟以上：请减少步数、批大小或缩小模型。",
-    "training.waiting": "正在排队：你前面还有 {place} 个同学的训练。本服务器同时训练 {n} 个模型，轮到你时会自动开始。",
+    "training.waiting": "正在排队：你前面还有 {ahead} 个同学的训练在等待。本服务器同时训练 {n} 个模型，轮到你时会自动开始。",
+    "training.next": "下一个就轮到你：正在进行的训练一结束，你的训练就会自动开始（本服务器同时训练 {n} 个模型）。",
+    "training.lost": "你的训练中断了：运行它的进程意外结束（服务器可能内存不足），已训练的内容没有保留。其他人的训练照常进行；按「训练」重新开始。",
     "training.limits": "本服务器同时训练 {n} 个模型（其余的排队等候），每个训练占用一个处理器核心，最多 {steps} 步。点「停止」会在当前这一步结束后停下，并保留已经学到的内容。",
 
     # Page: Lesson. Nine steps for a 45-minute class (about five minutes each); each step has a title, an

@@ -45,6 +45,8 @@ MAX_HISTORY = 10_000  # (step, loss, accuracy) rows read back from an uploaded f
 def render() -> None:
     st.title(tr("training.title"))
     st.markdown(tr("training.intro"))
+    if st.session_state.pop(trainings.LOST, False):
+        st.error(tr("training.lost"), icon=":material/error:")
     if toy_only():
         return
     shown = shown_model()
@@ -90,7 +92,7 @@ def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
         while not job.done():
             place = job.position()
             if place:
-                status.info(tr("training.waiting", place=place, n=limits().trainings_at_once), icon=":material/groups:")
+                status.info(line_words(place), icon=":material/groups:")
             new_steps = [(info.step, info.loss, info.accuracy) for info in job.progress()]
             history += new_steps
             if new_steps:  # a new figure each time (the same one twice in a run would be a duplicate element)
@@ -102,6 +104,13 @@ def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
             time.sleep(REDRAW_SECONDS)  # a Stop click or a closed tab ends the script at the next st call
     finally:
         job.stop()  # the worker ends after its current step
+
+
+def line_words(place: int) -> str:
+    """Where a training waits: how many wait before it, or (none) that it starts when a running one ends."""
+    if place == 1:
+        return tr("training.next", n=limits().trainings_at_once)
+    return tr("training.waiting", ahead=place - 1, n=limits().trainings_at_once)
 
 
 def show_result(trained: TrainedModel | None) -> None:

@@ -9,8 +9,10 @@ sidebar with the reason, never offered. Listing and loading are shared by every 
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from time import monotonic
 
 import streamlit as st
 
@@ -56,10 +58,26 @@ def checkpoint_name(weights: str) -> str | None:
     return weights.removeprefix(PREFIX) if isinstance(weights, str) and weights.startswith(PREFIX) else None
 
 
-@st.cache_resource(ttl=LISTED_SECONDS, show_spinner=False)
-def _listing(folders: str) -> tuple[tuple[str, Path], ...]:
-    """(name, folder) of the checkpoints in the folders $TVIZ_CHECKPOINTS named (the key: a change is seen)."""
-    return tuple(extra_checkpoints(checkpoint_dirs({CHECKPOINTS_ENV: folders})).items())[:MAX_LISTED]
+class _Listing:
+    """(name, folder) of the checkpoints in the folders $TVIZ_CHECKPOINTS names, listed again when the folders
+    change or the listing is LISTED_SECONDS old. One lock around the check and the read: every sidebar reads it,
+    and a read never finds the listing gone between the two (as Streamlit's TTL cache did: a KeyError)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._folders, self._listed_at, self._names = None, 0.0, ()
+
+    def __call__(self, folders: str) -> tuple[tuple[str, Path], ...]:
+        with self._lock:
+            now = monotonic()
+            if folders != self._folders or now - self._listed_at >= LISTED_SECONDS:
+                dirs = checkpoint_dirs({CHECKPOINTS_ENV: folders})
+                self._names = tuple(extra_checkpoints(dirs).items())[:MAX_LISTED]
+                self._folders, self._listed_at = folders, now
+            return self._names
+
+
+_listing = _Listing()
 
 
 def _stamp(name: str, folder: Path) -> tuple:

@@ -11,9 +11,10 @@ from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import TrainedModel
 from transformer_viz.model import Transformer
-from transformer_viz.train.pool import TrainingPool
+from transformer_viz.train.pool import TrainingPool, WorkerDied
 
 STOP_WAIT_SECONDS = 30  # for a stopped worker to end its step (seconds at the largest allowed shape)
+LOST = "_training_lost"  # session state: this session's last training died with its worker (said once)
 
 
 @st.cache_resource(show_spinner=False)
@@ -24,7 +25,8 @@ def training_pool() -> TrainingPool:
 
 def collect_training() -> None:
     """Keep what this session's last training job trained as its TrainedModel (before the sidebar is drawn):
-    finished, or as far as it got when a click (Stop) ended the run that drew it. Nothing when it never started."""
+    finished, or as far as it got when a click (Stop) ended the run that drew it. Nothing when it never started;
+    when its worker process died (killed, out of memory), the Training page says so once (LOST)."""
     job, task_name = st.session_state.pop(state.TRAINING_JOB, (None, None))
     if job is None:
         return
@@ -32,6 +34,9 @@ def collect_training() -> None:
     try:
         trained, result, exact = job.result(timeout=STOP_WAIT_SECONDS)
     except (CancelledError, TimeoutError):
+        return
+    except WorkerDied:  # the server log has the details; the other trainings go on
+        st.session_state[LOST] = True
         return
     if result.steps:
         st.session_state[state.TRAINED] = TrainedModel(
