@@ -1,4 +1,4 @@
-"""What hostile files cost the server (issue 20, items 1, 3 and 4): `python bench/bench_hostile.py`.
+"""What hostile files cost the server (issue 20, items 1 to 4): `python bench/bench_hostile.py`.
 
 Replays each against the library function the app calls, in this one process, and prints its resident memory
 (RSS) before and after, the peak, and the CPU seconds the call took:
@@ -7,14 +7,17 @@ Replays each against the library function the app calls, in this one process, an
    (skipped without the Hugging Face extra);
 2. `Trace.from_npz` of a 0.8 MiB .npz whose one array inflates to 800 MiB, and of one whose .npy header
    claims 10^12 floats;
-3. `read_upload` of a 15 MB .zip of 185,000 empty entries.
+3. `read_upload` of a 15 MB .zip of 185,000 empty entries;
+4. four 150 MB uploads to the upload endpoint of a real `streamlit run app.py` (one session), whose RSS is
+   measured before and after, while the session is still open (Streamlit keeps what it took until then).
 
-Each is refused with a ValueError; the numbers say how much it cost to say so. The files are written in a
-temporary folder, streamed so that building them costs this bench no memory.
+Each is refused (a ValueError; HTTP 413); the numbers say how much it cost to say so. The files are written in
+a temporary folder, streamed so that building them costs this bench no memory.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import resource
@@ -114,6 +117,22 @@ def main() -> None:
         data = many_entries_zip(185_000)
         replay(f"4. read_upload: a {len(data) / 1e6:.1f} MB .zip of 185,000 empty entries",
                lambda: read_upload([("weights.zip", data)]))
+        uploads_to_a_server(folder, [150 * 10**6] * 4)
+
+
+def uploads_to_a_server(workdir: Path, sizes: list[int]) -> None:
+    """The upload endpoint of a real server: its statuses, and the server's RSS before and after."""
+    from devtools.servers import Servers
+    from devtools.servers import rss_mib as server_rss
+    from devtools.uploads import upload_statuses
+
+    with Servers(1, False, "app.py", workdir) as servers:
+        seen = []
+        statuses = asyncio.run(upload_statuses(servers.url, sizes, watch=lambda: seen.append(
+            server_rss(servers.app_pids))))
+    print(f"2. the upload endpoint: {len(sizes)} uploads of {sizes[0] / 1e6:.0f} MB to one session\n"
+          f"  HTTP {', '.join(map(str, statuses))} (413: refused from its Content-Length)\n"
+          f"  server RSS {seen[0]:.0f} -> {seen[1]:.0f} MiB (its page drawn -> the uploads done, session open)")
 
 
 if __name__ == "__main__":
