@@ -16,6 +16,8 @@ from types import MappingProxyType
 from transformer_viz.errors import TranslatableError
 
 POSITIONAL_ENCODINGS = ("sinusoidal", "sinusoidal_concat", "learned", "none")
+# encoder-decoder (the paper's); decoder-only (GPT's): one token stream, causal self-attention, its tgt_vocab_size
+ARCHITECTURES = ("encoder_decoder", "decoder_only")
 # The largest sizes this teaching tool supports (DESIGN.md, "Limits"): every call stays within about
 # a gigabyte and half a minute on a 2-core server, greedy decoding included (its cost grows as max_len³).
 SIZE_LIMITS = MappingProxyType({
@@ -29,7 +31,8 @@ MASK_VALUE_MIN = -3.4028234663852886e38
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes and variants of an encoder-decoder Transformer (checked on creation)."""
+    """Sizes and variants of a Transformer (checked on creation): encoder-decoder, or decoder-only (its one
+    vocabulary is tgt_vocab_size, its layers n_decoder_layers; the encoder's settings are not used)."""
 
     src_vocab_size: int
     tgt_vocab_size: int
@@ -46,6 +49,7 @@ class ModelConfig:
     scale_embeddings: bool = False
     embed_norm: bool = False
     mask_value: float = -1e9
+    architecture: str = "encoder_decoder"
 
     def __post_init__(self) -> None:
         self.validate()
@@ -80,6 +84,9 @@ class ModelConfig:
                 f"(for d_model = {self.d_model} try one of {divisors(self.d_model)}).",
                 d_model=self.d_model, n_heads=self.n_heads, divisors=divisors(self.d_model),
             )
+        if self.architecture not in ARCHITECTURES:
+            raise ValueError(f"architecture = {self.architecture!r} is not one this tool builds; choose one of "
+                             f"{', '.join(ARCHITECTURES)}.")
         if self.positional not in POSITIONAL_ENCODINGS:
             raise ValueError(
                 f"positional = {self.positional!r} is not a known positional encoding; "

@@ -72,16 +72,18 @@ class DecoderLayer(ResidualBlock):
 
 
 class Encoder(nn.Module):
-    """A stack of encoder layers; pre-LN adds a final LayerNorm."""
+    """A stack of encoder layers (self-attention and FFN); pre-LN adds a final LayerNorm. A decoder-only model's
+    stack is the same with a causal mask (`n_layers`: its config's n_decoder_layers)."""
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, n_layers: int | None = None) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
+        count = config.n_encoder_layers if n_layers is None else n_layers
+        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(count))
         self.norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
         self.hook_out = HookPoint()
 
     def forward(self, x: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
-        """(batch, src_len, d_model) -> memory (batch, src_len, d_model)."""
+        """(batch, src_len, d_model), src_mask (batch, 1, 1 or src_len, src_len) -> (batch, src_len, d_model)."""
         for layer in self.layers:
             x = layer(x, src_mask)
         return self.hook_out(self.norm(x))

@@ -29,6 +29,9 @@ class Transformer(nn.Module):
         """The initial weights are drawn from `generator` (None: torch's global RNG, which every thread of the
         process shares: a server gives each model its own seeded generator). See `init_parameters`."""
         super().__init__()
+        if isinstance(config, ModelConfig) and config.architecture != "encoder_decoder":
+            raise ValueError(f"A Transformer is the encoder-decoder; a {config.architecture} config builds a "
+                             f"DecoderOnlyTransformer.")
         self.config = config
         device = torch.get_default_device()
         with torch.device("meta"):  # shapes only: torch's modules would draw their initial values from the global RNG
@@ -55,40 +58,15 @@ class Transformer(nn.Module):
             for embed in (self.src_embed, self.tgt_embed):
                 embed.token_table.weight[self.config.pad_id].zero_()
 
-    def check_ids(self, ids: torch.Tensor, vocab_size: int, side: str) -> None:
-        """Raise ValueError (not an error from deep inside torch) for ids the model cannot read."""
-        if not isinstance(ids, torch.Tensor):
-            raise ValueError(f"The {side} ids must be a tensor of shape (batch, length), got a {type(ids).__name__}. "
-                             f"Make one with torch.tensor(ids, dtype=torch.int64).")
-        if ids.dim() != 2:
-            raise ValueError(f"The {side} ids must have shape (batch, length), got a {ids.dim()}-D tensor of shape "
-                             f"{tuple(ids.shape)}. One sequence is a batch of one row: ids[None].")
-        if ids.dtype != torch.int64:
-            raise ValueError(f"The {side} ids must be whole token ids of dtype int64, got dtype {ids.dtype}. "
-                             f"Convert them with ids.long() if they are whole numbers.")
-        if ids.shape[0] == 0:
-            raise ValueError(f"The {side} batch is empty: give it at least one sequence.")
-        if ids.shape[1] == 0:
-            raise ValueError(f"The {side} sequence is empty: give it at least one token.")
-        if ids.shape[1] > self.config.max_len:
-            raise ValueError(
-                f"The {side} sequence has {ids.shape[1]} tokens but this model reads at most "
-                f"max_len = {self.config.max_len}. Shorten the text or raise max_len."
-            )
-        low, high = int(ids.min()), int(ids.max())
-        if low < 0 or high >= vocab_size:
-            bad = low if low < 0 else high
-            raise ValueError(f"Token id {bad} is outside the {side} vocabulary (ids 0 to {vocab_size - 1}).")
-
     def encode(self, src_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src_ids (batch, src_len) -> memory (batch, src_len, d_model), src_mask (batch, 1, 1, src_len)."""
-        self.check_ids(src_ids, self.config.src_vocab_size, "source")
+        check_ids(src_ids, self.config.src_vocab_size, self.config.max_len, "source")
         src_mask = padding_mask(src_ids, self.config.pad_id)  # (batch, 1, 1, src_len)
         return self.encoder(self.src_embed(src_ids), src_mask), src_mask
 
     def decode(self, tgt_ids: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
         """tgt_ids (batch, tgt_len) -> logits (batch, tgt_len, vocab)."""
-        self.check_ids(tgt_ids, self.config.tgt_vocab_size, "target")
+        check_ids(tgt_ids, self.config.tgt_vocab_size, self.config.max_len, "target")
         if tgt_ids.shape[0] != memory.shape[0]:
             raise ValueError(f"The batch has {_rows(memory.shape[0], 'source')} but "
                              f"{_rows(tgt_ids.shape[0], 'target')}: give one target sequence for each source sequence.")
@@ -116,12 +94,7 @@ class Transformer(nn.Module):
         return logits, Trace(tensors, config=self.config, intervention=intervention)
 
     def checked(self, intervention: Intervention | None) -> Intervention:
-        """The intervention to apply (None: none); ValueError if it names a head this model lacks."""
-        intervention = Intervention() if intervention is None else intervention
-        if not isinstance(intervention, Intervention):
-            raise ValueError(f"intervention must be an Intervention, got {type(intervention).__name__}.")
-        intervention.check_fits(self.config)
-        return intervention
+        return checked_intervention(intervention, self.config)
 
     def generate(
         self, src_ids: torch.Tensor, max_new_tokens: int, bos_id: int, eos_id: int, keep_steps: bool = True,
@@ -171,6 +144,41 @@ class Transformer(nn.Module):
                 if finished.all():
                     break
         return tgt_ids, steps
+
+
+def check_ids(ids: torch.Tensor, vocab_size: int, max_len: int, side: str) -> None:
+    """Raise ValueError (not an error from deep inside torch) for ids the model cannot read."""
+    if not isinstance(ids, torch.Tensor):
+        raise ValueError(f"The {side} ids must be a tensor of shape (batch, length), got a {type(ids).__name__}. "
+                         f"Make one with torch.tensor(ids, dtype=torch.int64).")
+    if ids.dim() != 2:
+        raise ValueError(f"The {side} ids must have shape (batch, length), got a {ids.dim()}-D tensor of shape "
+                         f"{tuple(ids.shape)}. One sequence is a batch of one row: ids[None].")
+    if ids.dtype != torch.int64:
+        raise ValueError(f"The {side} ids must be whole token ids of dtype int64, got dtype {ids.dtype}. "
+                         f"Convert them with ids.long() if they are whole numbers.")
+    if ids.shape[0] == 0:
+        raise ValueError(f"The {side} batch is empty: give it at least one sequence.")
+    if ids.shape[1] == 0:
+        raise ValueError(f"The {side} sequence is empty: give it at least one token.")
+    if ids.shape[1] > max_len:
+        raise ValueError(
+            f"The {side} sequence has {ids.shape[1]} tokens but this model reads at most "
+            f"max_len = {max_len}. Shorten the text or raise max_len."
+        )
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0 or high >= vocab_size:
+        bad = low if low < 0 else high
+        raise ValueError(f"Token id {bad} is outside the {side} vocabulary (ids 0 to {vocab_size - 1}).")
+
+
+def checked_intervention(intervention: Intervention | None, config: ModelConfig) -> Intervention:
+    """The intervention to apply (None: none); ValueError if it names a head a model of `config` lacks."""
+    intervention = Intervention() if intervention is None else intervention
+    if not isinstance(intervention, Intervention):
+        raise ValueError(f"intervention must be an Intervention, got {type(intervention).__name__}.")
+    intervention.check_fits(config)
+    return intervention
 
 
 def init_parameters(model: Transformer, generator: torch.Generator | None = None) -> Transformer:

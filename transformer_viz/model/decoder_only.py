@@ -1,0 +1,107 @@
+"""The decoder-only Transformer (GPT's form): one token stream, causal self-attention in every layer, no encoder
+and no cross-attention, a final LayerNorm (pre-LN) and the output projection.
+
+Its layers are the encoder's layers under a causal mask (each equals torch.nn.TransformerEncoderLayer given
+that mask), and its trace uses the decoder's names (`tgt_embed.*`, `decoder.layers.{i}.self_attn.*`,
+`logits`), so every figure that draws the decoder's self-attention draws this model unchanged.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from transformer_viz.config import ModelConfig, is_whole
+from transformer_viz.model.embeddings import Embeddings
+from transformer_viz.model.hooks import HookPoint, active_intervention, intervening, name_hook_points, recording
+from transformer_viz.model.layers import Encoder
+from transformer_viz.model.masks import decoder_self_mask, padding_mask
+from transformer_viz.model.sampling import Sampling, next_tokens
+from transformer_viz.model.transformer import check_ids, checked_intervention, init_parameters
+from transformer_viz.trace.intervention import Intervention
+from transformer_viz.trace.record import Trace
+
+
+class DecoderOnlyTransformer(nn.Module):
+    """`model(ids)` returns next-token logits at every position; `model.run_with_trace(ids)` returns (logits,
+    trace) with the same logits; `model.generate(prompt, n)` continues a prompt. Nothing is stored on the
+    modules, so one instance serves many concurrent callers."""
+
+    def __init__(self, config: ModelConfig, generator: torch.Generator | None = None) -> None:
+        """The initial weights are drawn from `generator` (None: torch's global RNG), as Transformer's."""
+        super().__init__()
+        if not isinstance(config, ModelConfig) or config.architecture != "decoder_only":
+            raise ValueError('A DecoderOnlyTransformer needs a ModelConfig with architecture="decoder_only".')
+        self.config = config
+        with torch.device("meta"):  # shapes only: init_parameters draws the values from `generator`
+            self.tgt_embed = Embeddings(config, config.tgt_vocab_size)
+            self.decoder = Encoder(config, n_layers=config.n_decoder_layers)
+            self.output_proj = nn.Linear(config.d_model, config.tgt_vocab_size)
+        self.to_empty(device=torch.get_default_device())
+        self.hook_logits = HookPoint()
+        name_hook_points(self)
+        for i, layer in enumerate(self.decoder.layers):
+            layer.self_attn.site = ("decoder_self", i)
+        init_parameters(self, generator)
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        """Xavier-uniform for every matrix, the padding row back to zero (as Transformer's)."""
+        for parameter in self.parameters():
+            if parameter.dim() > 1:
+                nn.init.xavier_uniform_(parameter, generator=generator)
+        with torch.no_grad():
+            self.tgt_embed.token_table.weight[self.config.pad_id].zero_()
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """ids (batch, length) -> logits (batch, length, vocab): position t predicts token t + 1 from tokens 0..t."""
+        check_ids(ids, self.config.tgt_vocab_size, self.config.max_len, "input")
+        if active_intervention().look_ahead:
+            mask = decoder_self_mask(ids, self.config.pad_id)  # (batch, 1, length, length)
+        else:  # an intervention: padding only, every position sees the whole sequence
+            mask = padding_mask(ids, self.config.pad_id)  # (batch, 1, 1, length)
+        hidden = self.decoder(self.tgt_embed(ids), mask)  # (batch, length, d_model)
+        return self.hook_logits(self.output_proj(hidden))  # (batch, length, vocab)
+
+    def checked(self, intervention: Intervention | None) -> Intervention:
+        return checked_intervention(intervention, self.config)
+
+    def run_with_trace(self, ids: torch.Tensor,
+                       intervention: Intervention | None = None) -> tuple[torch.Tensor, Trace]:
+        """Forward pass under inference_mode that also returns every recorded tensor (see DESIGN.md)."""
+        intervention = self.checked(intervention)
+        with torch.inference_mode(), recording() as tensors, intervening(intervention):
+            logits = self(ids)
+        return logits, Trace(tensors, config=self.config, intervention=intervention)
+
+    def generate(self, prompt_ids: torch.Tensor, max_new_tokens: int, eos_id: int,
+                 sampling: Sampling | None = None) -> tuple[torch.Tensor, list[Trace]]:
+        """Continue each prompt by the most probable token (or one drawn as `sampling` says), one at a time.
+
+        prompt_ids (batch, prompt_len) -> (ids (batch, prompt_len + n), one Trace per step: step k's is the pass
+        over ids[:, :prompt_len + k] whose last position chose the next token). Positions after a row's eos are
+        pad_id; no more than max_len tokens in all.
+        """
+        if not is_whole(max_new_tokens) or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}.")
+        if not is_whole(eos_id):
+            raise ValueError(f"eos_id must be a whole token id, got {eos_id!r}.")
+        if sampling is not None and not isinstance(sampling, Sampling):
+            raise ValueError(f"sampling must be a Sampling (or None for greedy decoding), "
+                             f"got {type(sampling).__name__}.")
+        check_ids(prompt_ids, self.config.tgt_vocab_size, self.config.max_len, "prompt")
+        max_new_tokens = min(max_new_tokens, self.config.max_len - prompt_ids.shape[1])
+        generator = None if sampling is None else sampling.generator()
+        ids, steps = prompt_ids, []
+        finished = torch.zeros(prompt_ids.shape[0], dtype=torch.bool)  # (batch,)
+        with torch.no_grad():
+            for _ in range(max_new_tokens):
+                with recording() as tensors:
+                    logits = self(ids)  # (batch, length, vocab)
+                steps.append(Trace(tensors, config=self.config))
+                next_ids = next_tokens(logits[:, -1], sampling, generator)  # (batch,)
+                next_ids = next_ids.masked_fill(finished, self.config.pad_id)  # (batch,)
+                ids = torch.cat([ids, next_ids[:, None]], dim=1)  # (batch, length + 1)
+                finished |= next_ids == eos_id
+                if finished.all():
+                    break
+        return ids, steps
