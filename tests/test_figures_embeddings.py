@@ -162,4 +162,4 @@ def test_a_learned_encoding_is_labelled_learned_not_sin_or_cos():
     assert "Learned" in fig.layout.title.text and not fig.layout.annotations
     assert positional_curves(table, [0], positional="learned", lang="zh").data[0].name == "维度 0（可学习）"
     with pytest.raises(ValueError, match="positional must be one of"):
-        positional_curves(table, [0], positional="rotary")
+        positional_curves(table, [0], positional="alibi")

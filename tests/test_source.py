@@ -1,5 +1,6 @@
 """The code shown beside each step of one head is the model's own code, and its marked lines are the ones that run."""
 
+import inspect
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import torch
 from tests.test_app import run_page
 from transformer_viz import ModelConfig, Transformer
 from transformer_viz.analysis.source import HEAD_STEP_CODE, code_excerpt, head_step_code
+from transformer_viz.model.attention import scaled_dot_product_attention
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,7 +74,9 @@ def test_inside_one_head_shows_the_code_of_each_step():
     code = [label for label in labels if label.startswith("The code that computed this")]
     assert len(code) == len(HEAD_STEP_CODE) and "The code that computed this: “attention.py”" in code
     listings = "".join(h.proto.body for h in at.get("html"))
-    assert "# transformer_viz/model/attention.py, line 46" in listings  # the scaling, at its line
+    source = Path(inspect.getsourcefile(scaled_dot_product_attention)).read_text().splitlines()
+    scaling = next(i for i, line in enumerate(source, 1) if line.strip().startswith("scores = scores / math.sqrt"))
+    assert f"# transformer_viz/model/attention.py, line {scaling}" in listings  # the scaling, at its line
 
 
 def test_every_lesson_step_shows_the_model_code_it_is_about():

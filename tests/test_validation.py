@@ -41,7 +41,7 @@ def test_non_positive_or_fractional_sizes(field, value):
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"positional": "rotary"}, "not a known positional encoding"),
+    ({"positional": "alibi"}, "not a known positional encoding"),
     ({"dropout": 1.0}, "dropout"),
     ({"pad_id": 10}, "pad_id = 10"),
     ({"mask_value": 0.0}, "large negative"),

@@ -15,7 +15,8 @@ from types import MappingProxyType
 
 from transformer_viz.errors import TranslatableError
 
-POSITIONAL_ENCODINGS = ("sinusoidal", "sinusoidal_concat", "learned", "none")
+# "rotary" (RoPE) adds nothing to the embeddings: self-attention turns its queries and keys (model/rotary.py).
+POSITIONAL_ENCODINGS = ("sinusoidal", "sinusoidal_concat", "learned", "none", "rotary")
 # encoder-decoder (the paper's); decoder-only (GPT's): one token stream, causal self-attention, its tgt_vocab_size
 ARCHITECTURES = ("encoder_decoder", "decoder_only")
 # The largest sizes this teaching tool supports (DESIGN.md, "Limits"): every call stays within about
@@ -98,6 +99,11 @@ class ModelConfig:
                 f"d_model must be even, got d_model = {self.d_model}. Pick an even d_model or a learned encoding.",
                 d_model=self.d_model,
             )
+        if self.positional == "rotary" and self.d_head % 2 != 0:
+            raise TranslatableError(
+                "config.odd_d_head", f"Rotary position embeddings turn pairs of dimensions of each head, so "
+                f"d_model / n_heads must be even, got {self.d_model} / {self.n_heads} = {self.d_head}.",
+                d_model=self.d_model, n_heads=self.n_heads, d_head=self.d_head)
         if not (is_real(self.dropout) and 0 <= self.dropout < 1):
             raise ValueError(f"dropout must be a number from 0 up to (not including) 1, got {self.dropout!r}.")
         for side in ("src", "tgt"):

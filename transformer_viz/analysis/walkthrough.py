@@ -249,6 +249,8 @@ def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) 
 
     q_all, k_all = recorded("q"), recorded("k")  # (heads, q_len, d_head), (heads, k_len, d_head)
     layer = int(layer)  # a whole number in range: recorded_attention checked it
+    if attention_name(kind, layer, "q_rot") in trace.tensors:  # RoPE: the score is the turned q · the turned k
+        q_all, k_all = recorded("q_rot"), recorded("k_rot")
     head = check_index(head, q_all.shape[0], "head")
     query, key = check_index(query, q_all.shape[1], "query"), check_index(key, k_all.shape[1], "key")
     q, k = q_all[head, query], k_all[head, key]  # (d_head,) each
@@ -288,6 +290,9 @@ def _check_choice(model, trace, kind: str, layer: int, head: int) -> tuple[int, 
     if not isinstance(trace, Trace):
         raise ValueError(f"trace must be a Trace (from model.run_with_trace), got {type(trace).__name__}.")
     check_kind(kind)
+    if model.config.positional == "rotary" and kind != "cross":
+        raise ValueError("The walkthrough does not show rotary position embeddings yet (the turn of q and k "
+                         "before the scores): choose another positional encoding, or cross-attention.")
     stack = ATTENTION_KINDS[kind].stack
     layer = check_index(layer, len(getattr(model, stack).layers), f"{stack} layer")
     head = check_index(head, model.config.n_heads, "head")

@@ -11,6 +11,7 @@ from torch import nn
 
 from transformer_viz.config import ModelConfig
 from transformer_viz.model.hooks import Dropout, HookPoint, active_intervention
+from transformer_viz.model.rotary import rotary_angles, rotate
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None,
@@ -50,11 +51,15 @@ def scaled_dot_product_attention(
 
 
 class MultiHeadAttention(nn.Module):
-    """Project to Q, K, V, split into heads, attend per head, merge heads, project with W_O."""
+    """Project to Q, K, V, split into heads, attend per head, merge heads, project with W_O.
 
-    def __init__(self, config: ModelConfig) -> None:
+    `rotary` (self-attention of a model with positional="rotary"): q and k are turned by their positions
+    (model/rotary.py) before the scores; `q` and `k` are recorded before the turn, `q_rot` and `k_rot` after."""
+
+    def __init__(self, config: ModelConfig, rotary: bool = False) -> None:
         super().__init__()
         self.n_heads, self.d_head = config.n_heads, config.d_head
+        self.rotary = rotary
         self.mask_value = config.mask_value
         self.q_proj = nn.Linear(config.d_model, config.d_model)
         self.k_proj = nn.Linear(config.d_model, config.d_model)
@@ -62,6 +67,7 @@ class MultiHeadAttention(nn.Module):
         self.out_proj = nn.Linear(config.d_model, config.d_model)
         self.dropout = Dropout(config.dropout)
         self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()
+        self.hook_q_rot, self.hook_k_rot = HookPoint(), HookPoint()
         self.hook_scores = HookPoint()
         self.hook_masked_scores = HookPoint()
         self.hook_mask = HookPoint()
@@ -83,6 +89,9 @@ class MultiHeadAttention(nn.Module):
         v = self.hook_v(self.split_heads(self.v_proj(key_value)))  # (batch, heads, k_len, d_head)
         mask = self.hook_mask(mask.expand(batch, 1, q_len, k.shape[2]))  # (batch, 1, q_len, k_len)
         intervention = active_intervention()
+        if self.rotary and intervention.positions:  # self-attention: the queries' positions are the keys'
+            angles = rotary_angles(q_len, self.d_head)  # (q_len, d_head / 2)
+            q, k = self.hook_q_rot(rotate(q, angles)), self.hook_k_rot(rotate(k, angles))  # as q and k
         # context (batch, heads, q_len, d_head)
         context, weights, scores, masked_scores = scaled_dot_product_attention(
             q, k, v, mask, self.mask_value, self.dropout, scale=intervention.scale)

@@ -39,7 +39,7 @@ class EncoderLayer(ResidualBlock):
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
-        self.self_attn = MultiHeadAttention(config)
+        self.self_attn = MultiHeadAttention(config, rotary=config.positional == "rotary")
         self.ffn = FeedForward(config)
         self.norm1, self.norm2 = nn.LayerNorm(config.d_model), nn.LayerNorm(config.d_model)
         self.hook_resid_mid, self.hook_resid_post = HookPoint(), HookPoint()
@@ -55,8 +55,8 @@ class DecoderLayer(ResidualBlock):
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
-        self.self_attn = MultiHeadAttention(config)
-        self.cross_attn = MultiHeadAttention(config)
+        self.self_attn = MultiHeadAttention(config, rotary=config.positional == "rotary")
+        self.cross_attn = MultiHeadAttention(config)  # a query and a key of two sequences: no turn
         self.ffn = FeedForward(config)
         self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(config.d_model) for _ in range(3))
         self.hook_resid_mid, self.hook_resid_cross, self.hook_resid_post = HookPoint(), HookPoint(), HookPoint()

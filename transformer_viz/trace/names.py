@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from transformer_viz.i18n import text
 
 # The leaf names a recorded tensor may have (see DESIGN.md, "The trace").
-LEAVES = ("token", "position", "out", "q", "k", "v", "scores", "mask", "masked_scores", "weights",
+LEAVES = ("token", "position", "out", "q", "k", "v", "q_rot", "k_rot", "scores", "mask", "masked_scores", "weights",
           "hidden", "resid_mid", "resid_cross", "resid_post", "logits")
 
 

@@ -32,6 +32,9 @@ from transformer_viz.config import POSITIONAL_ENCODINGS, divisors
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.weights import hf
 
+# Rotary embeddings join the app's choices once Inside one head and Embeddings draw the turn (issue 21).
+APP_POSITIONAL_ENCODINGS = tuple(kind for kind in POSITIONAL_ENCODINGS if kind != "rotary")
+
 # Inputs offered for a Hugging Face model: translation models read a sentence.
 HF_EXAMPLES = ("The cat sat on the mat.", "Attention lets every word look at every other word.")
 
@@ -142,7 +145,7 @@ def toy_model_controls(side) -> None:
                     on_change=on_shape_change)
         view_widget(st.select_slider, state.MAX_LEN, tr("side.max_len"), max_len_choices(), value=View.max_len,
                     on_change=on_shape_change)
-        view_widget(st.selectbox, state.POSITIONAL, tr("side.positional"), POSITIONAL_ENCODINGS,
+        view_widget(st.selectbox, state.POSITIONAL, tr("side.positional"), APP_POSITIONAL_ENCODINGS,
                     on_change=on_shape_change)
         view_widget(st.radio, state.NORM_FIRST, tr("side.norm_first"), (True, False), on_change=on_shape_change)
         view_widget(st.checkbox, state.SCALE_EMBEDDINGS, tr("side.scale_embeddings"), on_change=on_shape_change)

@@ -1,0 +1,77 @@
+"""Rotary position embeddings (RoPE): a hand computation, the distance property, and the model's use of them."""
+
+import math
+
+import pytest
+import torch
+
+from transformer_viz import ModelConfig, Transformer
+from transformer_viz.analysis.walkthrough import cell_numbers, head_walkthrough
+from transformer_viz.model import DecoderOnlyTransformer
+from transformer_viz.model.rotary import rotary_angles, rotate
+from transformer_viz.trace.names import attention_name
+
+
+def test_two_pairs_turn_as_computed_by_hand():
+    angles = rotary_angles(3, 4)  # θ_0 = 1, θ_1 = 10000^(-1/2) = 0.01
+    assert torch.allclose(angles[2], torch.tensor([2.0, 0.02]))
+    x = torch.tensor([1.0, 0.0, 0.0, 2.0])  # pair 0 = (1, 0), pair 1 = (0, 2)
+    turned = rotate(x[None], angles[2:3])[0]  # position 2
+    want = [math.cos(2), math.sin(2), -2 * math.sin(0.02), 2 * math.cos(0.02)]
+    assert torch.allclose(turned, torch.tensor(want), atol=1e-6)
+    assert torch.allclose(turned.norm(), x.norm())  # a turn keeps the length
+
+
+def test_a_score_depends_only_on_the_distance_between_query_and_key():
+    generator = torch.Generator().manual_seed(0)
+    q, k = torch.randn(8, generator=generator), torch.randn(8, generator=generator)  # (d_head,)
+    angles = rotary_angles(40, 8)  # (40, 4)
+
+    def score(query_position: int, key_position: int) -> float:
+        turned_q = rotate(q[None], angles[query_position:query_position + 1])[0]
+        turned_k = rotate(k[None], angles[key_position:key_position + 1])[0]
+        return float(turned_q @ turned_k)
+
+    for shift in (1, 7, 25):
+        assert score(5 + shift, 2 + shift) == pytest.approx(score(5, 2), abs=1e-5)
+    assert score(5, 2) != pytest.approx(score(5, 4), abs=1e-3)
+
+
+def config(**settings) -> ModelConfig:
+    return ModelConfig(src_vocab_size=12, tgt_vocab_size=12, d_model=16, n_heads=2, positional="rotary", **settings)
+
+
+def test_self_attention_scores_are_the_turned_q_and_k_and_cross_attention_is_not_turned():
+    model = Transformer(config(), generator=torch.Generator().manual_seed(1)).eval()
+    src, tgt = torch.tensor([[1, 5, 6, 7, 3]]), torch.tensor([[1, 4, 9]])
+    _, trace = model.run_with_trace(src, tgt)
+    q, k = trace[attention_name("encoder_self", 0, "q")], trace[attention_name("encoder_self", 0, "k")]
+    angles = rotary_angles(5, 8)
+    assert torch.allclose(trace[attention_name("encoder_self", 0, "q_rot")], rotate(q, angles))
+    scores = rotate(q, angles) @ rotate(k, angles).transpose(-2, -1) / math.sqrt(8)
+    assert torch.allclose(trace[attention_name("encoder_self", 0, "scores")], scores, atol=1e-5)
+    assert attention_name("cross", 0, "q_rot") not in trace.tensors
+    assert not trace["src_embed.position"].any()  # nothing is added to the embeddings
+    numbers = cell_numbers(trace, "encoder_self", 0, 1, 3, 1)  # the cell's numbers use the turned q and k
+    assert numbers.dot / numbers.scale == pytest.approx(numbers.recorded_score, abs=1e-5)
+
+
+def test_a_decoder_only_model_turns_too_and_positions_off_turns_nothing():
+    from transformer_viz import Intervention
+
+    model = DecoderOnlyTransformer(config(architecture="decoder_only")).eval()
+    ids = torch.tensor([[1, 5, 6, 7]])
+    _, trace = model.run_with_trace(ids)
+    assert attention_name("decoder_self", 1, "k_rot") in trace.tensors
+    _, unturned = model.run_with_trace(ids, intervention=Intervention(positions=False))
+    assert attention_name("decoder_self", 1, "k_rot") not in unturned.tensors
+
+
+def test_an_odd_head_width_and_the_walkthrough_say_what_they_cannot_do():
+    with pytest.raises(ValueError, match="d_model / n_heads must be even"):
+        ModelConfig(src_vocab_size=12, tgt_vocab_size=12, d_model=6, n_heads=2, positional="rotary")
+    model = Transformer(config()).eval()
+    _, trace = model.run_with_trace(torch.tensor([[1, 5, 6]]), torch.tensor([[1, 4]]))
+    with pytest.raises(ValueError, match="does not show rotary"):
+        head_walkthrough(model, trace, "encoder_self", 0, 0)
+    assert head_walkthrough(model, trace, "cross", 0, 0).head == 0
