@@ -111,10 +111,8 @@ class Follower:
             return
         if run.exceptions:
             self.fail(f"exception: {run.exceptions[0]}")
-        elif run.full and run.lost:
-            wrong = differences(self.session, move.expected)
-            self.fail("the server dropped the end of its run (no script_finished); its page shows "
-                      + (f"{wrong} instead" if wrong else "the move"))
+        elif run.full and run.lost:  # Streamlit dropped its end (counted in dropped_ends): the next poll draws
+            return  # the page again, wait for that
         elif run.full:
             self.full_runs += 1
             if self.seen_poll is None:  # the poll before the first full run saw the new version (and called st.rerun)
@@ -126,6 +124,9 @@ class Follower:
 
     def check(self, move: Move, run: RunSeen) -> None:
         wrong = differences(self.session, move.expected)
+        if wrong and (not move.teacher_done or run.started < move.teacher_done):
+            self.seen_poll, self.full_runs = None, 0  # it started before the teacher's run had shared the move (the
+            return  # previous catch-up drawn once more): the catch-up of this move is still to come
         if wrong:
             self.fail(f"its finished run shows {wrong}")
             return

@@ -133,3 +133,29 @@ def test_polls_sent_with_the_old_page_while_a_student_catches_up_do_not_bring_th
             await teacher.close()
 
     asyncio.run(lesson(url))
+
+
+def test_after_a_catch_up_to_another_page_the_next_poll_draws_it_once_more_and_then_stops(url):
+    """A poll that reaches the server as the catch-up ends can make Streamlit drop the rest of it (the new page's
+    whole body, at worst): after a page switch the page is drawn once more, from the poll's own run, and once."""
+
+    async def lesson(url):
+        teacher, link_code = await room(url)
+        follower = await student(url, link_code)
+        try:
+            await until(lambda: follower._timers, "the poll's timer set")
+            await teacher.switch_page("attention")
+            moved = len(follower.runs)
+
+            def full_runs_since_the_move() -> int:
+                return sum(run.full for run in follower.runs[moved:])
+
+            await until(lambda: full_runs_since_the_move() >= 1, "the catch-up")
+            polls = sum(not run.full for run in follower.runs)
+            await until(lambda: sum(not run.full for run in follower.runs) >= polls + 4, "four more polls")
+            assert full_runs_since_the_move() == 3 and follower.page_path == "attention"  # switch, page, once more
+        finally:
+            await follower.close()
+            await teacher.close()
+
+    asyncio.run(lesson(url))

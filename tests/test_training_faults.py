@@ -5,29 +5,15 @@ import multiprocessing
 import os
 import signal
 import threading
-import time
 
 import pytest
-import torch
 from test_app import run_page
+from test_training_pool import small_model, wait_until
 
-from transformer_viz import Transformer, get_task, model_config_for
 from transformer_viz.i18n.en import ENGLISH
 from transformer_viz.train.pool import TrainingPool, WorkerDied
 
 LONG = 100_000  # steps no test waits for: such a training ends when stopped or killed
-
-
-def small_model(seed: int = 0) -> Transformer:
-    torch.manual_seed(seed)
-    return Transformer(model_config_for(get_task("reverse"), d_model=16, n_heads=2, d_ff=32))
-
-
-def wait_until(condition, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 def training_processes() -> dict[str, multiprocessing.Process]:

@@ -25,7 +25,8 @@ def small_model(seed: int = 0) -> Transformer:
     return Transformer(model_config_for(get_task("reverse"), d_model=16, n_heads=2, d_ff=32))
 
 
-def wait_until(condition, seconds: float = 60) -> None:
+def wait_until(condition, seconds: float = 120) -> None:
+    """Wait for `condition()` (a generous deadline: the machine may be busy)."""
     deadline = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < deadline, "timed out"

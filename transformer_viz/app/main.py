@@ -14,6 +14,7 @@ from transformer_viz.app.rooms.common import room_down_banner
 from transformer_viz.app.rooms.follow import follow_room, poll_teacher, room_panel, room_params
 from transformer_viz.app.rooms.teach import room_badge, share_view
 from transformer_viz.app.server.models import set_up_server
+from transformer_viz.app.session import state
 
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it. A formula shrinks with
 # its column (cqi: 1 % of it) where the widest one, 23 em, would not fit; KaTeX would hide the rest.
@@ -25,6 +26,7 @@ PAGE_STYLE = ("<style>.block-container{padding-top:2.2rem} h1{font-size:2rem !im
 def main() -> None:
     """Draw the page the URL names, with the sidebar, the room and the take-home view."""
     st.set_page_config(page_title="transformer_viz", page_icon=":material/visibility:", layout="wide")
+    st.session_state[state.FULL_RUN] = True  # until the end of this run (the room's poll tells its own runs apart)
     open_link()  # a session's first run: the view its link names, before anything reads the view
     st.html(PAGE_STYLE)
     set_up_server()
@@ -46,3 +48,4 @@ def main() -> None:
     room_down_banner(room_down)
     view_download(current.title)
     write_link(room_params())  # the address bar shows the view, however it was reached, and the room
+    st.session_state[state.FULL_RUN] = False

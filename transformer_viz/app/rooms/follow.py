@@ -209,7 +209,16 @@ def follow_teacher() -> None:
     """A following student's poll: nothing to draw; a change reruns the whole app, whose start (catch_up) takes
     the teacher's view. The poll itself must not: it also runs inside a full run, after the view's widgets."""
     joined = following()
-    if joined is not None and teacher_changed(joined):
+    if joined is None:
+        return
+    switched_page = joined.switched == joined.seen != joined.confirmed
+    if switched_page and not st.session_state.get(state.FULL_RUN):
+        # Once after a catch-up that opened another page, from the poll's own run: the teacher's page and view
+        # taken again (seen=0). A poll that reaches the server as a run ends makes Streamlit drop what that run
+        # had not sent yet: the new page's whole body, at worst (a page left blank until the teacher's next move).
+        st.session_state[state.JOINED] = replace(joined, confirmed=joined.seen, seen=0, switched=0)
+        st.rerun()
+    if teacher_changed(joined):
         st.rerun()
 
 

@@ -78,6 +78,7 @@ TEACHING = "_teaching"  # the Teaching of this session: the room it leads
 JOINED = "_joined"  # the Joined room of this session: the room it follows, or left to explore
 ROOM_NOTICE = "_room_notice"  # (catalog key, values) of a message about the room, shown once
 ROOM_DOWN = "_room_down"  # True while the room's store does not answer (said above the page)
+FULL_RUN = "_full_run"  # True while a full run of the app is drawing (a fragment's own run: False)
 ROOM_CODE = "room_code"  # the code typed into the Join form
 ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN, ROOM_SHOW = (
     "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin", "room_show")
@@ -285,4 +286,5 @@ class Joined:
     following: bool = True  # False: the student left to explore on their own (and may rejoin)
     seen: int = 0  # the room version whose page and view were opened last (0: none yet)
     switched: int = 0  # the room version whose page this session last switched to
+    confirmed: int = 0  # the room version whose page was drawn once more after the catch-up (follow_teacher)
     away: int = 0  # whole minutes the teacher had been away at the last look (0: here)
