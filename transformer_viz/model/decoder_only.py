@@ -17,7 +17,7 @@ from transformer_viz.model.hooks import HookPoint, active_intervention, interven
 from transformer_viz.model.layers import Encoder
 from transformer_viz.model.masks import decoder_self_mask, padding_mask
 from transformer_viz.model.sampling import Sampling, next_tokens
-from transformer_viz.model.transformer import check_ids, checked_intervention, init_parameters
+from transformer_viz.model.transformer import check_ids, checked_intervention, init_parameters, xavier_reset
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.record import Trace
 
@@ -45,12 +45,7 @@ class DecoderOnlyTransformer(nn.Module):
         init_parameters(self, generator)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
-        """Xavier-uniform for every matrix, the padding row back to zero (as Transformer's)."""
-        for parameter in self.parameters():
-            if parameter.dim() > 1:
-                nn.init.xavier_uniform_(parameter, generator=generator)
-        with torch.no_grad():
-            self.tgt_embed.token_table.weight[self.config.pad_id].zero_()
+        xavier_reset(self, (self.tgt_embed,), self.config.pad_id, generator)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """ids (batch, length) -> logits (batch, length, vocab): position t predicts token t + 1 from tokens 0..t."""

@@ -50,13 +50,7 @@ class Transformer(nn.Module):
         init_parameters(self, generator)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
-        """Xavier-uniform for every matrix (as the paper's reference code), padding rows back to zero."""
-        for parameter in self.parameters():
-            if parameter.dim() > 1:
-                nn.init.xavier_uniform_(parameter, generator=generator)
-        with torch.no_grad():
-            for embed in (self.src_embed, self.tgt_embed):
-                embed.token_table.weight[self.config.pad_id].zero_()
+        xavier_reset(self, (self.src_embed, self.tgt_embed), self.config.pad_id, generator)
 
     def encode(self, src_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src_ids (batch, src_len) -> memory (batch, src_len, d_model), src_mask (batch, 1, 1, src_len)."""
@@ -179,6 +173,17 @@ def checked_intervention(intervention: Intervention | None, config: ModelConfig)
         raise ValueError(f"intervention must be an Intervention, got {type(intervention).__name__}.")
     intervention.check_fits(config)
     return intervention
+
+
+def xavier_reset(model: nn.Module, embeddings, pad_id: int, generator: torch.Generator | None = None) -> None:
+    """Xavier-uniform for every matrix of `model` (as the paper's reference code), each embedding's padding row
+    back to zero."""
+    for parameter in model.parameters():
+        if parameter.dim() > 1:
+            nn.init.xavier_uniform_(parameter, generator=generator)
+    with torch.no_grad():
+        for embed in embeddings:
+            embed.token_table.weight[pad_id].zero_()
 
 
 def init_parameters(model: Transformer, generator: torch.Generator | None = None) -> Transformer:
