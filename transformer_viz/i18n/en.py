@@ -133,6 +133,8 @@ ENGLISH: dict[str, str] = {
     # Refusals of a Hugging Face model (weights/hf.py, TranslatableError "hf.<kind>"): their one English sentence
     "detail.hf.missing": "Hugging Face models cannot be loaded: {reason}.",
     "detail.hf.name": "Name a Hugging Face model: a local folder, or a name such as Helsinki-NLP/opus-mt-en-zh.",
+    "detail.hf.causal_family": "Hugging Face models of type {model_type!r} are not traced as decoder-only models here: choose GPT-2 or one of the Llama layout (Llama, Qwen2, Mistral; e.g. gpt2, HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B).",
+    "detail.hf.gpt2_option": "{name!r} is not traced here: its config sets {option} to {value}, and the views show GPT-2's own attention (scores divided by √d_head, no cross-attention).",
     "detail.hf.not_here": "{name!r} could not be loaded from a local folder or the local cache (downloads are off): {cause}",
     "detail.hf.not_offered": "{name!r} is not a model this server offers: a folder opens only under the Hugging Face folders the server allows (TVIZ_HF_DIRS), whether or not it exists elsewhere.",
     "detail.hf.not_on_hub": "{name!r} could not be loaded from the Hugging Face Hub: {cause}",

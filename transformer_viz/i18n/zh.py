@@ -130,6 +130,8 @@ CHINESE: dict[str, str] = {
     # Refusals of a Hugging Face model (weights/hf.py, TranslatableError "hf.<kind>"): their one English sentence
     "detail.hf.missing": "无法加载 Hugging Face 模型：{reason}。",
     "detail.hf.name": "请给出一个 Hugging Face 模型：本地文件夹，或像 Helsinki-NLP/opus-mt-en-zh 这样的模型名。",
+    "detail.hf.causal_family": "这里不把 {model_type!r} 类型的 Hugging Face 模型作为仅解码器模型追踪：请选择 GPT-2 或 Llama 结构的模型（Llama、Qwen2、Mistral；例如 gpt2、HuggingFaceTB/SmolLM2-135M、Qwen/Qwen2.5-0.5B）。",
+    "detail.hf.gpt2_option": "这里不追踪 {name!r}：它的配置把 {option} 设为 {value}，而这些视图展示的是 GPT-2 本来的注意力（分数除以 √d_head，没有交叉注意力）。",
     "detail.hf.not_here": "无法从本地文件夹或本地缓存加载 {name!r}（下载已关闭）：{cause}",
     "detail.hf.not_offered": "{name!r} 不是本服务器提供的模型：只能打开服务器允许的 Hugging Face 文件夹（TVIZ_HF_DIRS）中的文件夹，无论它在别处是否存在。",
     "detail.hf.not_on_hub": "无法从 Hugging Face Hub 加载 {name!r}：{cause}",

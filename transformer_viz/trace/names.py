@@ -65,8 +65,8 @@ def target_axes(trace_name: str) -> tuple[int, ...]:
     if not trace_name.startswith("decoder."):
         return ()
     leaf = trace_name.rsplit(".", 1)[1]
-    if ".self_attn." in trace_name:  # q, k, v (B, H, T, Dh); scores, weights (B, H, T, T); mask (B, 1, T, T)
-        return {"q": (2,), "k": (2,), "v": (2,), "out": (1,)}.get(leaf, (2, 3))
+    if ".self_attn." in trace_name:  # q, k, v, q_rot, k_rot (B, H, T, Dh); scores, weights (B, H, T, T); mask
+        return {"q": (2,), "k": (2,), "v": (2,), "q_rot": (2,), "k_rot": (2,), "out": (1,)}.get(leaf, (2, 3))
     if ".cross_attn." in trace_name:  # k, v (B, H, S, Dh) are the source's; the rest has T on axis 2
         return {"k": (), "v": (), "out": (1,)}.get(leaf, (2,))
     return (1,)  # ffn.hidden, resid_* and decoder.out (B, T, ...)

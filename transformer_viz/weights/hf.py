@@ -133,12 +133,27 @@ def load(name_or_path: str, allow_download: bool = False, max_parameters: int | 
     `allow_download`). Its config is read first: a family not traced here, a size beyond HF_SIZE_LIMITS
     (weights/hf_limits.py) or more than `max_parameters` (counted from the config) is refused before anything is
     built or any weights are read. ValueError with a sentence for anything that cannot be loaded."""
+    def counted(hub_config, name: str) -> int:
+        family_of(getattr(hub_config, "model_type", ""))
+        return parameter_count(hub_config, name)  # every size bounded, nothing built
+
+    model, tokenizer, name_or_path = load_pretrained(name_or_path, allow_download, max_parameters,
+                                                     "AutoModelForSeq2SeqLM", counted)
+    return HFModel(model.eval(), tokenizer, config_of(model, name_or_path))
+
+
+def load_pretrained(name_or_path: str, allow_download: bool, max_parameters: int | None, auto_class: str,
+                    counted: Callable[[object, str], int], **options) -> tuple[nn.Module, object, str]:
+    """load's rules for any family: (model with eager attention, tokenizer, the name stripped). `counted(config,
+    name)` refuses a config (TranslatableError) or returns its parameter count, before anything is built;
+    `auto_class` names the transformers Auto class that builds the model, given `options` too."""
     reason = missing_reason()
     if reason is not None:
         raise _error("missing", reason=reason)
+    import transformers
     from huggingface_hub.errors import StrictDataclassError
     from safetensors import SafetensorError
-    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
     from transformers.utils import logging
 
     logging.disable_progress_bar()
@@ -155,13 +170,12 @@ def load(name_or_path: str, allow_download: bool = False, max_parameters: int | 
         raise _error("config", name=name_or_path, reason=" ".join(str(error).split())[:200]) from None
     except (OSError, ValueError, ImportError) as error:
         raise unavailable(error) from None
-    family_of(getattr(hub_config, "model_type", ""))
-    parameters = parameter_count(hub_config, name_or_path)  # every size bounded, nothing built
+    parameters = counted(hub_config, name_or_path)
     if max_parameters is not None and parameters > max_parameters:
         raise _error("too_big", name=name_or_path, parameters=parameters, limit=int(max_parameters))
     try:
-        model = AutoModelForSeq2SeqLM.from_pretrained(name_or_path, local_files_only=not allow_download,
-                                                      attn_implementation="eager")
+        model = getattr(transformers, auto_class).from_pretrained(
+            name_or_path, local_files_only=not allow_download, attn_implementation="eager", **options)
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=not allow_download)
     except pickle.UnpicklingError:  # torch.load(weights_only=True) met more than tensors
         raise _error("pickle", name=name_or_path) from None
@@ -169,8 +183,7 @@ def load(name_or_path: str, allow_download: bool = False, max_parameters: int | 
         raise _error("weights", name=name_or_path, cause=_first_line(error)) from None
     except (OSError, ValueError, ImportError) as error:
         raise unavailable(error) from None
-    config = config_of(model, name_or_path)
-    return HFModel(model.eval(), tokenizer, config)
+    return model, tokenizer, name_or_path
 
 
 # Where each family keeps what the trace records: (trace name, module, what to take from it).
@@ -292,13 +305,19 @@ def _attention(hf: HFModel, tensors: dict[str, torch.Tensor], prefix: str, mask:
     if bias is not None:
         scores = scores + bias
     masked, weights = masked_softmax(scores, mask, config.mask_value)  # (B, H, Lq, Lk) each
+    check_weights(prefix, weights, own_weights, mask)
+    tensors.update({f"{prefix}.q": q, f"{prefix}.k": k, f"{prefix}.v": v, f"{prefix}.scores": scores,
+                    f"{prefix}.mask": mask, f"{prefix}.masked_scores": masked, f"{prefix}.weights": weights})
+
+
+def check_weights(prefix: str, weights: torch.Tensor, own_weights: torch.Tensor, mask: torch.Tensor) -> None:
+    """RuntimeError unless the recomputed `weights` (B, H, Lq, Lk) are the model's own on every query row that may
+    attend to some key (`mask` broadcastable to them, True = may attend)."""
     allowed_rows = mask.any(dim=-1, keepdim=True).expand_as(weights)
     difference = (weights - own_weights).abs().masked_fill(~allowed_rows, 0).max().item()
     if not difference <= WEIGHTS_TOLERANCE:
         raise RuntimeError(f"{prefix}: the weights recomputed from q and k differ from the model's own by "
                            f"{difference:.2g}; this model is not traced correctly.")
-    tensors.update({f"{prefix}.q": q, f"{prefix}.k": k, f"{prefix}.v": v, f"{prefix}.scores": scores,
-                    f"{prefix}.mask": mask, f"{prefix}.masked_scores": masked, f"{prefix}.weights": weights})
 
 
 def run_with_trace(hf: HFModel, src_ids: torch.Tensor, tgt_ids: torch.Tensor, src_mask: torch.Tensor | None = None,
