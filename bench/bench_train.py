@@ -14,7 +14,8 @@ import torch
 
 from transformer_viz.data.tasks import get_task, model_config_for
 from transformer_viz.model import Transformer
-from transformer_viz.train.loop import StepInfo, evaluate, recommended_threads, train
+from transformer_viz.train.evaluation import evaluate
+from transformer_viz.train.loop import StepInfo, recommended_threads, train
 
 CHECK_EVERY = 50
 TARGET = 0.99

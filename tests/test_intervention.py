@@ -9,7 +9,8 @@ from transformer_viz import Intervention, Transformer
 from transformer_viz.analysis.inference import run_text
 from transformer_viz.data.tasks import TASKS, encode_source, encode_target, model_config_for
 from transformer_viz.trace.names import attention_name
-from transformer_viz.train.loop import evaluate, train
+from transformer_viz.train.evaluation import evaluate
+from transformer_viz.train.loop import train
 from transformer_viz.weights.pretrained import load_pretrained
 
 

@@ -13,8 +13,8 @@ from safetensors.torch import load_file, save_file
 from transformer_viz import name
 from transformer_viz.data.tasks import TASKS, get_task, model_config_for
 from transformer_viz.errors import TranslatableError
-from transformer_viz.model import Transformer
-from transformer_viz.train.loop import Evaluation, evaluate
+from transformer_viz.model import DecoderOnlyTransformer, Transformer
+from transformer_viz.train.evaluation import Evaluation, evaluate
 from transformer_viz.weights.pretrained import (
     CHECKPOINT_DIR,
     CHECKPOINTS_ENV,
@@ -28,6 +28,7 @@ from transformer_viz.weights.pretrained import (
 
 TEST_SEED = 777  # not the CLI's evaluation seed (12345) and not a training seed
 CHAR_TASKS = [n for n, task in TASKS.items() if task.level == "char"]
+DECODER_ONLY = ["copy", "reverse", "sort"]  # tasks whose decoder-only model (`<task>-gpt`) ships too
 WORD_TASKS = [n for n, task in TASKS.items() if task.level == "word"]
 
 
@@ -46,7 +47,7 @@ def fresh_metrics(models) -> dict[str, Evaluation]:
 # --- what ships ----------------------------------------------------------------------------
 
 def test_every_task_ships_a_model_and_they_stay_small():
-    assert available_pretrained() == sorted(TASKS)
+    assert available_pretrained() == sorted([*TASKS, *(f"{task}-gpt" for task in DECODER_ONLY)])
     sizes = {path.name: path.stat().st_size for path in CHECKPOINT_DIR.iterdir() if path.is_file()}
     assert sum(sizes.values()) < 5 * 1024 * 1024
     assert all(size < 1024 * 1024 for size in sizes.values())
@@ -69,6 +70,15 @@ def test_metadata_records_how_the_model_was_made_and_what_it_scored(task_name):
 
 
 # --- quality on fresh inputs ---------------------------------------------------------------
+
+@pytest.mark.parametrize("task_name", DECODER_ONLY)
+def test_decoder_only_models_are_exact_on_fresh_inputs_and_say_how_they_were_made(task_name, models, fresh_metrics):
+    loaded = models[f"{task_name}-gpt"]
+    assert isinstance(loaded.model, DecoderOnlyTransformer) and loaded.task.name == task_name
+    assert "--architecture decoder_only" in loaded.meta["training"]["command"]
+    assert loaded.meta["metrics"]["exact_match"] >= 0.99
+    assert fresh_metrics[f"{task_name}-gpt"].exact_match >= 0.99
+
 
 @pytest.mark.parametrize("task_name", CHAR_TASKS)
 def test_letter_tasks_are_exact_on_fresh_inputs_of_every_length(task_name, fresh_metrics):
@@ -169,7 +179,7 @@ def copied(tmp_path):
 
 
 def test_a_missing_model_is_a_clear_value_error(tmp_path):
-    with pytest.raises(ValueError, match=r"no pretrained model called 'nope'.*available: copy, en-fr"):
+    with pytest.raises(ValueError, match=r"no pretrained model called 'nope'.*available: copy, copy-gpt, en-fr"):
         load_pretrained("nope")
     with pytest.raises(ValueError, match="not a valid model name"):
         load_pretrained("../reverse")

@@ -12,7 +12,8 @@ from transformer_viz.data.tasks import get_task, model_config_for
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.model import Transformer
 from transformer_viz.train.cli import main as cli_main
-from transformer_viz.train.loop import StepInfo, batch_stream, evaluate, lr_factor, make_batch, train
+from transformer_viz.train.evaluation import evaluate
+from transformer_viz.train.loop import StepInfo, batch_stream, lr_factor, make_batch, train
 from transformer_viz.weights.pretrained import load_pretrained
 
 

@@ -12,7 +12,8 @@ from transformer_viz.model.hooks import HookPoint, recording
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.names import LEAVES, name
 from transformer_viz.trace.record import Trace
-from transformer_viz.train.loop import AttentionSnapshot, StepInfo, TrainResult, evaluate
+from transformer_viz.train.evaluation import evaluate
+from transformer_viz.train.loop import AttentionSnapshot, StepInfo, TrainResult
 from transformer_viz.weights.pretrained import (
     Pretrained,
     available_pretrained,

@@ -14,6 +14,8 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import torch
+
 
 @dataclass(frozen=True)
 class Vocab:
@@ -94,3 +96,11 @@ class Vocab:
     @classmethod
     def from_json(cls, text: str) -> Vocab:
         return cls.from_dict(json.loads(text))
+
+
+def pad_rows(rows: Sequence[Sequence[int]], pad_id: int = Vocab.pad_id) -> torch.Tensor:
+    """Ragged id lists -> (batch, longest) int64, padded on the right."""
+    ids = torch.full((len(rows), max(len(row) for row in rows)), pad_id, dtype=torch.int64)  # (batch, len)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.int64)
+    return ids

@@ -84,7 +84,7 @@ def show(host: Host) -> tuple[str, str]:
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).
-CODE = ((_training_step, ("logits = model(src, tgt_in)", "loss = loss_fn(", "loss.backward()", "optimizer.step()")),)
+CODE = ((_training_step, ("logits = model(*inputs)", "loss = loss_fn(", "loss.backward()", "optimizer.step()")),)
 
 STEP = Step("training", "training", r"\mathcal{L}=-\frac{1}{T}\sum_{t=1}^{T}\log P(y_t\mid y_{<t},\,x)", show,
             setup={"src_text": "hello", "weights": "random", "train_steps": TRAIN_STEPS}, code=CODE)

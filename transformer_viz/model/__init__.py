@@ -1,7 +1,7 @@
 """The instrumented Transformer: each part of the paper as its own small module."""
 
 from transformer_viz.model.attention import MultiHeadAttention, scaled_dot_product_attention
-from transformer_viz.model.decoder_only import DecoderOnlyTransformer
+from transformer_viz.model.decoder_only import DecoderOnlyTransformer, build_model
 from transformer_viz.model.embeddings import (
     Embeddings,
     PositionalEncoding,
@@ -20,8 +20,8 @@ from transformer_viz.model.transformer import Transformer, init_parameters
 
 __all__ = [
     "Decoder", "DecoderLayer", "DecoderOnlyTransformer", "Dropout", "Embeddings", "Encoder", "EncoderLayer",
-    "FeedForward", "MultiHeadAttention",
-    "PositionalEncoding", "Transformer", "block_shapes", "decoder_self_mask", "dropout_from", "encoding_tables",
+    "FeedForward", "MultiHeadAttention", "PositionalEncoding", "Transformer", "block_shapes", "build_model",
+    "decoder_self_mask", "dropout_from", "encoding_tables",
     "init_parameters", "learned_init_encoding", "look_ahead_mask", "padding_mask", "parameter_counts",
     "scaled_dot_product_attention", "seed002_buggy_encoding", "sinusoidal_concat_encoding", "sinusoidal_encoding",
 ]

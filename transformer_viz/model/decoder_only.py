@@ -17,7 +17,13 @@ from transformer_viz.model.hooks import HookPoint, active_intervention, interven
 from transformer_viz.model.layers import Encoder
 from transformer_viz.model.masks import decoder_self_mask, padding_mask
 from transformer_viz.model.sampling import Sampling, next_tokens
-from transformer_viz.model.transformer import check_ids, checked_intervention, init_parameters, xavier_reset
+from transformer_viz.model.transformer import (
+    Transformer,
+    check_ids,
+    checked_intervention,
+    init_parameters,
+    xavier_reset,
+)
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.record import Trace
 
@@ -68,13 +74,15 @@ class DecoderOnlyTransformer(nn.Module):
             logits = self(ids)
         return logits, Trace(tensors, config=self.config, intervention=intervention)
 
-    def generate(self, prompt_ids: torch.Tensor, max_new_tokens: int, eos_id: int,
+    def generate(self, prompt_ids: torch.Tensor, max_new_tokens: int, eos_id: int, keep_steps: bool = True,
+                 intervention: Intervention | None = None,
                  sampling: Sampling | None = None) -> tuple[torch.Tensor, list[Trace]]:
         """Continue each prompt by the most probable token (or one drawn as `sampling` says), one at a time.
 
         prompt_ids (batch, prompt_len) -> (ids (batch, prompt_len + n), one Trace per step: step k's is the pass
         over ids[:, :prompt_len + k] whose last position chose the next token). Positions after a row's eos are
-        pad_id; no more than max_len tokens in all.
+        pad_id; no more than max_len tokens in all. With `keep_steps=False` only the last step's trace is kept (the
+        others are its prefixes). Every step runs under `intervention`.
         """
         if not is_whole(max_new_tokens) or max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}.")
@@ -85,14 +93,16 @@ class DecoderOnlyTransformer(nn.Module):
                              f"got {type(sampling).__name__}.")
         check_ids(prompt_ids, self.config.tgt_vocab_size, self.config.max_len, "prompt")
         max_new_tokens = min(max_new_tokens, self.config.max_len - prompt_ids.shape[1])
+        intervention = self.checked(intervention)
         generator = None if sampling is None else sampling.generator()
         ids, steps = prompt_ids, []
         finished = torch.zeros(prompt_ids.shape[0], dtype=torch.bool)  # (batch,)
-        with torch.no_grad():
+        with torch.no_grad(), intervening(intervention):
             for _ in range(max_new_tokens):
                 with recording() as tensors:
                     logits = self(ids)  # (batch, length, vocab)
-                steps.append(Trace(tensors, config=self.config))
+                steps[:] = steps if keep_steps else []  # one step's tensors at a time when only the last is kept
+                steps.append(Trace(tensors, config=self.config, intervention=intervention))
                 next_ids = next_tokens(logits[:, -1], sampling, generator)  # (batch,)
                 next_ids = next_ids.masked_fill(finished, self.config.pad_id)  # (batch,)
                 ids = torch.cat([ids, next_ids[:, None]], dim=1)  # (batch, length + 1)
@@ -100,3 +110,11 @@ class DecoderOnlyTransformer(nn.Module):
                 if finished.all():
                     break
         return ids, steps
+
+
+def build_model(config: ModelConfig, generator: torch.Generator | None = None) -> Transformer | DecoderOnlyTransformer:
+    """The model `config.architecture` names, its initial weights drawn from `generator` (None: torch's global RNG)."""
+    if not isinstance(config, ModelConfig):
+        raise ValueError(f"config must be a ModelConfig, got {type(config).__name__}.")
+    kind = DecoderOnlyTransformer if config.architecture == "decoder_only" else Transformer
+    return kind(config, generator=generator)

@@ -35,19 +35,23 @@ class ResidualBlock(nn.Module):
 
 
 class EncoderLayer(ResidualBlock):
-    """Self-attention over the source, then the feed-forward network."""
+    """Self-attention over the source, then the feed-forward network (none in an attention-only model: its
+    resid_post is its resid_mid)."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
         self.self_attn = MultiHeadAttention(config, rotary=config.positional == "rotary")
-        self.ffn = FeedForward(config)
-        self.norm1, self.norm2 = nn.LayerNorm(config.d_model), nn.LayerNorm(config.d_model)
+        self.norm1 = nn.LayerNorm(config.d_model)
+        if not config.attention_only:
+            self.ffn, self.norm2 = FeedForward(config), nn.LayerNorm(config.d_model)
         self.hook_resid_mid, self.hook_resid_post = HookPoint(), HookPoint()
 
     def forward(self, x: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
         """x (batch, src_len, d_model), src_mask (batch, 1, 1, src_len) -> (batch, src_len, d_model)."""
         x = self.hook_resid_mid(self.residual(x, lambda h: self.self_attn(h, h, src_mask), self.norm1))
-        return self.hook_resid_post(self.residual(x, self.ffn, self.norm2))
+        if hasattr(self, "ffn"):
+            x = self.residual(x, self.ffn, self.norm2)
+        return self.hook_resid_post(x)
 
 
 class DecoderLayer(ResidualBlock):

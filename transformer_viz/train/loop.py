@@ -1,9 +1,11 @@
-"""One training loop for every task, used by the CLI (train.py), the app and the benchmark.
+"""One training loop for every task and both architectures, used by the CLI (train.py), the app and the benchmark.
 
 Teacher forcing (paper section 5): the decoder reads <bos> + the correct target and
 learns to write target + <eos>, all positions at once thanks to the look-ahead mask.
-The loss is cross-entropy over real tokens (padding ignored); the optimiser is AdamW
-with the paper's betas, a linear warm-up and then a cosine decay of the learning rate.
+A decoder-only model reads the prompt and its answer as one sequence (data/tasks/lm.py)
+and is scored on the answer only. The loss is cross-entropy over the counted tokens (padding
+ignored); the optimiser is AdamW with the paper's betas, a linear warm-up and then a cosine
+decay of the learning rate.
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ from torch import nn
 
 from transformer_viz.config import is_real, is_whole
 from transformer_viz.data.tasks import Task, encode_source, encode_target
-from transformer_viz.data.vocab import Vocab
-from transformer_viz.model import Transformer
+from transformer_viz.data.tasks.lm import lm_batch, lm_vocab, sequence
+from transformer_viz.data.vocab import Vocab, pad_rows
+from transformer_viz.model import DecoderOnlyTransformer, Transformer
 from transformer_viz.model.hooks import dropout_from, intervening
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.names import attention_name
+
+Model = Transformer | DecoderOnlyTransformer
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,8 @@ class AttentionSnapshot:
 
     `weights` (layers, heads, tgt_len, src_len) holds every decoder layer; rows are the
     decoder inputs `tgt_tokens` (<bos> + target), columns the source `src_tokens` (+ <eos>).
+    A decoder-only model has no cross-attention: its snapshot is its masked self-attention over
+    the probe's prompt and answer, rows and columns the same tokens.
     """
 
     step: int
@@ -80,14 +87,6 @@ def recommended_threads(max_threads: int = 2) -> int:
     return max(1, min(max_threads, int(free + 0.5)))
 
 
-def pad(rows: Sequence[Sequence[int]], pad_id: int = Vocab.pad_id) -> torch.Tensor:
-    """Ragged id lists -> (batch, longest) int64, padded on the right."""
-    ids = torch.full((len(rows), max(len(row) for row in rows)), pad_id, dtype=torch.int64)  # (batch, len)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.int64)
-    return ids
-
-
 def make_batch(task: Task, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Input texts -> (src (batch, src_len), decoder input (batch, tgt_len), labels (batch, tgt_len))."""
     src, tgt_in, labels = [], [], []
@@ -98,7 +97,13 @@ def make_batch(task: Task, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Te
         body = task.tgt_vocab.encode(target)
         tgt_in.append([Vocab.bos_id, *body])
         labels.append([*body, Vocab.eos_id])
-    return pad(src), pad(tgt_in), pad(labels)
+    return pad_rows(src), pad_rows(tgt_in), pad_rows(labels)
+
+
+def training_batch(model: Model, task: Task, texts: Sequence[str]) -> tuple[torch.Tensor, ...]:
+    """The model's inputs and then its labels: (src, decoder input, labels), or for a decoder-only model
+    (ids, labels) (see `make_batch`, `lm_batch`)."""
+    return lm_batch(task, texts) if is_decoder_only(model) else make_batch(task, texts)
 
 
 def batch_stream(task: Task, batch_size: int, rng: random.Random) -> Iterator[list[str]]:
@@ -117,31 +122,41 @@ def lr_factor(step: int, steps: int, warmup: int) -> float:
     return 0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def cross_attention(model: Transformer, src_ids: torch.Tensor, tgt_ids: torch.Tensor,
+def is_decoder_only(model: Model) -> bool:
+    return model.config.architecture == "decoder_only"
+
+
+def attention_stack(model: Model, *inputs: torch.Tensor,
                     intervention: Intervention | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Every decoder layer's cross-attention, stacked, and the logits (teacher-forced):
-    -> (layers, batch, heads, tgt_len, src_len), (batch, tgt_len, vocab)."""
-    logits, trace = model.run_with_trace(src_ids, tgt_ids, intervention)
-    return torch.stack([trace[attention_name("cross", i, "weights")]
+    """Every decoder layer's cross-attention (a decoder-only model: its self-attention), stacked, and the logits
+    (teacher-forced): -> (layers, batch, heads, queries, keys), (batch, queries, vocab)."""
+    kind = "decoder_self" if is_decoder_only(model) else "cross"
+    logits, trace = model.run_with_trace(*inputs, intervention=intervention)
+    return torch.stack([trace[attention_name(kind, i, "weights")]
                         for i in range(model.config.n_decoder_layers)]), logits
 
 
-def probe_snapshot(model: Transformer, task: Task, step: int) -> AttentionSnapshot:
-    """The cross-attention of the task's first example, teacher-forced on its correct answer."""
+def probe_snapshot(model: Model, task: Task, step: int) -> AttentionSnapshot:
+    """The attention of the task's first example (see `attention_stack`), teacher-forced on its correct answer."""
     probe = task.examples[0]
-    src = encode_source(task, probe)
-    tgt = encode_target(task, task.target(probe))
+    if is_decoder_only(model):
+        ids = torch.tensor([sequence(task, task.split(probe))[0]])  # (1, length)
+        inputs, src_tokens = (ids,), tuple(lm_vocab(task).decode(ids[0]))
+        tgt_tokens = src_tokens
+    else:
+        src, tgt = encode_source(task, probe), encode_target(task, task.target(probe))
+        inputs, src_tokens, tgt_tokens = (src.ids, tgt.ids), src.tokens, tgt.tokens
     was_training = model.training
     model.eval()
     try:
-        weights = cross_attention(model, src.ids, tgt.ids)[0][:, 0]  # (layers, heads, tgt_len, src_len)
+        weights = attention_stack(model, *inputs)[0][:, 0]  # (layers, heads, queries, keys)
     finally:
         model.train(was_training)
-    return AttentionSnapshot(step, weights.numpy().copy(), src.tokens, tgt.tokens)
+    return AttentionSnapshot(step, weights.numpy().copy(), src_tokens, tgt_tokens)
 
 
 def train(
-    model: Transformer, task: Task, *, steps: int | None = None, batch_size: int | None = None,
+    model: Model, task: Task, *, steps: int | None = None, batch_size: int | None = None,
     lr: float | None = None, warmup: int | None = None, seed: int = 0, label_smoothing: float | None = None,
     on_step: Callable[[StepInfo], None] | None = None, snapshot_every: int = 0,
     should_stop: Callable[[], bool] | None = None, intervention: Intervention | None = None,
@@ -183,7 +198,8 @@ def train(
                 if should_stop is not None and should_stop():
                     result.stopped_early = True
                     break
-                loss, accuracy = _training_step(model, make_batch(task, next(batches)), loss_fn, optimizer, schedule)
+                batch = training_batch(model, task, next(batches))
+                loss, accuracy = _training_step(model, batch, loss_fn, optimizer, schedule)
                 result.history.append((step, loss, accuracy))
                 result.steps = step
                 snapshot = None
@@ -212,20 +228,20 @@ def _check_settings(*, steps, batch_size, warmup, snapshot_every, seed, lr, labe
         raise ValueError(f"label_smoothing must be a number from 0 to 1, got {label_smoothing!r}.")
 
 
-def _optimizer(model: Transformer, lr: float, steps: int,
+def _optimizer(model: Model, lr: float, steps: int,
                warmup: int) -> tuple[torch.optim.AdamW, torch.optim.lr_scheduler.LambdaLR]:
     """AdamW with the paper's betas and a little weight decay, its learning rate scheduled by `lr_factor`."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.01)
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, steps, warmup))
 
 
-def _training_step(model: Transformer, batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor], loss_fn: nn.Module,
+def _training_step(model: Model, batch: tuple[torch.Tensor, ...], loss_fn: nn.Module,
                    optimizer: torch.optim.Optimizer,
                    schedule: torch.optim.lr_scheduler.LRScheduler) -> tuple[float, float]:
-    """One optimiser step on a `make_batch` batch, teacher-forced; returns its loss and its token accuracy
-    (over real tokens, as predicted before the step)."""
-    src, tgt_in, labels = batch
-    logits = model(src, tgt_in)  # (batch, tgt_len, vocab)
+    """One optimiser step on a `training_batch`, teacher-forced; returns its loss and its token accuracy
+    (over the counted tokens, as predicted before the step)."""
+    *inputs, labels = batch  # (src, tgt_in) or, decoder-only, (ids,); labels (batch, tgt_len)
+    logits = model(*inputs)  # (batch, tgt_len, vocab)
     loss = loss_fn(logits.flatten(0, 1), labels.flatten())
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
@@ -235,87 +251,3 @@ def _training_step(model: Transformer, batch: tuple[torch.Tensor, torch.Tensor, 
     real = labels != Vocab.pad_id  # (batch, tgt_len)
     accuracy = ((logits.argmax(-1) == labels) & real).sum().item() / real.sum().item()
     return loss.item(), accuracy
-
-
-def decode_rows(task: Task, ids: torch.Tensor) -> list[list[str]]:
-    """Generated ids (batch, 1 + n) starting with <bos> -> each row's tokens up to its <eos>."""
-    rows = []
-    for row in ids[:, 1:].tolist():
-        if Vocab.eos_id in row:
-            row = row[: row.index(Vocab.eos_id)]
-        rows.append([token for token in task.tgt_vocab.decode(row) if token != Vocab.PAD])
-    return rows
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """What `evaluate` measured on `samples` fresh held-out inputs, drawn with `seed`."""
-
-    samples: int
-    seed: int
-    exact_match: float  # the share of greedy outputs equal to the correct output
-    # The share of answer tokens (and <eos>) predicted right when the decoder reads the correct previous tokens.
-    teacher_forced_accuracy: float
-    exact_match_by_length: dict[int, float]  # input length in tokens -> exact match
-    # Per decoder layer: for every target token with gold source positions, does the head-averaged cross-attention
-    # (teacher-forced on the correct answer) put its largest weight on one of them?
-    alignment_by_layer: tuple[float, ...]
-
-    @property
-    def alignment_layer(self) -> int:
-        """The decoder layer (from 0) whose cross-attention follows the gold alignment best."""
-        return int(np.argmax(self.alignment_by_layer))
-
-    @property
-    def alignment_accuracy(self) -> float:
-        return self.alignment_by_layer[self.alignment_layer]
-
-    def to_dict(self) -> dict:
-        """The metrics a checkpoint's JSON keeps (`Pretrained.metrics`)."""
-        return {"samples": self.samples, "seed": self.seed, "exact_match": self.exact_match,
-                "teacher_forced_accuracy": self.teacher_forced_accuracy,
-                "exact_match_by_length": dict(self.exact_match_by_length),
-                "alignment_accuracy": self.alignment_accuracy, "alignment_layer": self.alignment_layer,
-                "alignment_by_layer": list(self.alignment_by_layer)}
-
-
-def evaluate(model: Transformer, task: Task, n: int = 500, seed: int = 1, batch_size: int = 250,
-             intervention: Intervention | None = None) -> Evaluation:
-    """Exact match and attention alignment on `n` fresh held-out inputs (never the fixed training set),
-    under `intervention` (None: none)."""
-    rng = random.Random(seed)
-    texts = [task.heldout_input(rng) for _ in range(n)]
-    was_training = model.training
-    model.eval()
-    exact, by_length, right, counted = [], {}, 0, 0
-    hits = np.zeros(model.config.n_decoder_layers)
-    aligned = 0
-    try:
-        for start in range(0, n, batch_size):
-            chunk = texts[start: start + batch_size]
-            src, tgt_in, labels = make_batch(task, chunk)
-            out, _ = model.generate(src, max_new_tokens=task.max_target_len + 1,
-                                    bos_id=Vocab.bos_id, eos_id=Vocab.eos_id, intervention=intervention)
-            weights, logits = cross_attention(model, src, tgt_in, intervention)
-            weights = weights.mean(dim=2)  # (layers, batch, tgt_len, src_len)
-            real = labels != Vocab.pad_id  # (batch, tgt_len)
-            right += ((logits.argmax(-1) == labels) & real).sum().item()
-            counted += real.sum().item()
-            looks_at = weights.argmax(dim=-1)  # (layers, batch, tgt_len)
-            for row, (text, output) in enumerate(zip(chunk, decode_rows(task, out), strict=True)):
-                pieces = task.split(text)
-                target, pairs = task.gold(pieces)
-                exact.append(output == target)
-                by_length.setdefault(len(pieces), []).append(output == target)
-                sources: dict[int, set[int]] = {}
-                for i, j in pairs:
-                    sources.setdefault(j, set()).add(i)
-                for j, allowed in sources.items():
-                    aligned += 1
-                    hits += np.array([looks_at[layer, row, j].item() in allowed for layer in range(len(hits))])
-    finally:
-        model.train(was_training)
-    return Evaluation(samples=n, seed=seed, exact_match=float(np.mean(exact)),
-                      teacher_forced_accuracy=right / max(counted, 1),
-                      exact_match_by_length={k: float(np.mean(v)) for k, v in sorted(by_length.items())},
-                      alignment_by_layer=tuple((hits / max(aligned, 1)).tolist()))

@@ -39,7 +39,8 @@ import torch
 from transformer_viz.config import ModelConfig
 from transformer_viz.data.tasks import get_task
 from transformer_viz.model import Transformer
-from transformer_viz.train.loop import StepInfo, TrainResult, evaluate, train
+from transformer_viz.train.evaluation import evaluate
+from transformer_viz.train.loop import StepInfo, TrainResult, train
 
 NICENESS = 10  # workers yield the CPU to the server's reruns
 log = logging.getLogger(__name__)

@@ -12,6 +12,7 @@ config's limits, then every tensor's name, shape, dtype and values.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import math
@@ -28,9 +29,10 @@ from safetensors.torch import save_file
 from transformer_viz.config import ModelConfig
 from transformer_viz.data.tasks import Task, encode_source, get_task
 from transformer_viz.data.tasks.base import check_fits
+from transformer_viz.data.tasks.lm import check_lm_fits
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.errors import TranslatableError
-from transformer_viz.model import Transformer
+from transformer_viz.model import DecoderOnlyTransformer, Transformer, build_model
 from transformer_viz.trace.record import Trace
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "shipped"
@@ -73,7 +75,7 @@ class Pretrained:
     JSON metadata. The model is in eval mode and shared: train a `copy()` instead.
     """
 
-    model: Transformer
+    model: Transformer | DecoderOnlyTransformer
     task: Task
     src_vocab: Vocab
     tgt_vocab: Vocab
@@ -109,6 +111,11 @@ class Pretrained:
         _, trace = self.model.run_with_trace(src.ids, tgt_ids)
         tokens = self.tgt_vocab.decode(ids)
         return self.task.join(tokens), trace.with_tokens(src.tokens, self.tgt_vocab.decode(tgt_ids[0].tolist()))
+
+
+def pretrained_name(task_name: str, architecture: str = "encoder_decoder") -> str:
+    """The checkpoint name of a task's model unless told otherwise: the task's, `<task>-gpt` for a decoder-only one."""
+    return f"{task_name}-gpt" if architecture == "decoder_only" else task_name
 
 
 def check_name(name: str) -> str:
@@ -183,8 +190,8 @@ def extra_checkpoints(directories: Iterable[str | Path] | None = None) -> dict[s
     return found
 
 
-def save_pretrained(model: Transformer, task: Task, directory: str | Path | None = None, *, name: str | None = None,
-                    metrics: dict | None = None, training: dict | None = None) -> Path:
+def save_pretrained(model: Transformer | DecoderOnlyTransformer, task: Task, directory: str | Path | None = None, *,
+                    name: str | None = None, metrics: dict | None = None, training: dict | None = None) -> Path:
     """Write `<name>.safetensors` (weights in half precision) and `<name>.json`; returns the JSON path.
 
     The name defaults to the task's name; `training` records how the model was made
@@ -242,16 +249,17 @@ def load_pretrained(name: str, directory: str | Path | None = None) -> Pretraine
                                 name=name, folder=str(json_path.parent), available=known, command=command)
     meta, task, config = _checked_metadata(name, json_path)
     tensors = _checked_weights(name, weights_path, meta, task, config)
-    model = Transformer(config, generator=torch.Generator())  # every value is replaced: draw nothing global
+    model = build_model(config, generator=torch.Generator())  # every value is replaced: draw nothing global
     model.load_state_dict(tensors, strict=True)
     vocabs = Vocab(tuple(meta["src_vocab"])), Vocab(tuple(meta["tgt_vocab"]))
     return Pretrained(model.eval(), task, *vocabs, dict(meta.get("metrics", {})), meta)
 
 
-def _bad_file(name: str, path: Path, task_name: str, message: str, code: str, **values) -> TranslatableError:
+def _bad_file(name: str, path: Path, task_name: str, message: str, code: str, architecture: str | None = None,
+              **values) -> TranslatableError:
     """Any problem with a checkpoint's files but a missing one: one key, the English sentence says which (the
     app's details); `problem` (a _Problem code) and its values let an app say which in its own words."""
-    command = retrain_command(name, task_name, path.parent)
+    command = retrain_command(name, task_name, path.parent, architecture)
     return TranslatableError("checkpoint.bad", f"{message} Retrain it with: {command}", name=name,
                              file=path.name, command=command, problem=code, **values)
 
@@ -276,12 +284,12 @@ def _checked_metadata(name: str, json_path: Path) -> tuple[dict, Task, ModelConf
                         f"({error}).", "json") from None
     if src_vocab != task.src_vocab or tgt_vocab != task.tgt_vocab:
         raise _bad_file(name, json_path, task.name, f"{name!r} was trained with other vocabularies than the "
-                        f"{task.name} task has now.", "vocab", task=task.name)
+                        f"{task.name} task has now.", "vocab", architecture=config.architecture, task=task.name)
     try:
-        check_fits(task, config)
+        (check_lm_fits if config.architecture == "decoder_only" else check_fits)(task, config)
     except ValueError as error:
         raise _bad_file(name, json_path, task.name, f"The metadata file {json_path} does not fit its task: "
-                        f"{error}", "fit", task=task.name) from None
+                        f"{error}", "fit", architecture=config.architecture, task=task.name) from None
     return meta, task, config
 
 
@@ -289,28 +297,31 @@ def _checked_weights(name: str, weights_path: Path, meta: dict, task: Task,
                      config: ModelConfig) -> dict[str, torch.Tensor]:
     """The tensors of checkpoint `name`: its size bounded by the config, its checksum, names, shapes and values
     checked."""
+    bad = functools.partial(_bad_file, name, weights_path, task.name, architecture=config.architecture)
     shapes = expected_shapes(config)
     size, limit = weights_path.stat().st_size, 4 * sum(map(math.prod, shapes.values())) + HEADER_BYTES
     if size > limit:
-        raise _bad_file(name, weights_path, task.name, f"The weights file {weights_path} is larger than a model of "
+        raise bad(f"The weights file {weights_path} is larger than a model of "
                         f"this config can be ({size:,} bytes, at most {limit:,}).", "size", size=size, limit=limit)
     if _sha256(weights_path) != meta["weights"]["sha256"]:
-        raise _bad_file(name, weights_path, task.name, f"The weights file {weights_path} does not match its "
+        raise bad(f"The weights file {weights_path} does not match its "
                         "metadata (checksum differs): it is corrupt or was replaced.", "checksum")
     try:
         return _read_weights(weights_path, shapes)
     except _Problem as error:
-        raise _bad_file(name, weights_path, task.name, f"The weights file {weights_path} cannot be loaded "
+        raise bad(f"The weights file {weights_path} cannot be loaded "
                         f"({error}).", error.code, **error.values) from None
     except Exception as error:  # safetensors raises its own error types; all mean "bad file"
-        raise _bad_file(name, weights_path, task.name, f"The weights file {weights_path} cannot be loaded "
+        raise bad(f"The weights file {weights_path} cannot be loaded "
                         f"({error}).", "unreadable") from None
 
 
-def retrain_command(name: str, task: str, folder: Path) -> str:
-    """The command that writes checkpoint `name` of `task` into `folder` again."""
+def retrain_command(name: str, task: str, folder: Path, architecture: str | None = None) -> str:
+    """The command that writes checkpoint `name` of `task` (and `architecture`, if not the default) into `folder`
+    again."""
     named = f" --name {name}" if name != task else ""
-    return f"python -m transformer_viz.train --task {task}{named} --out {folder}"
+    shape = f" --architecture {architecture}" if architecture not in (None, "encoder_decoder") else ""
+    return f"python -m transformer_viz.train --task {task}{shape}{named} --out {folder}"
 
 
 def _task_of(name: str) -> Task:
@@ -323,7 +334,7 @@ def _task_of(name: str) -> Task:
 def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     """Name -> shape of every tensor a model of `config` saves, read from a model on the meta device (no memory)."""
     with torch.device("meta"):
-        model = Transformer(config)
+        model = build_model(config)
     return {key: tuple(value.shape) for key, value in model.state_dict().items()}
 
 

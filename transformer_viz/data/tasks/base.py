@@ -56,6 +56,9 @@ class Task:
     tgt_vocab: Vocab
     train_defaults: TrainDefaults = TrainDefaults()
     model_defaults: Mapping[str, object] = MappingProxyType({})  # ModelConfig settings, e.g. dropout
+    # How a decoder-only model reads the task (data/tasks/lm.py): "answer" (prompt = answer, scored on the answer)
+    # or "continue" (one stream continued, every next token scored).
+    lm_form: str = "answer"
 
     def __repr__(self) -> str:
         return f"<Task {self.name!r}: {self.title}>"
