@@ -38,7 +38,7 @@ from transformer_viz.analysis.walkthrough import cell_numbers, head_walkthrough
 from transformer_viz.config import SIZE_LIMITS, SWITCHES, is_whole
 from transformer_viz.data.tasks import TASKS, model_config_for
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
-from transformer_viz.figures.decoding import cross_attention_by_step
+from transformer_viz.figures.decoding import attention_by_step
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.head import dot_product_figure
 from transformer_viz.figures.masks import masking_steps
@@ -151,7 +151,7 @@ def _figures(model, run, kind, layer, head, query, key) -> dict:
         "grid": lambda: attention_grid(trace, kind, highlight=(layer, head)),
         "masking": lambda: masking_steps(trace, kind, layer, head),
         "entropy": lambda: head_entropy(trace, kind),
-        "by_step": lambda: cross_attention_by_step([run.step(k) for k in range(run.n_steps)], layer, head),
+        "by_step": lambda: attention_by_step([run.step(k) for k in range(run.n_steps)], layer, head),
         "cell": lambda: cell_numbers(trace, kind, layer, head, query, key),
         "walkthrough": lambda: dot_product_figure(head_walkthrough(model, trace, kind, layer, head), query, key),
     }

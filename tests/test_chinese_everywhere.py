@@ -17,7 +17,7 @@ from test_app import PAGES, run_page
 from transformer_viz.analysis.walkthrough import head_walkthrough
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
-from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
+from transformer_viz.figures.decoding import attention_by_step, topk_bars
 from transformer_viz.figures.embeddings import (
     embedding_heatmap,
     embedding_pipeline,
@@ -291,8 +291,8 @@ TRACE = real_trace()
     lambda: positional_variants(encoding_tables(12, 8), lang="zh"),
     lambda: topk_bars(np.array([0.1, 0.6, 0.3]), ["<pad>", "le", "chat"], k=2, chosen=0, lang="zh"),
     lambda: topk_bars(np.array([0.1, 0.6, 0.3]), ["<pad>"], k=3, lang="zh"),  # ids without a token
-    lambda: cross_attention_by_step([TRACE, TRACE], 1, None, lang="zh"),
-    lambda: cross_attention_by_step([TRACE], 0, 1, produced=["le"], lang="zh"),
+    lambda: attention_by_step([TRACE, TRACE], 1, None, lang="zh"),
+    lambda: attention_by_step([TRACE], 0, 1, produced=["le"], lang="zh"),
     lambda: loss_curve([(1, 2.0, 0.1), (2, 1.0, 0.5)], lang="zh"),
     lambda: loss_curve([], lang="zh"),
     lambda: attention_animation([(10, np.eye(2)), (20, np.ones((2, 2)) / 2)], ["le", "chat"], ["the", "cat"],

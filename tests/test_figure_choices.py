@@ -12,7 +12,7 @@ from helpers import make_model, real_trace
 from transformer_viz import Trace
 from transformer_viz.analysis.walkthrough import cell_numbers, head_walkthrough
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
-from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
+from transformer_viz.figures.decoding import attention_by_step, topk_bars
 from transformer_viz.figures.embeddings import positional_curves
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
@@ -82,11 +82,11 @@ def test_a_layer_the_trace_did_not_record_is_a_value_error():
 def test_decoding_figures_refuse_a_layer_or_head_that_does_not_exist(decoding):
     _, steps = decoding
     with pytest.raises(ValueError, match=f"{LAYERS}, got 2"):
-        cross_attention_by_step(steps, 2)
+        attention_by_step(steps, 2)
     with pytest.raises(ValueError, match=f"{HEADS}, got -1"):
-        cross_attention_by_step(steps, 0, -1)
+        attention_by_step(steps, 0, -1)
     with pytest.raises(ValueError, match="at least one decoding step"):
-        cross_attention_by_step([], 0)
+        attention_by_step([], 0)
     with pytest.raises(ValueError, match="chosen must be a whole number from 0 to 21"):
         topk_bars(steps[0]["logits"][0, -1].softmax(-1), [], chosen=22)
     with pytest.raises(ValueError, match="k must be a whole number of at least 1"):

@@ -13,7 +13,7 @@ from transformer_viz.analysis.measures import logit_lens
 from transformer_viz.analysis.walkthrough import head_walkthrough
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
 from transformer_viz.figures.compare import difference_grid
-from transformer_viz.figures.decoding import cross_attention_by_step, sampling_bars, topk_bars
+from transformer_viz.figures.decoding import attention_by_step, sampling_bars, topk_bars
 from transformer_viz.figures.embeddings import embedding_pipeline, positional_variants, trace_curves, trace_similarity
 from transformer_viz.figures.fit import PROJECTOR_FONT_PX, Ticks, at_least, text_em, tick_labels, tick_plan, wrapped
 from transformer_viz.figures.grid import attention_grid
@@ -101,7 +101,7 @@ def more_builders(min_font, lang="en"):
     yield topk_bars(probabilities, tokens, k=5, min_font=min_font, lang=lang)
     yield sampling_bars(probabilities, probabilities ** 2 / (probabilities ** 2).sum(), tokens, chosen=3,
                         min_font=min_font, lang=lang)
-    yield cross_attention_by_step(steps, 1, 0, min_font=min_font, lang=lang)
+    yield attention_by_step(steps, 1, 0, min_font=min_font, lang=lang)
     yield architecture_diagram(model.config, parameter_counts(model), block_shapes(model.config, 7, 5),
                                min_font=min_font, lang=lang)
     yield positional_variants(encoding_tables(24, 16), min_font=min_font, lang=lang)

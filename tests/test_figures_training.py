@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from helpers import make_model
 
-from transformer_viz.figures.decoding import cross_attention_by_step, topk_bars
+from transformer_viz.figures.decoding import attention_by_step, topk_bars
 from transformer_viz.figures.training import attention_animation, loss_curve
 
 
@@ -77,13 +77,13 @@ def test_topk_bars_adds_a_chosen_token_outside_the_top_k():
     assert colours.count(colours[2]) == 1 and colours[0] == colours[1]
 
 
-def test_cross_attention_by_step_rows_are_the_last_query_of_each_step():
+def test_attention_by_step_rows_are_the_last_query_of_each_step():
     torch.manual_seed(0)
     model = make_model(n_heads=2)
     src = torch.tensor([[3, 5, 7, 3]])
     _, steps = model.generate(src, max_new_tokens=4, bos_id=1, eos_id=99)
     steps = [trace.with_tokens(["the", "cat", "saw", "the"]) for trace in steps]
-    fig = cross_attention_by_step(steps, layer=1)
+    fig = attention_by_step(steps, layer=1)
     z = np.asarray(fig.data[0].z)
     assert z.shape == (4, 4)
     for k, trace in enumerate(steps):
@@ -94,7 +94,7 @@ def test_cross_attention_by_step_rows_are_the_last_query_of_each_step():
     assert list(fig.layout.yaxis.ticktext) == [f"{k + 1} → id {i}" for k, i in enumerate(ids)]
     assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0) and "layer 2" in fig.layout.title.text
 
-    one_head = cross_attention_by_step(steps, layer=0, head=1, produced=["a", "b", "c", "d"])
+    one_head = attention_by_step(steps, layer=0, head=1, produced=["a", "b", "c", "d"])
     np.testing.assert_allclose(np.asarray(one_head.data[0].z)[2],
                                steps[2]["decoder.layers.0.cross_attn.weights"][0, 1, -1].numpy(), atol=1e-6)
     assert list(one_head.layout.yaxis.ticktext) == ["1 → a", "2 → b", "3 → c", "4 → d"]

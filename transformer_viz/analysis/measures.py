@@ -166,10 +166,10 @@ def logit_lens(model, trace: Trace, vocab=None) -> LogitLens:
     sum). The last row is the model's own prediction: the argmax of `trace["logits"]`.
     `vocab` (a Vocab, optional) turns the ids into `top_tokens`.
     """
-    from transformer_viz.model import Transformer
+    from transformer_viz.model import DecoderOnlyTransformer, Transformer
 
     check_trace(trace)
-    if not isinstance(model, Transformer):
+    if not isinstance(model, Transformer | DecoderOnlyTransformer):
         raise ValueError(f"model must be the Transformer that recorded the trace, got {type(model).__name__}.")
     if trace.config is not None and trace.config != model.config:
         raise ValueError("This trace was recorded by a model of another shape: pass the model that recorded it.")
@@ -193,6 +193,17 @@ def _stream(trace: Trace, recorded: str) -> torch.Tensor:
     return trace[recorded][0].double()  # (seq_len, d_model)
 
 
+def sublayers_of(trace: Trace, stack: str) -> list[tuple[str, str]]:
+    """(sublayer, the stream after it) of each sublayer of a `stack` layer, in order: a decoder-only model's
+    decoder has no cross-attention, an attention-only model no feed-forward network."""
+    config = trace.config
+    dropped = {"cross_attn"} if trace.decoder_only else set()
+    if getattr(config, "attention_only", False):
+        dropped.add("ffn")
+    return [(sublayer, stream) for sublayer, stream in zip(SUBLAYERS[stack], STREAMS[stack], strict=True)
+            if sublayer not in dropped]
+
+
 def residual_norms(trace: Trace, stack: str) -> dict[str, np.ndarray]:
     """The L2 norm of each token's residual stream, per layer of `stack`, and of what each sublayer changed.
 
@@ -212,7 +223,7 @@ def residual_norms(trace: Trace, stack: str) -> dict[str, np.ndarray]:
     for layer in range(layers):
         before = _stream(trace, embedding if layer == 0 else name(stack, layer - 1, "resid_post"))
         norms.setdefault("input", []).append(before.norm(dim=-1).numpy())
-        for sublayer, stream in zip(SUBLAYERS[stack], STREAMS[stack], strict=True):
+        for sublayer, stream in sublayers_of(trace, stack):
             after = _stream(trace, name(stack, layer, stream))
             norms.setdefault(stream, []).append(after.norm(dim=-1).numpy())
             norms.setdefault(sublayer, []).append((after - before).norm(dim=-1).numpy())

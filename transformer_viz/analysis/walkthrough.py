@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from transformer_viz.model import Transformer
+from transformer_viz.model import DecoderOnlyTransformer, Transformer
 from transformer_viz.model.attention import masked_softmax
 from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, name, token_labels
 from transformer_viz.trace.record import Trace, recorded_attention
@@ -285,11 +285,13 @@ def score_scale(trace: Trace, config) -> float:
 
 def _check_choice(model, trace, kind: str, layer: int, head: int) -> tuple[int, int]:
     """(layer, head) as ints, or clear errors for a choice the model does not have or a trace from another model."""
-    if not isinstance(model, Transformer):
+    if not isinstance(model, Transformer | DecoderOnlyTransformer):
         raise ValueError(f"model must be a Transformer, got {type(model).__name__}.")
     if not isinstance(trace, Trace):
         raise ValueError(f"trace must be a Trace (from model.run_with_trace), got {type(trace).__name__}.")
     check_kind(kind)
+    if kind not in trace.attention_kinds():  # a decoder-only model: its masked self-attention alone
+        raise ValueError(f"This model has no {ATTENTION_KINDS[kind].title}.")
     if model.config.positional == "rotary" and kind != "cross":
         raise ValueError("The walkthrough does not show rotary position embeddings yet (the turn of q and k "
                          "before the scores): choose another positional encoding, or cross-attention.")

@@ -117,28 +117,35 @@ def sampling_bars(before, after, vocab_tokens: Sequence[str], chosen: int, k: in
             yaxis=dict(token_axis(names, len(order), reverse=True), tickfont=dict(size=at_least(16, min_font)))))
 
 
-def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None = None,
-                            produced: Sequence[str] | None = None, *, min_font: int = MIN_FONT_PX,
-                            lang: str = "en") -> go.Figure:
+def attention_by_step(step_traces: Sequence, layer: int, head: int | None = None,
+                      produced: Sequence[str] | None = None, *, kind: str = "cross", min_font: int = MIN_FONT_PX,
+                      lang: str = "en") -> go.Figure:
     """For greedy decoding: one row per step, where that step's last query looked in the source.
 
     step_traces: one Trace per step (Transformer.generate); layer and head are zero-based, head None
     averages the heads. Rows are labelled by the token produced (`produced`, else its id from the logits).
+    A decoder-only model (`kind="decoder_self"`) looks back over its own stream instead: columns are the last
+    step's tokens (the prompt and what was written), and a step's row is blank where its token did not exist yet.
     No text under `min_font`.
     """
     if not step_traces:
         raise ValueError("step_traces must hold at least one decoding step (the steps model.generate returns).")
-    # (heads, src_len) per step: where the step's last query, the one that chose its token, looked
-    last_queries = [attention_arrays(trace, "cross", layer).weights[:, -1] for trace in step_traces]
+    # (heads, keys) per step: where the step's last query, the one that chose its token, looked
+    last_queries = [attention_arrays(trace, kind, layer).weights[:, -1] for trace in step_traces]
     n_heads = len(last_queries[0])
     if head is not None:
         head = check_index(head, n_heads, "head")
-    matrix = np.stack([w.mean(axis=0) if head is None else w[head] for w in last_queries])  # (steps, src_len)
-    n_steps, src_len = matrix.shape
+    rows = [w.mean(axis=0) if head is None else w[head] for w in last_queries]  # (keys,) per step
+    src_len = max(len(row) for row in rows)
+    matrix = np.full((len(rows), src_len), np.nan)  # (steps, keys): NaN where a key did not exist yet
+    for k, row in enumerate(rows):
+        matrix[k, : len(row)] = row
+    n_steps = len(rows)
+    keys = step_traces[-1].tgt_tokens if kind == "decoder_self" else step_traces[0].src_tokens
     if produced is None:
         produced = [text("token_id", lang, id=int(as_numpy(trace["logits"])[0, -1].argmax())) for trace in step_traces]
     row_labels = [f"{k + 1} → {token}" for k, token in enumerate(token_labels(produced, n_steps))]
-    produced, sources = token_texts(produced, n_steps), token_texts(step_traces[0].src_tokens, src_len)
+    produced, sources = token_texts(produced, n_steps), token_texts(keys, src_len)
     cells = np.array([[text("by_step.cell", lang, step=k + 1, produced=produced[k], source=sources[j], position=j)
                        for j in range(src_len)] for k in range(n_steps)], dtype=object)
     weight = text("cell_value.weights", lang)
@@ -152,7 +159,9 @@ def cross_attention_by_step(step_traces: Sequence, layer: int, head: int | None 
     # Tall enough for the upright y title beside a few rows: longer than the plot, it reaches into the title.
     y_title_px = text_em(text("by_step.y", lang)) * at_least(FONT["size"], min_font)
     return styled_figure(
-        [heatmap], {}, text("by_step.title", lang, layer=layer + 1, which=which),
+        [heatmap], {}, text("by_step.title" if kind == "cross" else "by_step.title_self", lang, layer=layer + 1,
+                            which=which),
         height=round(max(300, 120 + 36 * n_steps, 150 + y_title_px)), min_font=min_font,
-        then=dict(xaxis=dict(token_axis(step_traces[0].src_tokens, src_len), title=dict(text=text("by_step.x", lang))),
+        then=dict(xaxis=dict(token_axis(keys, src_len), title=dict(text=text(
+                  "by_step.x" if kind == "cross" else "by_step.x_self", lang))),
                   yaxis=dict(token_axis(row_labels, n_steps, reverse=True), title=dict(text=text("by_step.y", lang)))))

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from transformer_viz.analysis.measures import SUBLAYERS, LogitLens, residual_norms
+from transformer_viz.analysis.measures import LogitLens, residual_norms, sublayers_of
 from transformer_viz.figures.common import (
     LINE_COLOURS,
     SEQUENTIAL,
@@ -54,7 +54,7 @@ def residual_figure(trace, stack: str, *, min_font: int = MIN_FONT_PX, lang: str
                      value="%{y:.2f}") + "<extra></extra>"
 
     for layer in range(layers):
-        for colour, sublayer in zip(LINE_COLOURS, SUBLAYERS[stack], strict=False):
+        for colour, (sublayer, _) in zip(LINE_COLOURS, sublayers_of(trace, stack), strict=False):
             what = text(f"residual.{sublayer}", lang)
             fig.add_trace(go.Bar(x=positions, y=norms[sublayer][layer], name=what, marker_color=colour,
                                  legendgroup=sublayer, showlegend=layer == 0, customdata=texts,

@@ -138,16 +138,18 @@ def mask_figures(trace, width: int = MASK_PX, *, min_font: int = MIN_FONT_PX, la
 
     "source_padding" (src_len, src_len) as the encoder applies it; "target_padding" (tgt_len, tgt_len);
     "look_ahead" (tgt_len, tgt_len), the lower triangle; "decoder_self", the decoder's
-    look-ahead AND target padding.
+    look-ahead AND target padding. A decoder-only model has no source: its three masks are its one stream's.
     """
     src, tgt = trace.src_tokens, trace.tgt_tokens
-    source = attention_arrays(trace, "encoder_self", 0).mask  # (src_len, src_len)
     combined = attention_arrays(trace, "decoder_self", 0).mask  # (tgt_len, tgt_len)
     # The last query may look at every earlier position, so its row is exactly the target padding.
     target = np.broadcast_to(combined[-1], combined.shape)  # (tgt_len, tgt_len)
     look_ahead = np.tril(np.ones_like(combined))  # (tgt_len, tgt_len)
-    masks = {"source_padding": (source, src, src), "target_padding": (target, tgt, tgt),
-             "look_ahead": (look_ahead, tgt, tgt), "decoder_self": (combined, tgt, tgt)}
+    masks = {"target_padding": (target, tgt, tgt), "look_ahead": (look_ahead, tgt, tgt),
+             "decoder_self": (combined, tgt, tgt)}
+    if not trace.decoder_only:
+        source = attention_arrays(trace, "encoder_self", 0).mask  # (src_len, src_len)
+        masks = {"source_padding": (source, src, src), **masks}
     # Short lines under the titles: the app shows the four side by side in narrow columns.
     return {key: _mask_heatmap(*arrays, text(f"masks.{key}", lang), width, text(f"masks.{key}.subtitle", lang),
                                min_font=min_font, lang=lang)

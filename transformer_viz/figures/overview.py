@@ -18,7 +18,16 @@ from plotly.colors import sample_colorscale
 
 from transformer_viz.figures.common import CLICK_COLOUR, CLICK_OPACITY, FONT, SEQUENTIAL
 from transformer_viz.figures.fit import GAP_PX, LINE_SPACING, MIN_FONT_PX, at_least, shown_text, wrapped
-from transformer_viz.figures.overview_blocks import ROW, THIN, Row, column_rows, join, layer_rows, params
+from transformer_viz.figures.overview_blocks import (
+    ROW,
+    THIN,
+    Row,
+    column_rows,
+    decoder_only,
+    join,
+    layer_rows,
+    params,
+)
 from transformer_viz.i18n import text
 
 PAGES = ("embeddings", "attention", "masks", "head", "decoding")
@@ -239,24 +248,18 @@ def positional_glyph(canvas: Canvas, side: str, gx: float, gy: float, config, co
 
 def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str, str], *,
                          min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
-    """The encoder-decoder picture for `config`, labelled with `counts` (parameter_counts) and `shapes` (block_shapes).
+    """The encoder-decoder picture (a decoder-only model's: the decoder alone) for `config`, labelled with `counts`
+    (parameter_counts) and `shapes` (block_shapes).
 
     Shape names ("encoder.norm1", "decoder.cross_attn", ...) let tests read the block order; `lang` is
     the language of every word drawn. No text under `min_font`: above the screen's, the blocks grow to hold it
     (`fitted`) and the diagram may be taller than MAX_HEIGHT.
     """
     canvas = Canvas(lang, min_font)
-    enc = stack_column(canvas, config, counts, shapes, "src")
-    dec = stack_column(canvas, config, counts, shapes, "tgt")
-    # Memory: the encoder's output becomes the keys and values of every cross-attention.
-    lane_x = ENC_X0 + WIDTH + 0.8
-    route_y = enc["top"] + 0.4
-    canvas.path([(enc["cx"], enc["top"]), (enc["cx"], route_y), (lane_x, route_y), (lane_x, dec["cross"])],
-                colour="#d35400", width=2.2)
-    canvas.arrow(lane_x, dec["cross"], DEC_X0, dec["cross"], colour="#d35400")
-    canvas.text(enc["cx"] + 0.12, route_y - 0.04, f"<b>{text('diagram.memory', lang)}</b> {shapes.get('memory', '')}",
-                size=12, colour="#a04000", anchor="left", yanchor="top")
-    canvas.text((lane_x + DEC_X0) / 2, dec["cross"] + 0.04, "<b>K, V</b>", size=12, colour="#a04000", yanchor="bottom")
+    if decoder_only(config):  # GPT's form: the decoder's column alone, no encoder and no memory
+        dec = stack_column(canvas, config, counts, shapes, "tgt")
+    else:
+        dec = encoder_and_decoder(canvas, config, counts, shapes)
     # Output head: linear above the decoder, softmax beside it, the probabilities below the softmax.
     y0, x1 = dec["top"] + 0.35, DEC_X0 + WIDTH
     canvas.arrow(dec["cx"], dec["top"], dec["cx"], y0)
@@ -276,7 +279,8 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
     canvas.block(probabilities, x1 + 0.45, probs_y0, x1 + 2.45)
     width_units, height_units = x1 + 2.5, y0 + linear.height + 0.1
     norm_text = text("diagram.pre_ln" if config.norm_first else "diagram.post_ln", lang)
-    canvas.text(0.05, height_units - 0.05, f"<b style='font-size:20px'>{text('diagram.title', lang)}</b><br>"
+    title = text("diagram.title_decoder_only" if decoder_only(config) else "diagram.title", lang)
+    canvas.text(0.05, height_units - 0.05, f"<b style='font-size:20px'>{title}</b><br>"
                 + text("diagram.sizes", lang, total=counts.get("total", 0), d_model=config.d_model,
                         heads=config.n_heads, d_head=config.d_head)
                 + f"<br>{norm_text}<br><i>{text('diagram.click', lang)}</i>", anchor="left", yanchor="top",
@@ -294,6 +298,21 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
     fig.update_xaxes(visible=False, range=[left, width_units], fixedrange=True)
     fig.update_yaxes(visible=False, range=[0, height_units], fixedrange=True, scaleanchor="x", scaleratio=1)
     return fig
+
+
+def encoder_and_decoder(canvas: Canvas, config, counts, shapes) -> dict[str, float]:
+    """Both columns, and the memory: the encoder's output becomes the keys and values of every cross-attention.
+    Returns the decoder's column (stack_column)."""
+    enc = stack_column(canvas, config, counts, shapes, "src")
+    dec = stack_column(canvas, config, counts, shapes, "tgt")
+    lane_x, route_y, lang = ENC_X0 + WIDTH + 0.8, enc["top"] + 0.4, canvas.lang
+    canvas.path([(enc["cx"], enc["top"]), (enc["cx"], route_y), (lane_x, route_y), (lane_x, dec["cross"])],
+                colour="#d35400", width=2.2)
+    canvas.arrow(lane_x, dec["cross"], DEC_X0, dec["cross"], colour="#d35400")
+    canvas.text(enc["cx"] + 0.12, route_y - 0.04, f"<b>{text('diagram.memory', lang)}</b> {shapes.get('memory', '')}",
+                size=12, colour="#a04000", anchor="left", yanchor="top")
+    canvas.text((lane_x + DEC_X0) / 2, dec["cross"] + 0.04, "<b>K, V</b>", size=12, colour="#a04000", yanchor="bottom")
+    return dec
 
 
 def hover_targets(targets) -> list[go.Scatter]:

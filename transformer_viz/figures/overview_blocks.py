@@ -30,6 +30,10 @@ class Row:
     add: bool = False  # drawn as a ⊕ circle
 
 
+def decoder_only(config) -> bool:
+    return getattr(config, "architecture", "encoder_decoder") == "decoder_only"
+
+
 def params(counts: Mapping[str, int], key: str, lang: str = "en") -> str:
     """"16,640 params" for a block of parameter_counts; "" when it has none."""
     return text("diagram.params", lang, n=counts[key]) if key in counts else ""
@@ -46,7 +50,10 @@ def layer_rows(config, counts, shapes, stack: str, lang: str = "en") -> tuple[li
     sublayers = [("self_attn", "encoder.self_attn", "attention")]
     if stack == "decoder":
         sublayers = [("self_attn", "decoder.self_attn", "masks"), ("cross_attn", "decoder.cross_attn", "attention")]
-    sublayers.append(("ffn", "ffn", None))
+    if decoder_only(config):  # one stream: its masked self-attention is the attention there is
+        sublayers = [("self_attn", "decoder.self_attn", "attention")]
+    if not getattr(config, "attention_only", False):
+        sublayers.append(("ffn", "ffn", None))
     rows, residuals = [], []
     for index, (name, diagram_key, page) in enumerate(sublayers, start=1):
         shape = shapes.get(f"{stack}.{name}", "")
@@ -77,9 +84,10 @@ def column_rows(config, counts, shapes, side: str, lang: str = "en") -> list[Row
     embed = f"{side}_embed"
     scale = f" × √{config.d_model}" if config.scale_embeddings else ""
     tokens = shapes.get(f"{side}_tokens", "")
-    rows = [Row(f"{side}.tokens", "tokens", text(f"diagram.{side}_tokens", lang),
+    name = "stream" if decoder_only(config) else side  # a decoder-only model reads the prompt and its answer so far
+    rows = [Row(f"{side}.tokens", "tokens", text(f"diagram.{name}_tokens", lang),
                 tokens if side == "src" else text("diagram.shifted", lang, shape=tokens), 0.46, page="embeddings",
-                hover=text(f"diagram.{side}_tokens.hover", lang)),
+                hover=text(f"diagram.{name}_tokens.hover", lang)),
             Row(f"{side}.embed", "embed", text("diagram.embed", lang) + scale,
                 join(shapes.get(embed, ""), params(counts, f"{embed}.token_table", lang)), page="embeddings",
                 hover=text("diagram.embed.hover", lang)

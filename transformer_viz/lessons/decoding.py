@@ -7,7 +7,7 @@ import numpy as np
 
 from transformer_viz.analysis.inference import next_token_distributions, next_token_probabilities
 from transformer_viz.data.tasks import TASKS
-from transformer_viz.figures.decoding import cross_attention_by_step, sampling_bars, topk_bars
+from transformer_viz.figures.decoding import attention_by_step, sampling_bars, topk_bars
 from transformer_viz.lessons.step import Host, Step, held_back, layer_head, not_here
 from transformer_viz.model.transformer import Transformer
 
@@ -34,7 +34,7 @@ def show(host: Host) -> tuple[str, str]:
     else:
         held_back(bars, host.text("lesson.decoding.held_back"))
     if written:
-        steps.chart(cross_attention_by_step([ctx.run.step(i) for i in range(written)], layer, head,
+        steps.chart(attention_by_step([ctx.run.step(i) for i in range(written)], layer, head,
                                             produced=ctx.run.output_tokens[:written], min_font=host.min_font,
                                             lang=host.lang),
                     key="lesson_by_step")

@@ -63,12 +63,20 @@ class Trace(Mapping):
     def __len__(self) -> int:
         return len(self.tensors)
 
+    @property
+    def decoder_only(self) -> bool:
+        """Whether the traced model is decoder-only (GPT's form): one token stream, no encoder, no cross-attention."""
+        return getattr(self.config, "architecture", "encoder_decoder") == "decoder_only"
+
     def stack_layers(self, stack: str) -> int:
-        """How many layers of `stack` ("encoder" or "decoder") the trace holds: from the config, else from the
-        recorded names (a layer counts when its output or any of its attention weights was recorded)."""
+        """How many layers of `stack` ("encoder" or "decoder") the trace holds: from the config (a decoder-only
+        model has no encoder), else from the recorded names (a layer counts when its output or any of its attention
+        weights was recorded)."""
         check_stack(stack)
         if self.config is not None:
-            return self.config.n_encoder_layers if stack == "encoder" else self.config.n_decoder_layers
+            if stack == "decoder":
+                return self.config.n_decoder_layers
+            return 0 if self.decoder_only else self.config.n_encoder_layers
         kinds = [kind for kind, attention in ATTENTION_KINDS.items() if attention.stack == stack]
         return self._recorded_layers(lambda i: [name(stack, i, "resid_post"),
                                                 *(attention_name(kind, i, "weights") for kind in kinds)])
@@ -77,8 +85,12 @@ class Trace(Mapping):
         """How many layers of attention `kind` the trace holds: its stack's, else those whose weights it recorded."""
         check_kind(kind)
         if self.config is not None:
-            return self.stack_layers(ATTENTION_KINDS[kind].stack)
+            return 0 if kind == "cross" and self.decoder_only else self.stack_layers(ATTENTION_KINDS[kind].stack)
         return self._recorded_layers(lambda i: [attention_name(kind, i, "weights")])
+
+    def attention_kinds(self) -> tuple[str, ...]:
+        """The kinds of attention this trace holds (a decoder-only model's: its masked self-attention only)."""
+        return tuple(kind for kind in ATTENTION_KINDS if self.n_layers(kind))
 
     def _recorded_layers(self, names_of_layer) -> int:
         """The layers 0, 1, ... for which any of `names_of_layer(layer)` was recorded, counted up to the first gap."""

@@ -103,20 +103,6 @@ class HFCausalModel:
         return self.config.family
 
 
-@dataclass(frozen=True)
-class CausalTextRun(TextRun):
-    """A TextRun of a decoder-only model: `trace` covers the prompt and the generated tokens but the last, and
-    step k read the prompt and the first k generated tokens (`prompt_len` + k positions)."""
-
-    prompt_len: int = 1
-
-    def step(self, k: int) -> Trace:
-        if not 0 <= k < self.n_steps:
-            raise ValueError(f"step {k} does not exist: this run decoded {self.n_steps} steps "
-                             f"(0 to {self.n_steps - 1}).")
-        return self.trace.target_prefix(self.prompt_len + k)
-
-
 def check_config(hub_config, name_or_path: str) -> int:
     """The parameters of a config traced here (sizes checked, nothing built); TranslatableError otherwise."""
     model_type = getattr(hub_config, "model_type", "")
@@ -337,7 +323,7 @@ def greedy(hf: HFCausalModel, ids: torch.Tensor, max_new_tokens: int) -> torch.T
     return ids
 
 
-def run_text(hf: HFCausalModel, prompt: str, max_new_tokens: int = 32, max_len: int = 64) -> CausalTextRun:
+def run_text(hf: HFCausalModel, prompt: str, max_new_tokens: int = 32, max_len: int = 64) -> TextRun:
     """`prompt` continued greedily by up to `max_new_tokens` tokens (prompt and answer within `max_len` and the
     model's positions), with the trace of the last step: `run.step(k)` is what step k computed."""
     if not is_whole(max_new_tokens) or max_new_tokens < 1:
@@ -352,5 +338,5 @@ def run_text(hf: HFCausalModel, prompt: str, max_new_tokens: int = 32, max_len: 
     answer = generated[0, prompt_len:]
     answer = answer[:-1] if answer[-1].item() in end_ids(hf) else answer
     output = hf.tokenizer.decode(answer, skip_special_tokens=True)
-    return CausalTextRun(trace.with_tokens(None, tokens[:-1]), output, tokens[prompt_len:], n_steps, (),
-                         prompt_len=prompt_len)
+    return TextRun(trace.with_tokens(None, tokens[:-1]), output, tokens[prompt_len:], n_steps, (),
+                   prompt_len=prompt_len)

@@ -28,9 +28,10 @@ from transformer_viz.app.session.widgets import (
     view_widget,
     weights_label,
 )
-from transformer_viz.config import POSITIONAL_ENCODINGS, divisors
+from transformer_viz.config import ARCHITECTURES, POSITIONAL_ENCODINGS, divisors
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.weights import hf
+from transformer_viz.weights.pretrained import pretrained_name
 
 # Rotary embeddings join the app's choices once Inside one head and Embeddings draw the turn (issue 21).
 APP_POSITIONAL_ENCODINGS = tuple(kind for kind in POSITIONAL_ENCODINGS if kind != "rotary")
@@ -57,7 +58,7 @@ def on_shape_change() -> None:
 def back_to_pretrained() -> None:
     """The shipped model's shape and weights (a shape beyond this server's limits is left as it is)."""
     task_name = st.session_state[state.TASK]
-    config = models.pretrained_config(task_name)
+    config = models.pretrained_config(pretrained_name(task_name, current_view().architecture))
     if config is not None:
         st.session_state.update(checkpoints.view_shape(config, task_name) or {})
     st.session_state[state.WEIGHTS] = "pretrained"
@@ -116,6 +117,8 @@ def start_with(example: str) -> None:
 
 def toy_model_controls(side) -> None:
     """A task's model: the task, its weights, and the shape and variants of a fresh one."""
+    view_widget(side.radio, state.ARCHITECTURE, tr("side.architecture"), ARCHITECTURES,
+                help=tr("side.architecture_help"), on_change=on_shape_change)
     view_widget(side.selectbox, state.TASK, tr("side.task"), list(TASKS), index=list(TASKS).index(View.task),
                 on_change=on_task_change)
     weights = ["pretrained", "random"] + (["trained"] if models.trained_for(st.session_state[state.TASK]) else [])
@@ -137,8 +140,9 @@ def toy_model_controls(side) -> None:
         heads = [h for h in divisors(st.session_state[state.D_MODEL]) if h <= limits().heads]
         view_widget(st.selectbox, state.N_HEADS, tr("side.n_heads"), heads, index=heads.index(View.n_heads)
                     if View.n_heads in heads else 0, on_change=on_shape_change)
-        view_widget(st.slider, state.N_ENCODER_LAYERS, tr("side.n_encoder_layers"), *layer_range(),
-                    value=View.n_encoder_layers, on_change=on_shape_change)
+        if st.session_state[state.ARCHITECTURE] != "decoder_only":  # no encoder: its layers are not offered
+            view_widget(st.slider, state.N_ENCODER_LAYERS, tr("side.n_encoder_layers"), *layer_range(),
+                        value=View.n_encoder_layers, on_change=on_shape_change)
         view_widget(st.slider, state.N_DECODER_LAYERS, tr("side.n_decoder_layers"), *layer_range(),
                     value=View.n_decoder_layers, on_change=on_shape_change)
         view_widget(st.select_slider, state.D_FF, tr("side.d_ff"), d_ff_choices(), value=View.d_ff,

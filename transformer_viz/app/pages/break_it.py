@@ -13,14 +13,14 @@ from transformer_viz.app.server import measurements, models
 from transformer_viz.app.session import state
 from transformer_viz.app.session.interventions import SWITCHES, head_ids, intervention_of
 from transformer_viz.app.session.page import page_context, toy_only
-from transformer_viz.app.session.state import KINDS, View
+from transformer_viz.app.session.state import View
 from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, head_label, lang, literal, tr, view_widget
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.trace.intervention import Intervention
-from transformer_viz.trace.names import ATTENTION_KINDS
-from transformer_viz.train.loop import evaluate
+from transformer_viz.trace.names import ATTENTION_KINDS, kinds_of
+from transformer_viz.train.evaluation import evaluate
 
 
 def render() -> None:
@@ -49,7 +49,7 @@ def render() -> None:
     st.divider()
     ranking(ctx)
     st.divider()
-    cheating_decoder(ctx.view.task)
+    cheating_decoder(ctx.view.task, config.architecture)
 
 
 def effects(ctx, intervention) -> None:
@@ -66,7 +66,9 @@ def effects(ctx, intervention) -> None:
     forced.metric(tr("break.forced"), f"{after.teacher_forced_accuracy:.0%}",
                   delta=f"{after.teacher_forced_accuracy - before.teacher_forced_accuracy:+.0%}",
                   help=tr("break.forced_help"), width="content")
-    kind = view_widget(st.selectbox, state.KIND, tr("attention.kind"), KINDS, index=KINDS.index(View.kind))
+    kinds = kinds_of(ctx.trace.config)
+    kind = view_widget(st.selectbox, state.KIND, tr("attention.kind"), kinds,
+                       index=kinds.index(View.kind) if View.kind in kinds else 0)
     try:  # both read the intact model's answer (teacher forcing), so every attention cell has a partner
         forced = replace(ctx.view, tgt_text=ctx.view.tgt_text or ctx.run.output_text or "")
         intact = models.run(forced, ctx.resolved).trace
@@ -129,8 +131,8 @@ def ranked(model_id: str, task_name: str, *, _model) -> list[tuple[str, float, f
     base = evaluate(_model, task, n=n, seed=7).exact_match
     config = _model.config
     groups = {h: [h] for h in head_ids(config)}
-    for kind, attention in ATTENTION_KINDS.items():
-        layers = config.n_encoder_layers if attention.stack == "encoder" else config.n_decoder_layers
+    for kind in kinds_of(config):
+        layers = config.n_encoder_layers if ATTENTION_KINDS[kind].stack == "encoder" else config.n_decoder_layers
         for layer in range(1, layers + 1):
             groups[f"{kind} {layer}"] = [f"{kind}-{layer}-{head}" for head in range(1, config.n_heads + 1)]
     rows = []
@@ -140,15 +142,15 @@ def ranked(model_id: str, task_name: str, *, _model) -> list[tuple[str, float, f
     return sorted(rows, key=lambda row: -row[1])
 
 
-def cheating_decoder(task_name: str) -> None:
+def cheating_decoder(task_name: str, architecture: str) -> None:
     """A model trained without the look-ahead mask: near-perfect when it may read the answer, lost without."""
     st.subheader(tr("break.cheat"))
     st.caption(tr("break.cheat_help", steps=measurements.CHEAT_STEPS))
     if not requested(state.BREAK_CHEAT, tr("break.cheat_run"), ":material/visibility_off:"):
         return
     with st.spinner(tr("break.measuring")):
-        model = measurements.cheating_model(task_name)
-    model_id = f"cheat:{task_name}"
+        model = measurements.cheating_model(task_name, architecture)
+    model_id = f"cheat:{task_name}:{architecture}"
     peeking = measurements.measured(model_id, task_name, Intervention(look_ahead=False), _model=model)
     honest = measurements.measured(model_id, task_name, Intervention(), _model=model)
     forced, greedy = st.columns(2)

@@ -29,7 +29,9 @@ from transformer_viz.figures.grid import attention_grid
 # half a column left no room for the keys' names, and the three line up tile for tile, cell for cell.
 GRID_WIDTH = MAIN_WIDTH
 VARIANTS = {"same": {}, "one_head": {state.N_HEADS: 1}, "eight_heads": {state.N_HEADS: 8},
-            "no_positional": {state.POSITIONAL: "none"}, "post_ln": {state.NORM_FIRST: False}}
+            "no_positional": {state.POSITIONAL: "none"}, "post_ln": {state.NORM_FIRST: False},
+            "encoder_decoder": {state.ARCHITECTURE: "encoder_decoder"},
+            "decoder_only": {state.ARCHITECTURE: "decoder_only"}}
 SIDES = {"a": (state.A_WEIGHTS, state.A_VARIANT, state.A_BREAKS, state.A_ABLATE),
          "b": (state.B_WEIGHTS, state.B_VARIANT, state.B_BREAKS, state.B_ABLATE)}
 
@@ -49,18 +51,22 @@ def render() -> None:
         return
     # Both decoders read the same target (typed, or A's answer), so that their attention cells line up.
     target = view.tgt_text or sides["a"][3].output_text or ""
-    traces = {}
+    traces, shown = {}, {}
     for side, (side_view, resolved, intervention, greedy) in sides.items():
         try:
             traces[side] = models.run(replace(side_view, tgt_text=target), resolved,
                                         intervention=intervention).trace
         except ValueError:  # A's answer is no valid target (an untrained model's rambling): each reads its own
             traces[side] = greedy.trace
-        chart(attention_grid(traces[side], kind, width=GRID_WIDTH, whose=side.upper(), min_font=figure_min_font(),
-                             lang=lang()), key=f"compare_grid_{side}")
+        shown[side] = kind if kind in traces[side].attention_kinds() else "decoder_self"
+        if shown[side] != kind:  # a decoder-only model: no encoder, no cross-attention
+            st.caption(tr("compare.kind_missing", side=side.upper(), kind=tr(f"kind.{kind}")))
+        chart(attention_grid(traces[side], shown[side], width=GRID_WIDTH, whose=side.upper(),
+                             min_font=figure_min_font(), lang=lang()), key=f"compare_grid_{side}")
     a, b = traces["a"], traces["b"]
     st.subheader(tr("compare.difference"))
-    same_shape = (a.config.n_heads, a.n_layers(kind), a.attention_tokens(kind)) == (
+    kind = shown["a"]
+    same_shape = shown["a"] == shown["b"] and (a.config.n_heads, a.n_layers(kind), a.attention_tokens(kind)) == (
         b.config.n_heads, b.n_layers(kind), b.attention_tokens(kind))
     if same_shape:
         chart(difference_grid(a, b, kind, width=GRID_WIDTH, min_font=figure_min_font(), lang=lang()),

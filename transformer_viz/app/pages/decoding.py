@@ -10,8 +10,9 @@ from transformer_viz.app.session.page import PageContext, layer_and_head, page_c
 from transformer_viz.app.session.state import SAMPLING_RANGES, View
 from transformer_viz.app.session.widgets import chart, literal, tr, view_widget
 from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.figures.attention import attention_heatmap
-from transformer_viz.figures.decoding import cross_attention_by_step, sampling_bars, topk_bars
+from transformer_viz.figures.decoding import attention_by_step, sampling_bars, topk_bars
 
 HALF_WIDTH = 355  # px: half of MAIN_WIDTH, less the gap
 
@@ -27,7 +28,8 @@ def render() -> None:
         return
     sampling_controls(ctx.view.source == "hf")
     step = choose_step(ctx.run.n_steps) - 1
-    layer, head = layer_and_head(ctx.trace, "cross", *st.columns(2))
+    kind = "decoder_self" if ctx.trace.decoder_only else "cross"  # where each step looks back
+    layer, head = layer_and_head(ctx.trace, kind, *st.columns(2))
 
     token = ctx.run.output_tokens[step]
     prefix = ctx.run.step(step).tgt_tokens  # what the decoder read
@@ -40,15 +42,18 @@ def render() -> None:
         st.markdown(f"**{tr('decoding.before_after' if sampled else 'decoding.topk')}**")
         chart(figures["topk"], key="decoding_sampling" if sampled else "decoding_topk")
     with by_step:
-        st.markdown(f"**{tr('decoding.cross')}**")
+        st.markdown(f"**{tr('decoding.looks_back' if kind == 'decoder_self' else 'decoding.cross')}**")
         chart(figures["by_step"], key="decoding_cross")
     self_column, cross_column = st.columns(2, gap="large")
     with self_column:
         st.markdown(f"**{tr('decoding.self')}**")
         chart(figures["self"], key="decoding_self")
     with cross_column:
-        st.markdown(f"**{tr('decoding.cross_full')}**")
-        chart(figures["cross"], key="decoding_cross_full")
+        if "cross" in figures:
+            st.markdown(f"**{tr('decoding.cross_full')}**")
+            chart(figures["cross"], key="decoding_cross_full")
+        else:  # one stream: the prompt is read by the same masked self-attention
+            st.info(tr("decoding.no_cross"), icon=":material/info:")
 
 
 def sampling_controls(hugging_face: bool) -> None:
@@ -75,7 +80,8 @@ def decoding_figures(ctx: PageContext, step: int, layer: int, head: int, *, min_
     """The figures of decoding step `step` (from 0), built once per run and view: "topk" is the next-token
     distribution (greedy), or the distributions before and after sampling's reshaping. No text under `min_font`."""
     trace, token = ctx.run.step(step), ctx.run.output_tokens[step]
-    vocab = TASKS[ctx.view.task].tgt_vocab
+    task, kind = TASKS[ctx.view.task], "decoder_self" if trace.decoder_only else "cross"
+    vocab = lm_vocab(task) if trace.decoder_only else task.tgt_vocab
     steps = [ctx.run.step(k) for k in range(step + 1)]
     if ctx.run.sampling is None:
         bars = topk_bars(next_token_probabilities(trace), vocab.tokens, k=5, chosen=vocab.index(token),
@@ -84,12 +90,15 @@ def decoding_figures(ctx: PageContext, step: int, layer: int, head: int, *, min_
         before, after = next_token_distributions(trace, ctx.run.sampling)
         bars = sampling_bars(before, after, vocab.tokens, chosen=vocab.index(token), k=6, min_font=min_font,
                              lang=lang)
-    return {"topk": bars,
-            "by_step": cross_attention_by_step(steps, layer, head, produced=ctx.run.output_tokens[: step + 1],
-                                               min_font=min_font, lang=lang),
-            "self": attention_heatmap(trace, "decoder_self", layer, head, width=HALF_WIDTH, min_font=min_font,
-                                      lang=lang),
-            "cross": attention_heatmap(trace, "cross", layer, head, width=HALF_WIDTH, min_font=min_font, lang=lang)}
+    figures = {"topk": bars,
+               "by_step": attention_by_step(steps, layer, head, produced=ctx.run.output_tokens[: step + 1],
+                                            kind=kind, min_font=min_font, lang=lang),
+               "self": attention_heatmap(trace, "decoder_self", layer, head, width=HALF_WIDTH, min_font=min_font,
+                                         lang=lang)}
+    if kind == "cross":
+        figures["cross"] = attention_heatmap(trace, "cross", layer, head, width=HALF_WIDTH, min_font=min_font,
+                                             lang=lang)
+    return figures
 
 
 def choose_step(count: int) -> int:

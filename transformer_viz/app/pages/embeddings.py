@@ -22,7 +22,11 @@ def render() -> None:
     if ctx is None:
         return
     st.markdown(tr("embeddings.intro"))
-    side = view_widget(st.radio, state.SIDE, tr("embeddings.side"), ("src", "tgt"), horizontal=True)
+    if ctx.trace.decoder_only:  # one stream: the prompt and the answer share one embedding table
+        side = view_widget(st.radio, state.SIDE, tr("embeddings.side"), ("tgt",), horizontal=True,
+                           format_func=lambda _: tr("tokens.stream"))
+    else:
+        side = view_widget(st.radio, state.SIDE, tr("embeddings.side"), ("src", "tgt"), horizontal=True)
     if f"{side}_embed.position" not in ctx.trace:  # T5: a relative bias in the scores, no encoding to draw
         st.info(tr("embeddings.no_positions"), icon=":material/info:")
         return

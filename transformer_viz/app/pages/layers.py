@@ -10,6 +10,7 @@ from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, clamped_index, lang, tr, view_widget
 from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.figures.layers import ffn_figure, logit_lens_figure, residual_figure
 from transformer_viz.weights import hf
 
@@ -20,23 +21,28 @@ def render() -> None:
     if ctx is None:
         return
     st.markdown(tr("layers.intro"))
-    stack = view_widget(st.radio, state.STACK, tr("layers.stack"), ("encoder", "decoder"), horizontal=True)
+    stacks = ("decoder",) if ctx.trace.decoder_only else ("encoder", "decoder")  # GPT's form: no encoder
+    stack = view_widget(st.radio, state.STACK, tr("layers.stack"), stacks, horizontal=True)
     st.subheader(tr("layers.residual"))
     st.caption(tr("layers.residual_help"))
     chart(ctx.figure(residual_figure, stack), key="layers_residual")
 
     st.subheader(tr("layers.ffn"))
     config = ctx.trace.config
-    layers = range(config.n_encoder_layers if stack == "encoder" else config.n_decoder_layers)
-    layer = view_widget(st.selectbox, state.LAYER, tr("attention.layer"), layers,
-                        index=clamped_index(ctx.view.layer, len(layers)))
-    st.caption(tr("layers.ffn_help", d_ff=config.d_ff))
-    chart(ctx.figure(ffn_figure, stack, layer), key="layers_ffn")
+    if getattr(config, "attention_only", False):
+        st.info(tr("layers.attention_only"), icon=":material/info:")
+    else:
+        layers = range(ctx.trace.stack_layers(stack))
+        layer = view_widget(st.selectbox, state.LAYER, tr("attention.layer"), layers,
+                            index=clamped_index(ctx.view.layer, len(layers)))
+        st.caption(tr("layers.ffn_help", d_ff=config.d_ff))
+        chart(ctx.figure(ffn_figure, stack, layer), key="layers_ffn")
 
     st.subheader(tr("layers.lens"))
     st.caption(tr("layers.lens_help"))
     if isinstance(ctx.model, hf.HFModel):
         lens = hf.logit_lens(ctx.model, ctx.trace)
     else:
-        lens = logit_lens(ctx.model, ctx.trace, TASKS[ctx.view.task].tgt_vocab)
+        task = TASKS[ctx.view.task]
+        lens = logit_lens(ctx.model, ctx.trace, lm_vocab(task) if ctx.trace.decoder_only else task.tgt_vocab)
     chart(logit_lens_figure(lens, min_font=figure_min_font(), lang=lang()), key="layers_lens")

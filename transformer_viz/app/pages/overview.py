@@ -29,7 +29,7 @@ def model_counts(ctx) -> dict[str, int]:
 def diagram(ctx, *, min_font: int, lang: str):
     """The architecture for this run's model and input: built once per run, language and smallest font for the
     whole class."""
-    shapes = block_shapes(ctx.trace.config, len(ctx.trace.src_tokens), len(ctx.trace.tgt_tokens))
+    shapes = block_shapes(ctx.trace.config, len(ctx.trace.src_tokens or ()), len(ctx.trace.tgt_tokens))
     return architecture_diagram(ctx.trace.config, model_counts(ctx), shapes, min_font=min_font, lang=lang)
 
 

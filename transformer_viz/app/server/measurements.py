@@ -6,9 +6,11 @@ import streamlit as st
 import torch
 
 from transformer_viz.data.tasks import TASKS, model_config_for
-from transformer_viz.model import Transformer
+from transformer_viz.data.tasks.lm import lm_config
+from transformer_viz.model import DecoderOnlyTransformer, Transformer, build_model
 from transformer_viz.trace.intervention import Intervention
-from transformer_viz.train.loop import Evaluation, evaluate, train
+from transformer_viz.train.evaluation import Evaluation, evaluate
+from transformer_viz.train.loop import train
 
 EVALUATION_INPUTS = 200  # fresh inputs behind every exact match the Break-it and Compare pages show
 RANKING_INPUTS = 100  # per head, when every head is ablated in turn
@@ -24,11 +26,12 @@ def measured(model_id: str, task_name: str, intervention: Intervention, n: int =
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def cheating_model(task_name: str) -> Transformer:
-    """A fresh model trained without the look-ahead mask (deterministic: one per server and task; its weights and
-    dropout come from seed 0's generators, never the global RNG other sessions' threads use)."""
+def cheating_model(task_name: str, architecture: str = "encoder_decoder") -> Transformer | DecoderOnlyTransformer:
+    """A fresh model trained without the look-ahead mask (deterministic: one per server, task and architecture; its
+    weights and dropout come from seed 0's generators, never the global RNG other sessions' threads use)."""
     task = TASKS[task_name]
-    model = Transformer(model_config_for(task), generator=torch.Generator().manual_seed(0))
+    config = lm_config(task) if architecture == "decoder_only" else model_config_for(task)
+    model = build_model(config, generator=torch.Generator().manual_seed(0))
     train(model, task, steps=CHEAT_STEPS, seed=0, intervention=Intervention(look_ahead=False))
     return model.eval()
 

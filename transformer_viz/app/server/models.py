@@ -22,11 +22,11 @@ from transformer_viz.app.session.state import TrainedModel, View
 from transformer_viz.config import ModelConfig, fits
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.errors import TranslatableError
-from transformer_viz.model import Transformer
+from transformer_viz.model import DecoderOnlyTransformer, Transformer, build_model
 from transformer_viz.model.sampling import Sampling
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.weights import hf
-from transformer_viz.weights.pretrained import load_pretrained
+from transformer_viz.weights.pretrained import load_pretrained, pretrained_name
 
 
 def run_cache_bytes() -> int:
@@ -60,29 +60,29 @@ def set_up_server() -> None:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def shipped(task_name: str):
-    """The pretrained model of a task, loaded once per server and shared by every session."""
-    loaded = load_pretrained(task_name)
+def shipped(name: str):
+    """A shipped pretrained model (named by `pretrained_name`), loaded once per server and shared by every session."""
+    loaded = load_pretrained(name)
     gc.freeze()  # keep the long-lived model out of every later full collection
     return loaded
 
 
-def pretrained_or_error(task_name: str):
+def pretrained_or_error(name: str):
     try:
-        return shipped(task_name), None
+        return shipped(name), None
     except ValueError as error:
         return None, error
 
 
-def pretrained_config(task_name: str) -> ModelConfig | None:
-    loaded, _ = pretrained_or_error(task_name)
+def pretrained_config(name: str) -> ModelConfig | None:
+    loaded, _ = pretrained_or_error(name)
     return None if loaded is None else loaded.model.config
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def random_model(config: ModelConfig, seed: int) -> Transformer:
+def random_model(config: ModelConfig, seed: int) -> Transformer | DecoderOnlyTransformer:
     """Fresh weights drawn from `seed` alone: never torch's global RNG, which every session's thread shares."""
-    return Transformer(config, generator=torch.Generator().manual_seed(seed)).eval()
+    return build_model(config, generator=torch.Generator().manual_seed(seed)).eval()
 
 
 def trained_for(task_name: str) -> TrainedModel | None:
@@ -148,8 +148,9 @@ def named_weights(view: View) -> tuple[Transformer | None, str, ValueError | Non
     if name is not None:
         return checkpoints.named(name, view.task)
     if view.weights == "pretrained":
-        loaded, problem = pretrained_or_error(view.task)
-        return (None, "", problem) if loaded is None else (loaded.model, f"pretrained:{view.task}", None)
+        name = pretrained_name(view.task, view.architecture)
+        loaded, problem = pretrained_or_error(name)
+        return (None, "", problem) if loaded is None else (loaded.model, f"pretrained:{name}", None)
     return None, "", None
 
 

@@ -14,7 +14,7 @@ from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.server import checkpoints, figure_cache, models
 from transformer_viz.app.server.server_log import log_once
 from transformer_viz.app.session import state
-from transformer_viz.app.session.state import KINDS, View
+from transformer_viz.app.session.state import View
 from transformer_viz.app.session.widgets import (
     clamped_index,
     current_view,
@@ -24,6 +24,7 @@ from transformer_viz.app.session.widgets import (
     tr,
     view_widget,
 )
+from transformer_viz.weights.pretrained import pretrained_name
 
 SPECIAL_STYLE = {"<pad>": "pad", "<bos>": "bos", "<eos>": "eos", "<unk>": "unk"}
 CHIP_CSS = """<style>
@@ -118,10 +119,13 @@ def weights_banner(view: View, resolved: models.Resolved) -> None:
     else:
         name = checkpoints.checkpoint_name(resolved.weights)
         extra = checkpoints.find(name) if name is not None else None
-        loaded = models.shipped(view.task) if name is None else extra.loaded if extra is not None else None
+        shipped = models.shipped(pretrained_name(view.task, view.architecture)) if name is None else None
+        loaded = shipped if name is None else extra.loaded if extra is not None else None
         exact = (loaded.metrics if loaded is not None else {}).get("exact_match")
         metric = tr("banner.metric", exact=exact) if isinstance(exact, float) else tr("banner.unmeasured")
         key = "banner.pretrained" if name is None else "banner.checkpoint"
+        if name is None and view.architecture == "decoder_only":
+            key = "banner.pretrained_decoder_only"
         st.caption(tr(key, task=tr(f"task.{view.task}"), metric=metric, name=name))
 
 
@@ -170,11 +174,15 @@ def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool
                    icon=":material/help:")
     if show_tokens:
         source, target = st.columns(2)
-        with source:
-            token_chips(tr("tokens.source"), run.trace.src_tokens)
+        with source:  # a decoder-only model reads no source: its prompt begins its one stream
+            if run.trace.decoder_only:
+                token_chips(tr("tokens.prompt"), run.trace.tgt_tokens[:run.prompt_len])
+            else:
+                token_chips(tr("tokens.source"), run.trace.src_tokens)
         with target:
             if run.teacher_forced:
-                token_chips(tr("tokens.target"), run.trace.tgt_tokens)
+                token_chips(tr("tokens.target"), run.trace.tgt_tokens[run.prompt_len:] if run.trace.decoder_only
+                            else run.trace.tgt_tokens)
             else:
                 token_chips(tr("tokens.output"), run.output_tokens)
     return PageContext(view, resolved, run, pad_to)
@@ -184,8 +192,10 @@ def attention_selectors(trace, kind_column, layer_column, head_column, kind_fiel
                         ) -> tuple[str, int, int]:
     """The kind, layer and head choosers every attention page shares (one view field each; the Masks page
     has its own kind field)."""
-    kind = view_widget(kind_column.selectbox, kind_field, tr("attention.kind"), KINDS,
-                       index=KINDS.index(getattr(View, kind_field)))
+    kinds = trace.attention_kinds()  # a decoder-only model: its self-attention alone
+    default = getattr(View, kind_field)
+    kind = view_widget(kind_column.selectbox, kind_field, tr("attention.kind"), kinds,
+                       index=kinds.index(default) if default in kinds else 0)
     return kind, *layer_and_head(trace, kind, layer_column, head_column)
 
 

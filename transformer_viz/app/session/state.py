@@ -13,12 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
 from transformer_viz.app.server.limits import limits
-from transformer_viz.config import ModelConfig
+from transformer_viz.config import ARCHITECTURES, ModelConfig
 from transformer_viz.data.tasks import TASKS, check_fits, default_config
+from transformer_viz.data.tasks.lm import check_lm_fits, lm_config
 from transformer_viz.trace.names import ATTENTION_KINDS
 
 # The view's fields, one key each (widget key = session-state key = query parameter).
 LANG, TASK, WEIGHTS = "lang", "task", "weights"  # weights: "pretrained", "random", "trained", "checkpoint:<name>"
+ARCHITECTURE = "architecture"  # "encoder_decoder" (the paper's) or "decoder_only" (GPT's)
 SOURCE, HF_MODEL = "source", "hf_model"  # "toy" (a task's model) or "hf" (a Hugging Face model: folder or name)
 D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN = (
     "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len")
@@ -87,8 +89,8 @@ SOURCES = ("toy", "hf")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
 KINDS = tuple(ATTENTION_KINDS)
 MASK_VALUES = (-1e9, -1e4, -math.inf)
-SHAPE_FIELDS = (D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN, POSITIONAL, NORM_FIRST,
-                SCALE_EMBEDDINGS, EMBED_NORM, MASK_VALUE)
+SHAPE_FIELDS = (ARCHITECTURE, D_MODEL, N_HEADS, N_ENCODER_LAYERS, N_DECODER_LAYERS, D_FF, MAX_LEN, POSITIONAL,
+                NORM_FIRST, SCALE_EMBEDDINGS, EMBED_NORM, MASK_VALUE)
 
 
 # What a class server builds (limits(), set by the server's environment): the sidebar offers exactly this (heads:
@@ -123,6 +125,7 @@ class View:
     hf_model: str = ""
     task: str = "reverse"
     weights: str = "pretrained"
+    architecture: str = "encoder_decoder"
     d_model: int = ModelConfig.d_model
     n_heads: int = ModelConfig.n_heads
     n_encoder_layers: int = ModelConfig.n_encoder_layers
@@ -195,26 +198,29 @@ class View:
         return None if temperature == 0 else (temperature, shown(TOP_K), shown(TOP_P), shown(SAMPLE_SEED))
 
     def model_config(self) -> ModelConfig:
-        """The model this view asks for: its task's own config (vocabularies, pad id, max_len, dropout) in the
-        view's shape and variants; max_len 0 is the task's own. Raises ValueError for a model that cannot exist
-        or cannot read the task (KeyError for an unknown task)."""
+        """The model this view asks for: its task's own config (vocabularies, pad id, max_len, dropout; a
+        decoder-only model's one vocabulary) in the view's shape and variants; max_len 0 is the task's own. Raises
+        ValueError for a model that cannot exist or cannot read the task (KeyError for an unknown task)."""
+        if self.architecture not in ARCHITECTURES:
+            raise ValueError(f"unknown architecture {self.architecture!r}; known: {', '.join(ARCHITECTURES)}")
+        decoder_only = self.architecture == "decoder_only"
         task = TASKS[self.task]
-        own = default_config(task)
+        own = lm_config(task) if decoder_only else default_config(task)
         config = replace(own, d_model=self.d_model, n_heads=self.n_heads, n_encoder_layers=self.n_encoder_layers,
                          n_decoder_layers=self.n_decoder_layers, d_ff=self.d_ff, max_len=self.max_len or own.max_len,
                          positional=self.positional, norm_first=self.norm_first,
                          scale_embeddings=self.scale_embeddings, embed_norm=self.embed_norm,
                          mask_value=self.mask_value)
-        check_fits(task, config)
+        (check_lm_fits if decoder_only else check_fits)(task, config)
         return config
 
 
 VIEW_FIELDS = tuple(f.name for f in fields(View))
 # Widgets whose labels depend on the language: a language switch writes their values again so that
 # the widget and the link show them in the new language.
-TRANSLATED_FIELDS = (SOURCE, TASK, WEIGHTS, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND, MASK_KIND, VALUE, QUERY,
-                     CELL_QUERY, CELL_KEY, SIDE, STACK, BREAKS, ABLATE, ABLATION, A_WEIGHTS, A_VARIANT, A_BREAKS,
-                     A_ABLATE, B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE)
+TRANSLATED_FIELDS = (SOURCE, TASK, WEIGHTS, ARCHITECTURE, TRAIN_FROM, MAX_LEN, POSITIONAL, NORM_FIRST, KIND,
+                     MASK_KIND, VALUE, QUERY, CELL_QUERY, CELL_KEY, SIDE, STACK, BREAKS, ABLATE, ABLATION, A_WEIGHTS,
+                     A_VARIANT, A_BREAKS, A_ABLATE, B_WEIGHTS, B_VARIANT, B_BREAKS, B_ABLATE)
 VIEW_TYPES = typing.get_type_hints(View)  # field -> its type (str, int | None, tuple[int, ...], ...)
 
 

@@ -80,6 +80,7 @@ FORMATS: dict[str, Callable[[object], str]] = {
     state.LANG: LANGUAGE_NAMES.get,
     state.SOURCE: lambda source: tr(f"source.{source}"),
     state.TASK: lambda name: tr(f"task.{name}"),
+    state.ARCHITECTURE: lambda architecture: tr(f"architecture.{architecture}"),
     state.WEIGHTS: weights_label,
     state.MAX_LEN: lambda n: tr("side.max_len_task") if n == 0 else str(n),
     state.POSITIONAL: lambda positional: tr(f"positional.{positional}"),
