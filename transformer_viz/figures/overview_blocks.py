@@ -86,7 +86,7 @@ def column_rows(config, counts, shapes, side: str, lang: str = "en") -> list[Row
     tokens = shapes.get(f"{side}_tokens", "")
     name = "stream" if decoder_only(config) else side  # a decoder-only model reads the prompt and its answer so far
     rows = [Row(f"{side}.tokens", "tokens", text(f"diagram.{name}_tokens", lang),
-                tokens if side == "src" else text("diagram.shifted", lang, shape=tokens), 0.46, page="embeddings",
+                tokens if name != "tgt" else text("diagram.shifted", lang, shape=tokens), 0.46, page="embeddings",
                 hover=text(f"diagram.{name}_tokens.hover", lang)),
             Row(f"{side}.embed", "embed", text("diagram.embed", lang) + scale,
                 join(shapes.get(embed, ""), params(counts, f"{embed}.token_table", lang)), page="embeddings",

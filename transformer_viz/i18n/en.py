@@ -156,6 +156,7 @@ ENGLISH: dict[str, str] = {
 
     # Page: Overview
     "overview.title": "Overview: the whole model at a glance",
+    "overview.intro_decoder_only": "A decoder-only Transformer (GPT's form) reads **one stream**: the prompt, then every token it has written so far, and predicts the next one. There is no encoder and no cross-attention: each token looks back at the ones before it through the **masked self-attention**. Every box below shows the live shape of the tensor it produces and its number of parameters. Click a box to open the page that looks inside it.",
     "overview.intro": "An encoder-decoder Transformer reads the source sentence with the **encoder** and writes the answer one token at a time with the **decoder**. Every box below shows the live shape of the tensor it produces and its number of parameters. Click a box to open the page that looks inside it.",
     "overview.open": "Open the page for this block",
     "overview.total": "Total parameters",
@@ -243,6 +244,7 @@ ENGLISH: dict[str, str] = {
 
     # Page: Decoding
     "decoding.title": "Decoding, one token at a time",
+    "decoding.intro_decoder_only": "A decoder-only model starts from the prompt (ending with its \"=\"), predicts the most likely next token, appends it to the same stream and runs again, until it predicts <eos>. Move the slider to replay the steps.",
     "decoding.intro": "At inference the decoder starts from <bos>, predicts the most likely next token, appends it, and runs again, until it predicts <eos>. Move the slider to replay the steps.",
     "decoding.step": "Step",
     "decoding.chosen": "Step {step}: the decoder has read {prefix} and chooses {token}.",

@@ -153,6 +153,7 @@ CHINESE: dict[str, str] = {
 
     # Page: Overview
     "overview.title": "总览：整个模型一目了然",
+    "overview.intro_decoder_only": "仅解码器 Transformer（GPT 的形式）只读**一条序列**：先是提示，再是它到目前为止写出的每个词元，然后预测下一个词元。它没有编码器，也没有交叉注意力：每个词元通过**带掩码的自注意力**回看它之前的词元。下面每个方框显示它产生的张量的实时形状和参数量。点击方框即可打开查看其内部的页面。",
     "overview.intro": "编码器-解码器 Transformer 用**编码器**读入源句子，再用**解码器**一次写出一个词元。下图每个方块都标出它产生的张量的实时形状和参数量。点击方块，打开查看其内部的页面。",
     "overview.open": "打开对应的页面",
     "overview.total": "参数总数",
@@ -240,6 +241,7 @@ CHINESE: dict[str, str] = {
 
     # Page: Decoding
     "decoding.title": "解码：一次一个词元",
+    "decoding.intro_decoder_only": "仅解码器模型从提示（以“=”结尾）开始，预测最可能的下一个词元，把它接到同一条序列后面再运行一次，直到预测出 <eos>。拖动滑块可以重放每一步。",
     "decoding.intro": "推理时解码器从 <bos> 开始，预测最可能的下一个词元，把它接上，再运行一次，直到预测出 <eos>。拖动滑块回放每一步。",
     "decoding.step": "步",
     "decoding.chosen": "第 {step} 步：解码器读到 {prefix}，选择 {token}。",

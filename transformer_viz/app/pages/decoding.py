@@ -22,7 +22,7 @@ def render() -> None:
     ctx = page_context()
     if ctx is None:
         return
-    st.markdown(tr("decoding.intro"))
+    st.markdown(tr("decoding.intro_decoder_only" if ctx.trace.decoder_only else "decoding.intro"))
     if ctx.run.teacher_forced:
         st.info(tr("decoding.teacher_forced"))
         return

@@ -38,7 +38,7 @@ def render() -> None:
     ctx = page_context()
     if ctx is None:
         return
-    st.markdown(tr("overview.intro"))
+    st.markdown(tr("overview.intro_decoder_only" if ctx.trace.decoder_only else "overview.intro"))
     chart(ctx.figures(diagram), key=state.DIAGRAM_CHART, on_select=open_clicked_block)
     st.metric(tr("overview.total"), f"{model_counts(ctx)['total']:,}")
     st.caption(tr("overview.open"))
