@@ -39,7 +39,7 @@ from transformer_viz.model.summary import block_shapes, parameter_counts
 ALLOWED = ("d_model", "d_head", "d_k", "d_ff", "max_len", "n_heads", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V",
            "b_O", "QKᵀ", "Kᵀ", "softmax", "Softmax", "LayerNorm", "Concat", "ReLU", "pre-LN", "post-LN", "Pre-LN",
            "Post-LN", "sin", "cos", "ln", "BERT", "TensorFlow", "Transformer", "<pad>", "<bos>", "<eos>", "<unk>",
-           "English", "BPE", ".npz", ".csv", "HTML", "SVG", "PNG", "Abnar", "Zuidema",
+           "English", "BPE", ".npz", ".csv", "HTML", "SVG", "PNG", "Abnar", "Zuidema", "GPT", "RoPE",
            # Weights as files: their formats and sizes (commands and file names are “quoted”)
            ".safetensors", "safetensors", ".json", ".zip", ".pt", ".pth", ".bin", ".ckpt", "pickle", "PyTorch", "NaN",
            "Python", "MB", "JSON", "float16", "float32", "bfloat16",

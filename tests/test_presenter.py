@@ -51,6 +51,7 @@ from devtools.browser import (
     wait_for_idle,
 )
 from devtools.text_boxes import FIGURE_TEXTS, PAGE_WIDTH, Problem, page_problems, problem_table
+from transformer_viz.lessons import STEPS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # browser: skipped, saying why, without Chromium
 
@@ -68,7 +69,7 @@ class Size:
 # tighter size only (the long inputs are tokens, not words).
 SIZES = {"1280x720": Size(1280, 720, 1.0), "150%": Size(853, 480, 1.5),
          "150% 中文": Size(853, 480, 1.5, lang="zh", long_inputs=False)}
-LESSON = tuple(f"/?lesson_step={n}&present=true" for n in range(1, 10))
+LESSON = tuple(f"/?lesson_step={n}&present=true" for n in range(1, len(STEPS) + 1))
 EXPLORER = tuple(f"/{page}?present=true" for page in ("overview", "embeddings", "attention", "masks", "head", "layers",
                                                       "decoding", "training", "break_it", "compare"))
 # The longest inputs a class server builds (max_len 64) on a fresh model: 52 letters to copy, and a

@@ -294,10 +294,10 @@ ENGLISH: dict[str, str] = {
     # explanation, a formula, a question to predict and the answer's template, whose numbers are computed from the
     # model (transformer_viz.lessons.facts)
     "nav.lesson": "Lesson",
-    "lesson.title": "A Transformer in nine steps",
+    "lesson.title": "A Transformer in ten steps",
     "lesson.step": "Step",
     "lesson.step_of": "{n} of {total}: {title}",
-    "lesson.steps_help": "The nine steps of the lesson; each one sets the model and the input up for its point.",
+    "lesson.steps_help": "The ten steps of the lesson; each one sets the model and the input up for its point.",
     "lesson.previous": "Previous",
     "lesson.next": "Next",
     "lesson.predict": "Predict first",
@@ -378,6 +378,14 @@ ENGLISH: dict[str, str] = {
     "lesson.decoding.so_far": "Model output so far",
     "lesson.decoding.held_back": "the model's probabilities for the next word, and the step that writes it",
 
+    "lesson.gpt.title": "GPT is the decoder alone",
+    "lesson.gpt.text": "Remove the encoder and the cross-attention, and keep the decoder: that is GPT's form. The input and the answer become **one stream**, `<bos> stressed = desserts <eos>`; every position predicts the next token and, under the look-ahead mask, sees only the tokens before it. Trained on the same task, this model must find in its own past what cross-attention used to fetch from the encoder: the letter to write next sits in the prompt, a few positions back.",
+    "lesson.gpt.question": "This model has no cross-attention. Which of its masked self-attention heads plays its part, looking from each answer position at the prompt letter it is about to write, and how often does it get it?",
+    "lesson.gpt.answer": "Layer {layer}, head {head}: in {share:.0%} of the answer's rows its largest weight is on the prompt letter being written. The row of “=” puts {weight:.0%} of its weight on “{letter}” (position {position}), the prompt's last letter and the answer's first: {answer}. In the grid it is the bottom-left block of each map, the answer's rows reading the prompt's columns, a mirror like the encoder-decoder's cross-attention on the right.",
+    "lesson.gpt.why": "a decoder-only model decoding its own answer (no target text)",
+    "lesson.gpt.left": "Decoder-only (GPT's form): masked self-attention over the one stream",
+    "lesson.gpt.right": "Encoder-decoder (the paper's), same input: cross-attention",
+    "lesson.gpt.held_back": "the head that reads the prompt, and how often it finds the letter it writes",
     "lesson.training.title": "Training: attention takes shape",
     "lesson.training.text": "A fresh model has random weights: its attention is a blur and its output nonsense. Training shows it input–answer pairs, measures the cross-entropy of its next-token predictions (reading the true previous tokens: teacher forcing) and moves every weight a little downhill. To reverse, output letter i must look at input letter n−1−i: watch that anti-diagonal appear.",
     "lesson.training.question": "How much of the last layer's cross-attention follows the anti-diagonal before training, and after?",

@@ -291,10 +291,10 @@ CHINESE: dict[str, str] = {
     # explanation, a formula, a question to predict and the answer's template, whose numbers are computed from the
     # model (transformer_viz.lessons.facts)
     "nav.lesson": "课程",
-    "lesson.title": "九步看懂 Transformer",
+    "lesson.title": "十步看懂 Transformer",
     "lesson.step": "步骤",
     "lesson.step_of": "第 {n} 步，共 {total} 步：{title}",
-    "lesson.steps_help": "课程的九个步骤；每一步都会为它要讲的内容设置好模型和输入。",
+    "lesson.steps_help": "课程的十个步骤；每一步都会为它要讲的内容设置好模型和输入。",
     "lesson.previous": "上一步",
     "lesson.next": "下一步",
     "lesson.predict": "先预测",
@@ -375,6 +375,14 @@ CHINESE: dict[str, str] = {
     "lesson.decoding.so_far": "到目前为止的模型输出",
     "lesson.decoding.held_back": "模型对下一个词的概率，以及写出它的那一步",
 
+    "lesson.gpt.title": "GPT 就是只有解码器",
+    "lesson.gpt.text": "去掉编码器和交叉注意力，只留下解码器：这就是 GPT 的形式。输入和答案变成**同一条序列** `<bos> stressed = desserts <eos>`；每个位置预测下一个词元，并且在前瞻掩码下只看得见它之前的词元。在同一个任务上训练后，这个模型必须在自己的过去里找到以前由交叉注意力从编码器取来的东西：下一个要写的字母就在提示里，往回数几个位置。",
+    "lesson.gpt.question": "这个模型没有交叉注意力。它的哪个带掩码的自注意力头承担了这个角色——从答案的每个位置看向它马上要写的那个提示字母？它有多常找对？",
+    "lesson.gpt.answer": "第 {layer} 层第 {head} 个头：在答案的 {share:.0%} 行里，它的最大权重落在正要写出的那个提示字母上。“=” 这一行把 {weight:.0%} 的权重放在“{letter}”（位置 {position}）上，它是提示的最后一个字母，也是答案的第一个字母：{answer}。在网格里，它是每张图左下角的那一块——答案的行读取提示的列，像右边编码器-解码器的交叉注意力一样是一面镜子。",
+    "lesson.gpt.why": "一个自己解码答案的仅解码器模型（不填目标文本）",
+    "lesson.gpt.left": "仅解码器（GPT 的形式）：在同一条序列上的带掩码自注意力",
+    "lesson.gpt.right": "编码器-解码器（论文），同一个输入：交叉注意力",
+    "lesson.gpt.held_back": "读取提示的那个头，以及它多常找到要写的字母",
     "lesson.training.title": "训练：注意力逐渐成形",
     "lesson.training.text": "新模型的权重是随机的：注意力一片模糊，输出毫无意义。训练给它看输入与答案的配对，计算它预测下一个词元的交叉熵（读的是真实的前文：教师强制），再把每个权重向下坡方向挪一点。要把字母倒过来，输出的第 i 个字母必须看输入的第 n−1−i 个字母：看这条反对角线如何出现。",
     "lesson.training.question": "训练前后，最后一层交叉注意力中有多少落在反对角线上？",

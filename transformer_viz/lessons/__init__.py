@@ -6,7 +6,18 @@ the next word) is drawn only once the answer is revealed (`Host.revealed`). Addi
 (see step.py), add it to STEPS, and write its `lesson.<name>.*` sentences in both catalogs (i18n/).
 """
 
-from transformer_viz.lessons import cross, decoding, embeddings, heads, masks, positions, scaling, tokens, training
+from transformer_viz.lessons import (
+    cross,
+    decoding,
+    embeddings,
+    gpt,
+    heads,
+    masks,
+    positions,
+    scaling,
+    tokens,
+    training,
+)
 
 STEPS = tuple(module.STEP for module in (tokens, embeddings, positions, scaling, masks, heads, cross, decoding,
-                                         training))
+                                         training, gpt))
