@@ -1,11 +1,22 @@
 """Every page on a decoder-only (GPT-style) model in Streamlit's AppTest: what it shows, and what it says it has not."""
 
+import base64
 import json
+import math
 
+import numpy as np
 import pytest
 from test_app import PAGES, chart_specs, run_page
 
 DECODER_ONLY = {"architecture": "decoder_only"}
+
+
+def typed_array(z) -> np.ndarray:
+    """A heatmap's z from its JSON: a list of rows, or Plotly's typed array {"bdata", "dtype", "shape"}."""
+    if not isinstance(z, dict):
+        return np.array(z, dtype=float)
+    shape = tuple(int(n) for n in z["shape"].split(","))
+    return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -60,3 +71,18 @@ def test_compare_puts_the_encoder_decoder_beside_the_decoder_only_model_with_bot
     assert [metric.value for metric in at.metric] == ["100%", "100%"]
     assert any("B is decoder-only" in caption.value for caption in at.caption)
     assert len(at.get("plotly_chart")) == 2  # no cell-by-cell difference between two different attentions
+
+
+def test_the_induction_task_is_offered_to_a_decoder_only_model_only_and_opens_with_its_shape():
+    encoder_decoder = run_page("attention")
+    assert "induction" not in encoder_decoder.selectbox(key="task").options[-1].lower()
+    at = run_page("embeddings", task="induction", src_text="qwhzkvmcatj", **DECODER_ONLY)
+    at.selectbox(key="task").set_value("reverse").run()
+    at.selectbox(key="task").set_value("induction").run()  # the pretrained weights bring their shape
+    assert at.session_state["positional"] == "rotary" and not at.exception and not at.error
+    assert any("Decoder-only (GPT-style)" in caption.value for caption in at.caption)
+    rotation = next(spec for spec in chart_specs(at) if "Rotary embeddings" in json.dumps(spec["layout"]["title"]))
+    angles = typed_array(rotation["data"][0]["z"])  # (positions, pairs), degrees
+    assert angles.shape[1] == 8  # d_head 16: 8 pairs
+    assert angles[2, 0] == pytest.approx(math.degrees(2))  # position 2 turns pair 0 by 2 radians
+    assert angles[7, 0] == pytest.approx(math.degrees(7) % 360)  # shown modulo a full turn

@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from transformer_viz.analysis.induction import measure, phase_change, repeated_sequences
+from transformer_viz.analysis.induction import fresh_measures, measure, phase_change, repeated_sequences
 from transformer_viz.config import ModelConfig
 from transformer_viz.data.tasks import get_task
 from transformer_viz.data.tasks.lm import encode_prompt, lm_batch, lm_config, lm_vocab, sequence
@@ -145,6 +145,21 @@ def test_the_induction_score_is_one_for_a_head_that_looks_right_after_the_earlie
 
 
 def test_the_phase_change_is_where_the_loss_falls_and_the_score_rises_fastest():
-    curve = [{"step": s, "loss_repeat": loss, "induction": [[score]]}
-             for s, loss, score in ((0, 3.0, 0.1), (50, 2.9, 0.1), (100, 0.5, 0.8), (150, 0.4, 0.9))]
+    # Early on both halves' losses fall together (common letters): not in-context learning.
+    curve = [{"step": s, "loss_first_half": first, "loss_repeat": repeat, "induction": [[score]]}
+             for s, first, repeat, score in ((0, 6.0, 6.0, 0.1), (50, 3.3, 3.2, 0.1), (100, 3.3, 1.0, 0.8),
+                                             (150, 3.2, 0.4, 0.9))]
     assert phase_change(curve) == {"loss_drop_step": 100, "induction_rise_step": 100}
+
+
+def test_the_shipped_induction_model_has_an_induction_head_and_its_phase_change_on_record():
+    loaded = load_pretrained("induction-gpt")
+    assert loaded.model.config.attention_only and loaded.model.config.positional == "rotary"
+    fresh = fresh_measures(loaded.model, INDUCTION, seed=777)  # not the CLI's seed
+    assert fresh["best_head"][0] == 1 and fresh["best_score"] >= 0.9  # a head of layer 2 copies
+    assert max(fresh["previous_token"][0]) > 5 * max(fresh["previous_token"][1])  # the other half: layer 1
+    assert fresh["loss_repeat"] < fresh["loss_first_half"] / 100  # in context, the repeat is all but certain
+    training = loaded.meta["training"]
+    every = training["induction_curve"][1]["step"]
+    assert abs(training["loss_drop_step"] - training["induction_rise_step"]) <= 2 * every
+    assert loaded.meta["metrics"]["exact_match"] >= 0.99

@@ -102,10 +102,11 @@ def training_probe(task: Task, every: int, count: int = 64,
 
 
 def phase_change(curve: list[dict]) -> dict:
-    """The steps where the repeat's loss falls fastest and where the best induction score rises fastest,
-    between consecutive points of a training curve."""
+    """The steps where in-context learning grows fastest (the repeat's loss falling below the first half's: early
+    on both fall together, as the model learns which letters are common) and where the best induction score
+    rises fastest, between consecutive points of a training curve."""
     steps = np.array([point["step"] for point in curve])
-    repeat_loss = np.array([point["loss_repeat"] for point in curve])
+    in_context = np.array([point["loss_first_half"] - point["loss_repeat"] for point in curve])
     best_score = np.array([np.max(point["induction"]) for point in curve])
-    drop, rise = np.diff(repeat_loss).argmin(), np.diff(best_score).argmax()
+    drop, rise = np.diff(in_context).argmax(), np.diff(best_score).argmax()
     return {"loss_drop_step": int(steps[drop + 1]), "induction_rise_step": int(steps[rise + 1])}

@@ -195,13 +195,13 @@ def _stream(trace: Trace, recorded: str) -> torch.Tensor:
 
 def sublayers_of(trace: Trace, stack: str) -> list[tuple[str, str]]:
     """(sublayer, the stream after it) of each sublayer of a `stack` layer, in order: a decoder-only model's
-    decoder has no cross-attention, an attention-only model no feed-forward network."""
-    config = trace.config
-    dropped = {"cross_attn"} if trace.decoder_only else set()
-    if getattr(config, "attention_only", False):
-        dropped.add("ffn")
+    decoder has no cross-attention, an attention-only model no feed-forward network (its resid_post is its
+    resid_mid)."""
+    if getattr(trace.config, "attention_only", False):  # its self-attention's output is the layer's
+        return [("self_attn", "resid_post")]
+    dropped = "cross_attn" if trace.decoder_only else None
     return [(sublayer, stream) for sublayer, stream in zip(SUBLAYERS[stack], STREAMS[stack], strict=True)
-            if sublayer not in dropped]
+            if sublayer != dropped]
 
 
 def residual_norms(trace: Trace, stack: str) -> dict[str, np.ndarray]:

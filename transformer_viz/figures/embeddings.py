@@ -29,6 +29,7 @@ from transformer_viz.figures.common import (
 )
 from transformer_viz.figures.fit import MIN_FONT_PX, at_least
 from transformer_viz.i18n import text
+from transformer_viz.model.rotary import rotary_angles
 from transformer_viz.trace.names import check_index
 
 BUG_RED = "#b00020"
@@ -209,8 +210,11 @@ def embedding_pipeline(trace, side: str, *, min_font: int = MIN_FONT_PX, lang: s
     position = as_numpy(trace[f"{side}_embed.position"])  # (len, d_model)
     summed = token + position  # (len, d_model)
     tokens = trace.src_tokens if side == "src" else trace.tgt_tokens
+    heading = "pipeline.title.stream" if trace.decoder_only else f"pipeline.title.{side}"  # one stream: no "target"
     scaled = f" × √{config.d_model}" if config is not None and config.scale_embeddings else ""
-    variant = text(f"encoding.{config.positional}", lang) if config is not None else ""
+    positional = config.positional if config is not None else None
+    variant = "" if positional is None else text("pipeline.rotary" if positional == "rotary" else
+                                                   f"encoding.{positional}", lang)
     panels = [(text("pipeline.token", lang) + scaled, token), (text("pipeline.position", lang, variant=variant),
                                                                  position), (text("pipeline.sum", lang), summed)]
     if config is not None and config.embed_norm:
@@ -228,7 +232,7 @@ def embedding_pipeline(trace, side: str, *, min_font: int = MIN_FONT_PX, lang: s
     then["yaxis"]["title"] = dict(text=text("position", lang))
     for annotation in layout.get("annotations", ()):  # the panels' titles
         annotation["font"]["size"] = at_least(annotation["font"]["size"], min_font)
-    return styled_figure(traces, layout, text(f"pipeline.title.{side}", lang, limit=f"{limit:.2f}"),
+    return styled_figure(traces, layout, text(heading, lang, limit=f"{limit:.2f}"),
                          height=max(300, 110 + 30 * len(token)), then=then, min_font=min_font)
 
 
@@ -249,3 +253,27 @@ def trace_similarity(trace, side: str, *, min_font: int = MIN_FONT_PX, lang: str
     """`position_similarity` of the encoding a run's `side` got."""
     encoding, tokens = side_encoding(trace, side)
     return position_similarity(encoding, tokens, positional=trace.config.positional, min_font=min_font, lang=lang)
+
+
+def rotary_figure(trace, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
+    """Rotary position embeddings: the angle by which each position (rows, the run's tokens) turns each pair of
+    dimensions (2i, 2i+1) of every head's q and k (columns), shown modulo a full turn on a cyclic scale: the first
+    pairs spin fast, the last barely move. The score of two tokens sees only the difference of their angles."""
+    config = trace.config
+    tokens = trace.tgt_tokens if trace.src_tokens is None else trace.src_tokens
+    length = len(tokens) if tokens is not None else config.max_len
+    angles = rotary_angles(length, config.d_head).double().numpy()  # (length, d_head / 2), radians
+    degrees = np.degrees(angles) % 360.0  # (length, pairs)
+    pairs = angles.shape[1]
+    cells = np.array([[text("rotary.cell", lang, token=token, position=p, pair=i, first=2 * i, second=2 * i + 1,
+                            turns=angles[p, i] / (2 * math.pi), degrees=degrees[p, i])
+                       for i in range(pairs)] for p, token in enumerate(token_texts(tokens, length))], dtype=object)
+    heatmap = go.Heatmap(z=degrees, x=np.arange(pairs), y=np.arange(length), zmin=0, zmax=360, colorscale="Twilight",
+                         customdata=cells, hovertemplate="%{customdata}<extra></extra>",
+                         colorbar=dict(thickness=14, title=dict(text=text("rotary.angle", lang), side="right"),
+                                       tickvals=[0, 90, 180, 270, 360]))
+    return styled_figure(
+        [heatmap], {}, text("rotary.title", lang, d_head=config.d_head, pairs=pairs),
+        height=round(max(320, 140 + 22 * length)), min_font=min_font,
+        then=dict(xaxis=dict(title=dict(text=text("rotary.x", lang)), dtick=1 if pairs <= 16 else None),
+                  yaxis=dict(token_axis(tokens, length, reverse=True), title=dict(text=text("rotary.y", lang)))))

@@ -203,11 +203,16 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
         edge = (cx - THIN / 2 if side == "src" else cx + THIN / 2) if layer[end].add else (x0 if side == "src" else x1)
         canvas.path([(cx, y_branch), (lane, y_branch), (lane, y_add)], colour="#7a7a7a")
         canvas.arrow(lane, y_add, edge, y_add, colour="#7a7a7a")
-    # Positional encoding beside the ⊕ of the embeddings.
-    add_y = centres[f"{side}.add_position"]
+    # Positional encoding beside the ⊕ of the embeddings; rotary embeddings beside the self-attention they turn.
     gx = cx + outside * (WIDTH / 2 + 0.72)
-    positional_glyph(canvas, side, gx, add_y, config, counts)
-    canvas.arrow(gx - outside * 0.3, add_y, cx + outside * THIN / 2, add_y)
+    if config.positional == "rotary":
+        add_y = centres[f"{stack}.self_attn"]
+        positional_glyph(canvas, side, gx, add_y, config, counts)
+        canvas.arrow(gx - outside * 0.3, add_y, cx + outside * WIDTH / 2, add_y)
+    else:
+        add_y = centres[f"{side}.add_position"]
+        positional_glyph(canvas, side, gx, add_y, config, counts)
+        canvas.arrow(gx - outside * 0.3, add_y, cx + outside * THIN / 2, add_y)
     if config.norm_first:
         canvas.arrow(cx, frame_y1, cx, frame_y1 + GAP)
         final = fitted(Row(f"{stack}.final_norm", "norm", text("diagram.final_norm", lang),
@@ -229,6 +234,11 @@ def positional_glyph(canvas: Canvas, side: str, gx: float, gy: float, config, co
     if kind.startswith("sinusoidal"):
         xs = np.linspace(-0.8, 0.8, 25)
         canvas.path([(gx + x * r, gy + 0.45 * r * math.sin(x * math.pi * 1.25)) for x in xs], colour="#c0392b", width=2)
+    elif kind == "rotary":  # an arc with its arrowhead: each pair of q's and k's dimensions turned
+        arc = np.linspace(0.25 * math.pi, 1.85 * math.pi, 25)
+        canvas.path([(gx + 0.6 * r * math.cos(a), gy + 0.6 * r * math.sin(a)) for a in arc], colour="#c0392b", width=2)
+        tip = (gx + 0.6 * r * math.cos(arc[-1]), gy + 0.6 * r * math.sin(arc[-1]))
+        canvas.path([(tip[0] - 0.09, tip[1] - 0.02), tip, (tip[0] - 0.02, tip[1] + 0.09)], colour="#c0392b", width=2)
     elif kind == "learned":
         for i in range(3):
             for j in range(3):

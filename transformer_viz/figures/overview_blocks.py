@@ -95,6 +95,8 @@ def column_rows(config, counts, shapes, side: str, lang: str = "en") -> list[Row
             Row(f"{side}.add_position", "norm", "+", "", THIN, page="embeddings", add=True,
                 hover=text("diagram.add_position.hover", lang,
                             positional=text(f"encoding.{config.positional}", lang)))]
+    if config.positional == "rotary":  # nothing is added to the embeddings: self-attention turns q and k
+        rows.pop()
     if config.embed_norm:
         rows.append(Row(f"{side}.embed_norm", "norm", "LayerNorm", params(counts, f"{embed}.norm", lang), THIN,
                         page="embeddings", hover=text("diagram.embed_norm.hover", lang)))

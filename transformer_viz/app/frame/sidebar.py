@@ -16,6 +16,7 @@ from transformer_viz.app.session.state import (
     d_model_range,
     layer_range,
     max_len_choices,
+    tasks_for,
 )
 from transformer_viz.app.session.widgets import (
     callback,
@@ -29,20 +30,19 @@ from transformer_viz.app.session.widgets import (
     weights_label,
 )
 from transformer_viz.config import ARCHITECTURES, POSITIONAL_ENCODINGS, divisors
-from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks import get_task
 from transformer_viz.weights import hf
 from transformer_viz.weights.pretrained import pretrained_name
-
-# Rotary embeddings join the app's choices once Inside one head and Embeddings draw the turn (issue 21).
-APP_POSITIONAL_ENCODINGS = tuple(kind for kind in POSITIONAL_ENCODINGS if kind != "rotary")
 
 # Inputs offered for a Hugging Face model: translation models read a sentence.
 HF_EXAMPLES = ("The cat sat on the mat.", "Attention lets every word look at every other word.")
 
 
 def on_task_change() -> None:
-    st.session_state[state.SRC_TEXT] = TASKS[st.session_state[state.TASK]].examples[0]
+    st.session_state[state.SRC_TEXT] = get_task(st.session_state[state.TASK]).examples[0]
     st.session_state[state.TGT_TEXT] = ""
+    if st.session_state.get(state.WEIGHTS, View.weights) == "pretrained":  # its shape (induction's: rotary)
+        back_to_pretrained()
 
 
 def on_shape_change() -> None:
@@ -103,7 +103,7 @@ def render_sidebar() -> None:
     side.subheader(tr("side.input"))
     view_widget(side.text_input, state.SRC_TEXT, tr("side.src_text"))
     view = current_view()
-    examples = HF_EXAMPLES if view.source == "hf" else TASKS[view.task].examples
+    examples = HF_EXAMPLES if view.source == "hf" else get_task(view.task).examples
     side.pills(tr("side.examples"), examples, key=state.EXAMPLE, on_change=use_example, label_visibility="collapsed")
     view_widget(side.text_input, state.TGT_TEXT, tr("side.tgt_text"))
     side.caption(tr("side.link_help"))
@@ -119,11 +119,12 @@ def toy_model_controls(side) -> None:
     """A task's model: the task, its weights, and the shape and variants of a fresh one."""
     view_widget(side.radio, state.ARCHITECTURE, tr("side.architecture"), ARCHITECTURES,
                 help=tr("side.architecture_help"), on_change=on_shape_change)
-    view_widget(side.selectbox, state.TASK, tr("side.task"), list(TASKS), index=list(TASKS).index(View.task),
+    tasks = list(tasks_for(st.session_state.get(state.ARCHITECTURE, View.architecture)))
+    view_widget(side.selectbox, state.TASK, tr("side.task"), tasks, index=tasks.index(View.task),
                 on_change=on_task_change)
     weights = ["pretrained", "random"] + (["trained"] if models.trained_for(st.session_state[state.TASK]) else [])
     weights += [extra.weights for extra in checkpoints.usable(st.session_state[state.TASK])]  # extra folders
-    start_with(TASKS[st.session_state[state.TASK]].examples[0])
+    start_with(get_task(st.session_state[state.TASK]).examples[0])
     view_widget(side.radio, state.WEIGHTS, tr("side.weights"), weights, on_change=checkpoints.on_weights_change)
     for extra in checkpoints.broken():  # why: in the server's log (it names the server's paths and commands)
         log_once(f"checkpoint {extra.name!r} cannot be used: {extra.error}")
@@ -149,7 +150,7 @@ def toy_model_controls(side) -> None:
                     on_change=on_shape_change)
         view_widget(st.select_slider, state.MAX_LEN, tr("side.max_len"), max_len_choices(), value=View.max_len,
                     on_change=on_shape_change)
-        view_widget(st.selectbox, state.POSITIONAL, tr("side.positional"), APP_POSITIONAL_ENCODINGS,
+        view_widget(st.selectbox, state.POSITIONAL, tr("side.positional"), POSITIONAL_ENCODINGS,
                     on_change=on_shape_change)
         view_widget(st.radio, state.NORM_FIRST, tr("side.norm_first"), (True, False), on_change=on_shape_change)
         view_widget(st.checkbox, state.SCALE_EMBEDDINGS, tr("side.scale_embeddings"), on_change=on_shape_change)

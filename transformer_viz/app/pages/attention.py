@@ -15,7 +15,7 @@ from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
 from transformer_viz.app.session.state import View
 from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, lang, literal, tr, view_widget
-from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks import get_task
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, cell_selection, head_entropy
 from transformer_viz.figures.common import ATTENTION_VALUES, format_number
 from transformer_viz.figures.grid import attention_grid, grid_selection
@@ -127,7 +127,7 @@ def show_cell(ctx: PageContext, kind: str, layer: int, head: int, query: int, ke
 def head_scores_and_rollout(ctx: PageContext, kind: str) -> None:
     st.subheader(tr("attention.scores"))
     st.caption(tr("attention.scores_help"))
-    task = TASKS[ctx.view.task]
+    task = get_task(ctx.view.task)
     pairs = task.alignment(ctx.trace.src_tokens, ctx.trace.tgt_tokens) if kind == "cross" else None
     st.dataframe(head_score_table(ctx.trace, kind, pairs or None, lang=lang()), hide_index=True, width="stretch")
     if kind != "cross":

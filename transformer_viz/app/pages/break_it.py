@@ -15,7 +15,7 @@ from transformer_viz.app.session.interventions import SWITCHES, head_ids, interv
 from transformer_viz.app.session.page import page_context, toy_only
 from transformer_viz.app.session.state import View
 from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, head_label, lang, literal, tr, view_widget
-from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks import get_task
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.trace.intervention import Intervention
@@ -127,7 +127,7 @@ def layer_label(group: str) -> str:
 def ranked(model_id: str, task_name: str, *, _model) -> list[tuple[str, float, float]]:
     """(head id or "kind layer", exact-match drop, exact match) for every head and every layer, largest drop
     first; once per server and model."""
-    task, n = TASKS[task_name], measurements.RANKING_INPUTS
+    task, n = get_task(task_name), measurements.RANKING_INPUTS
     base = evaluate(_model, task, n=n, seed=7).exact_match
     config = _model.config
     groups = {h: [h] for h in head_ids(config)}

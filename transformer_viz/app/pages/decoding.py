@@ -9,7 +9,7 @@ from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, layer_and_head, page_context
 from transformer_viz.app.session.state import SAMPLING_RANGES, View
 from transformer_viz.app.session.widgets import chart, literal, tr, view_widget
-from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks import get_task
 from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.figures.attention import attention_heatmap
 from transformer_viz.figures.decoding import attention_by_step, sampling_bars, topk_bars
@@ -80,7 +80,7 @@ def decoding_figures(ctx: PageContext, step: int, layer: int, head: int, *, min_
     """The figures of decoding step `step` (from 0), built once per run and view: "topk" is the next-token
     distribution (greedy), or the distributions before and after sampling's reshaping. No text under `min_font`."""
     trace, token = ctx.run.step(step), ctx.run.output_tokens[step]
-    task, kind = TASKS[ctx.view.task], "decoder_self" if trace.decoder_only else "cross"
+    task, kind = get_task(ctx.view.task), "decoder_self" if trace.decoder_only else "cross"
     vocab = lm_vocab(task) if trace.decoder_only else task.tgt_vocab
     steps = [ctx.run.step(k) for k in range(step + 1)]
     if ctx.run.sampling is None:

@@ -9,7 +9,13 @@ from transformer_viz.app.server import figure_cache
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, lang, tr, view_widget
-from transformer_viz.figures.embeddings import embedding_pipeline, positional_variants, trace_curves, trace_similarity
+from transformer_viz.figures.embeddings import (
+    embedding_pipeline,
+    positional_variants,
+    rotary_figure,
+    trace_curves,
+    trace_similarity,
+)
 from transformer_viz.model import encoding_tables
 
 # What the curves show depends on the encoding: waves, a learned table, or nothing at all.
@@ -34,6 +40,11 @@ def render() -> None:
     chart(ctx.figure(embedding_pipeline, side), key="embeddings_pipeline")
 
     config = ctx.trace.config
+    if config.positional == "rotary":  # nothing added to the embeddings: the turn of q and k in attention
+        st.subheader(tr("embeddings.rotary"))
+        chart(ctx.figure(rotary_figure), key="embeddings_rotary")
+        st.caption(tr("embeddings.rotary_help"))
+        return
     curves, similarity = st.columns(2, gap="large")
     with curves:
         st.subheader(tr("embeddings.curves"))

@@ -9,7 +9,7 @@ from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, clamped_index, lang, tr, view_widget
-from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks import get_task
 from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.figures.layers import ffn_figure, logit_lens_figure, residual_figure
 from transformer_viz.weights import hf
@@ -43,6 +43,6 @@ def render() -> None:
     if isinstance(ctx.model, hf.HFModel):
         lens = hf.logit_lens(ctx.model, ctx.trace)
     else:
-        task = TASKS[ctx.view.task]
+        task = get_task(ctx.view.task)
         lens = logit_lens(ctx.model, ctx.trace, lm_vocab(task) if ctx.trace.decoder_only else task.tgt_vocab)
     chart(logit_lens_figure(lens, min_font=figure_min_font(), lang=lang()), key="layers_lens")

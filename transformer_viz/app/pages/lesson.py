@@ -32,7 +32,7 @@ from transformer_viz.app.session.widgets import (
     tr,
     view_widget,
 )
-from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks import get_task
 from transformer_viz.lessons import STEPS
 from transformer_viz.lessons.step import Step
 
@@ -124,7 +124,7 @@ class StreamlitHost:
         if resolved.model is None:
             self.where.error(tr("error.config", message=literal(error_text(resolved.error))), icon=":material/error:")
             return None
-        task = TASKS[view.task]
+        task = get_task(view.task)
         trained = models.trained_for(view.task)
         if self.where.button(tr("lesson.training.train", steps=view.train_steps), type="primary",
                              key=state.LESSON_TRAIN):  # trained below the step, once its question is on the page
@@ -138,7 +138,7 @@ class StreamlitHost:
         resolved = models.resolve(replace(view, weights="random"))
         if resolved.model is None:
             return 0.0, 0.0
-        cost = trainings.training_cost(resolved.model, view.train_steps, TASKS[view.task].train_defaults.batch_size)
+        cost = trainings.training_cost(resolved.model, view.train_steps, get_task(view.task).train_defaults.batch_size)
         free = cost / COST_PER_CORE_SECOND + EVALUATION_SECONDS
         return free, free * BUSY_SLOWDOWN
 

@@ -28,7 +28,7 @@ from transformer_viz.app.session.widgets import (
     tr,
     view_widget,
 )
-from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks import get_task
 from transformer_viz.figures.training import attention_animation, loss_curve
 from transformer_viz.weights.files import MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, checkpoint_zip, read_upload
 from transformer_viz.weights.pretrained import check_name
@@ -53,7 +53,7 @@ def render() -> None:
     if shown is None:
         return
     view, resolved = shown
-    task = TASKS[view.task]
+    task = get_task(view.task)
     defaults = task.train_defaults
     steps_column, lr_column, batch_column = st.columns(3)
     steps = view_widget(steps_column.select_slider, state.TRAIN_STEPS, tr("training.steps"),
@@ -193,7 +193,7 @@ def zipped(trained: TrainedModel) -> bytes:
     if trained.seconds is not None:
         training["seconds"] = round(trained.seconds, 1)
     metrics = {} if trained.exact_match is None else {"exact_match": trained.exact_match}
-    return checkpoint_zip(trained.model, TASKS[trained.task], file_name(trained), metrics=metrics,
+    return checkpoint_zip(trained.model, get_task(trained.task), file_name(trained), metrics=metrics,
                           training=training)
 
 

@@ -19,7 +19,8 @@ import streamlit as st
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import MASK_VALUES, SHAPE_FIELDS, View
 from transformer_viz.config import ModelConfig
-from transformer_viz.data.tasks import TASKS, default_config
+from transformer_viz.data.tasks import default_config, get_task
+from transformer_viz.data.tasks.lm import lm_max_len
 from transformer_viz.errors import TranslatableError
 from transformer_viz.model import Transformer
 from transformer_viz.weights.pretrained import (
@@ -121,7 +122,9 @@ def find(name: str) -> Extra | None:
 
 def _shape_values(config: ModelConfig, task_name: str) -> dict:
     values = {field: getattr(config, field) for field in SHAPE_FIELDS}
-    values[state.MAX_LEN] = 0 if config.max_len == default_config(TASKS[task_name]).max_len else config.max_len
+    task = get_task(task_name)
+    own = lm_max_len(task) if config.architecture == "decoder_only" else default_config(task).max_len
+    values[state.MAX_LEN] = 0 if config.max_len == own else config.max_len
     return values
 
 

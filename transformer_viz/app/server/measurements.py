@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from transformer_viz.data.tasks import TASKS, model_config_for
+from transformer_viz.data.tasks import get_task, model_config_for
 from transformer_viz.data.tasks.lm import lm_config
 from transformer_viz.model import DecoderOnlyTransformer, Transformer, build_model
 from transformer_viz.trace.intervention import Intervention
@@ -22,14 +22,14 @@ def measured(model_id: str, task_name: str, intervention: Intervention, n: int =
              _model: Transformer) -> Evaluation:
     """Exact match and teacher-forced accuracy of one model under one intervention on `n` fresh inputs:
     measured once per server (a class presses the same switches)."""
-    return evaluate(_model, TASKS[task_name], n=n, seed=7, intervention=intervention)
+    return evaluate(_model, get_task(task_name), n=n, seed=7, intervention=intervention)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def cheating_model(task_name: str, architecture: str = "encoder_decoder") -> Transformer | DecoderOnlyTransformer:
     """A fresh model trained without the look-ahead mask (deterministic: one per server, task and architecture; its
     weights and dropout come from seed 0's generators, never the global RNG other sessions' threads use)."""
-    task = TASKS[task_name]
+    task = get_task(task_name)
     config = lm_config(task) if architecture == "decoder_only" else model_config_for(task)
     model = build_model(config, generator=torch.Generator().manual_seed(0))
     train(model, task, steps=CHEAT_STEPS, seed=0, intervention=Intervention(look_ahead=False))

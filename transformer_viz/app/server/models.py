@@ -18,9 +18,9 @@ from transformer_viz.analysis.inference import TextRun, run_text
 from transformer_viz.app.server import checkpoints, hf_folders
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
-from transformer_viz.app.session.state import TrainedModel, View
+from transformer_viz.app.session.state import TrainedModel, View, tasks_for
 from transformer_viz.config import ModelConfig, fits
-from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks import get_task
 from transformer_viz.errors import TranslatableError
 from transformer_viz.model import DecoderOnlyTransformer, Transformer, build_model
 from transformer_viz.model.sampling import Sampling
@@ -119,8 +119,8 @@ def resolve_hugging_face(name_or_path: str, allow_download: bool) -> Resolved:
 def resolve_toy(view: View) -> Resolved:
     """Pick the model for a view: the weights it names (named_weights) when they fit its shape (config.fits), else
     random. `Resolved.weights` says which one is really shown. The view's ModelConfig is built here, once."""
-    if view.task not in TASKS:
-        known = ", ".join(TASKS)
+    if view.task not in tasks_for(view.architecture):
+        known = ", ".join(tasks_for(view.architecture))
         return Resolved(None, "", "random", error=TranslatableError(
             "server.task", f"unknown task {view.task!r}; known: {known}", task=view.task, known=known))
     beyond = view.beyond_limits()  # whatever asked for it (a link, a callback, code): this server does not build it
@@ -194,7 +194,7 @@ def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervent
 def run_now(view: View, resolved: Resolved, pad_to: int, intervention: Intervention | None,
             sampling: Sampling | None = None) -> TextRun:
     if not isinstance(resolved.model, hf.HFModel):
-        return run_text(resolved.model, TASKS[view.task], view.src_text, view.tgt_text or None, pad_to=pad_to,
+        return run_text(resolved.model, get_task(view.task), view.src_text, view.tgt_text or None, pad_to=pad_to,
                         intervention=intervention, sampling=sampling)
     if intervention is not None:
         raise ValueError("Interventions run on the toy models only.")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from transformer_viz.app.server.limits import limits
 from transformer_viz.config import ARCHITECTURES, ModelConfig
-from transformer_viz.data.tasks import TASKS, check_fits, default_config
+from transformer_viz.data.tasks import LM_TASKS, TASKS, Task, check_fits, default_config, get_task
 from transformer_viz.data.tasks.lm import check_lm_fits, lm_config
 from transformer_viz.trace.names import ATTENTION_KINDS
 
@@ -204,7 +204,7 @@ class View:
         if self.architecture not in ARCHITECTURES:
             raise ValueError(f"unknown architecture {self.architecture!r}; known: {', '.join(ARCHITECTURES)}")
         decoder_only = self.architecture == "decoder_only"
-        task = TASKS[self.task]
+        task = get_task(self.task)
         own = lm_config(task) if decoder_only else default_config(task)
         config = replace(own, d_model=self.d_model, n_heads=self.n_heads, n_encoder_layers=self.n_encoder_layers,
                          n_decoder_layers=self.n_decoder_layers, d_ff=self.d_ff, max_len=self.max_len or own.max_len,
@@ -213,6 +213,11 @@ class View:
                          mask_value=self.mask_value)
         (check_lm_fits if decoder_only else check_fits)(task, config)
         return config
+
+
+def tasks_for(architecture: str) -> dict[str, Task]:
+    """The tasks a model of `architecture` learns: every task; a decoder-only model also the one-stream ones."""
+    return TASKS | LM_TASKS if architecture == "decoder_only" else TASKS
 
 
 VIEW_FIELDS = tuple(f.name for f in fields(View))
