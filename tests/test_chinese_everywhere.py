@@ -15,7 +15,7 @@ from helpers import corrupt_reverse_checkpoint, make_model, random_ids, real_tra
 from test_app import PAGES, run_page
 
 from transformer_viz.analysis.walkthrough import head_walkthrough
-from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.tasks import LM_TASKS, TASKS
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
 from transformer_viz.figures.decoding import attention_by_step, topk_bars
 from transformer_viz.figures.embeddings import (
@@ -39,7 +39,7 @@ from transformer_viz.model.summary import block_shapes, parameter_counts
 ALLOWED = ("d_model", "d_head", "d_k", "d_ff", "max_len", "n_heads", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V",
            "b_O", "QKᵀ", "Kᵀ", "softmax", "Softmax", "LayerNorm", "Concat", "ReLU", "pre-LN", "post-LN", "Pre-LN",
            "Post-LN", "sin", "cos", "ln", "BERT", "TensorFlow", "Transformer", "<pad>", "<bos>", "<eos>", "<unk>",
-           "English", "BPE", ".npz", ".csv", "HTML", "SVG", "PNG", "Abnar", "Zuidema", "GPT", "RoPE",
+           "English", "BPE", ".npz", ".csv", "HTML", "SVG", "PNG", "Abnar", "Zuidema", "GPT", "RoPE", "Olsson",
            # Weights as files: their formats and sizes (commands and file names are “quoted”)
            ".safetensors", "safetensors", ".json", ".zip", ".pt", ".pth", ".bin", ".ckpt", "pickle", "PyTorch", "NaN",
            "Python", "MB", "JSON", "float16", "float32", "bfloat16",
@@ -128,7 +128,7 @@ def page_texts(at) -> list[str]:
 def tokens_of(at) -> set[str]:
     """The tokens, shown as they are in any language: the input's words, the task's examples and vocabularies."""
     texts = [at.session_state["src_text"], at.session_state["src_text"][::-1], at.session_state["tgt_text"]]
-    for task in TASKS.values():  # a lesson step may show a second task's run beside the first
+    for task in (*TASKS.values(), *LM_TASKS.values()):  # a lesson step may show a second task's run too
         texts += [*task.examples, *task.src_vocab.tokens, *task.tgt_vocab.tokens]
     words = {word for text in texts for word in re.findall(r"[A-Za-z']+", text)}
     corpus = at.session_state.get("bpe_corpus", "")

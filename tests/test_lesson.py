@@ -331,3 +331,20 @@ def test_the_training_page_opens_after_a_lesson_step():
     assert "train_lr" not in values and "train_batch" not in values
     at = run_page("training", **values)  # the session state a lesson step leaves
     assert not at.exception
+
+
+def test_the_gpt_step_names_the_head_that_reads_the_prompt_letter_it_writes():
+    at = open_step(10)
+    assert "lesson_gpt_head" not in charts(at) and not outlined(charts(at)["lesson_gpt_grid"])
+    text = answer(reveal(at, 10))
+    assert "desserts" in text and "100% of the answer's rows" in text
+    assert outlined(charts(at)["lesson_gpt_grid"]), "the head is outlined once revealed"
+
+
+def test_the_induction_step_finds_the_copying_head_in_layer_two_and_its_partner_in_layer_one():
+    at = open_step(11)
+    assert "lesson_induction_curve" not in charts(at), "the training curve answers the question: hidden"
+    text = answer(reveal(at, 11))
+    assert text.startswith("Layer 2, head") and "Its partner sits in layer 1" in text
+    curve = charts(at)["lesson_induction_curve"]
+    assert any("the repeat" in trace["name"] for trace in curve["data"])

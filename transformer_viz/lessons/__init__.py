@@ -12,6 +12,7 @@ from transformer_viz.lessons import (
     embeddings,
     gpt,
     heads,
+    induction,
     masks,
     positions,
     scaling,
@@ -20,4 +21,4 @@ from transformer_viz.lessons import (
 )
 
 STEPS = tuple(module.STEP for module in (tokens, embeddings, positions, scaling, masks, heads, cross, decoding,
-                                         training, gpt))
+                                         training, gpt, induction))

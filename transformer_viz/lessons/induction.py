@@ -1,0 +1,86 @@
+"""Step 11, induction heads: a model trained on random letters repeated once learns, suddenly, to copy from
+context; two heads in two layers do it (a previous-token head, then an induction head)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transformer_viz.analysis.induction import measure, phase_change
+from transformer_viz.figures.attention import attention_heatmap
+from transformer_viz.figures.grid import attention_grid
+from transformer_viz.figures.induction import phase_change_figure
+from transformer_viz.lessons.step import Host, Step, held_back, not_here
+from transformer_viz.trace.names import attention_name
+from transformer_viz.trace.record import Trace
+from transformer_viz.weights.pretrained import load_pretrained
+
+CHECKPOINT = "induction-gpt"
+EXAMPLE = "qwhzkvmcatj"
+
+
+def training_record(name: str = CHECKPOINT) -> tuple[dict, ...]:
+    """The shipped model's training curve (analysis/induction.py's training_probe), as its metadata keeps it."""
+    return tuple(load_pretrained(name).meta["training"]["induction_curve"])
+
+
+def curve_figure(name: str, *, min_font: int, lang: str):
+    curve = training_record(name)
+    return phase_change_figure(curve, phase_change(list(curve))["induction_rise_step"], min_font=min_font, lang=lang)
+
+
+def scores_here(trace: Trace, prompt_len: int) -> tuple[np.ndarray, np.ndarray]:
+    """(layers, heads) induction and previous-token scores on this run: from each token of the repeat (the cue
+    and what was written, positions prompt_len - 1 on) to the token after its first occurrence, and from each
+    position to the one before."""
+    letters = prompt_len - 2  # <bos>, the letters, the cue
+    length = len(trace.tgt_tokens)
+    queries = np.arange(prompt_len - 1, length)  # the repeat's tokens, position letters + k holds letter k
+    keys = queries - letters + 1
+    induction, previous = [], []
+    for layer in range(trace.n_layers("decoder_self")):
+        weights = trace[attention_name("decoder_self", layer, "weights")][0].numpy()  # (heads, length, length)
+        induction.append(weights[:, queries, keys].mean(axis=1))
+        previous.append(weights[:, np.arange(2, length), np.arange(1, length - 1)].mean(axis=1))
+    return np.array(induction), np.array(previous)
+
+
+def show(host: Host) -> tuple[str, str]:
+    ctx = host.page()
+    question = host.text("lesson.induction.question")
+    if ctx is None:
+        return question, ""
+    if ctx.view.task != "induction" or ctx.run.teacher_forced or ctx.run.n_steps < 2:
+        return question, not_here(host, host.text("lesson.induction.why"))
+    induction, previous = scores_here(ctx.trace, ctx.run.prompt_len)
+    layer, head = (int(i) for i in np.unravel_index(induction.argmax(), induction.shape))
+    host.chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width,
+                          highlight=(layer, head) if host.revealed else None), key="lesson_induction_grid")
+    if not host.revealed:
+        held_back(host, host.text("lesson.induction.held_back"))
+        return question, ""
+    host.chart(host.shared_figure(curve_figure, CHECKPOINT, min_font=host.min_font), key="lesson_induction_curve")
+    host.chart(ctx.figure(attention_heatmap, "decoder_self", layer, head, width=host.width),
+               key="lesson_induction_head")
+    curve = list(training_record())
+    steps = phase_change(curve)
+    before = next(point for point in curve if point["step"] >= steps["loss_drop_step"] - 100)
+    after = next(point for point in curve if point["step"] >= steps["loss_drop_step"] + 100)
+    previous_layer = 1 - layer if ctx.trace.n_layers("decoder_self") == 2 else layer
+    return question, host.text(
+        "lesson.induction.answer", layer=layer + 1, head=head + 1, score=induction[layer, head],
+        previous_layer=previous_layer + 1, previous_head=int(previous[previous_layer].argmax()) + 1,
+        previous=previous[previous_layer].max(), step=steps["loss_drop_step"], rise=steps["induction_rise_step"],
+        loss_before=before["loss_repeat"], loss_after=after["loss_repeat"], first_half=after["loss_first_half"],
+        output=host.literal(ctx.run.output_text or ""))
+
+
+# The lines of the code this step's numbers come from (shown beside it; analysis/source.py).
+CODE = ((measure, ("induction.append(", "previous_token.append(")),)
+
+STEP = Step(
+    "induction", "attention",
+    r"\text{%s}=\frac{1}{n-1}\sum_{k=1}^{n-1} A_{\,n+k,\;k+1}",
+    show, setup={"architecture": "decoder_only", "task": "induction", "positional": "rotary", "src_text": EXAMPLE,
+                 "kind": "decoder_self", "layer": 1},
+    formula_words=("lesson.induction.score",), code=CODE,
+)
