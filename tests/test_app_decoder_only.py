@@ -86,3 +86,15 @@ def test_the_induction_task_is_offered_to_a_decoder_only_model_only_and_opens_wi
     assert angles.shape[1] == 8  # d_head 16: 8 pairs
     assert angles[2, 0] == pytest.approx(math.degrees(2))  # position 2 turns pair 0 by 2 radians
     assert angles[7, 0] == pytest.approx(math.degrees(7) % 360)  # shown modulo a full turn
+
+
+def test_training_a_fresh_decoder_only_model_shows_its_self_attention_taking_shape():
+    at = run_page("training", n_heads=2, d_model=16, d_ff=32, weights="random", **DECODER_ONLY)
+    at.select_slider(key="train_steps").set_value(100).run()
+    at.button(key="training_start").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["weights"] == "trained"
+    animation = chart_specs(at)[1]
+    assert len(animation["frames"]) >= 2
+    assert "=" in json.dumps(animation["layout"]["xaxis"]), "the columns are the one stream's tokens, \"=\" included"
+    assert "Masked self-attention over prompt and answer" in json.dumps(animation["layout"]["title"])

@@ -289,6 +289,7 @@ ENGLISH: dict[str, str] = {
     "training.done": "Trained {steps} steps in {seconds:.1f} s. The other pages now show your trained model.",
     "training.curve": "Loss and accuracy",
     "training.animation": "Attention taking shape",
+    "training.animation_title_self": "Masked self-attention over prompt and answer, last layer (mean of heads)",
     "training.animation_title": "Cross-attention, last decoder layer (mean of heads)",
     "training.eval": "Exact match on fresh inputs: {exact:.1%}",
     "training.none": "Nothing trained yet in this session.",

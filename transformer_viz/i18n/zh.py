@@ -286,6 +286,7 @@ CHINESE: dict[str, str] = {
     "training.done": "用 {seconds:.1f} 秒训练了 {steps} 步。其他页面现在显示你训练的模型。",
     "training.curve": "损失与准确率",
     "training.animation": "注意力逐渐成形",
+    "training.animation_title_self": "提示与答案上的带掩码自注意力，最后一层（各头平均）",
     "training.animation_title": "交叉注意力，最后一层解码器（各头平均）",
     "training.eval": "在新输入上的完全匹配率：{exact:.1%}",
     "training.none": "本次会话还没有训练过。",

@@ -38,9 +38,9 @@ import torch
 
 from transformer_viz.config import ModelConfig
 from transformer_viz.data.tasks import get_task
-from transformer_viz.model import Transformer
+from transformer_viz.model import build_model
 from transformer_viz.train.evaluation import evaluate
-from transformer_viz.train.loop import StepInfo, TrainResult, train
+from transformer_viz.train.loop import Model, StepInfo, TrainResult, train
 
 NICENESS = 10  # workers yield the CPU to the server's reruns
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class WorkerDied(RuntimeError):
 
 def _train_job(spec: dict, on_step, should_stop) -> tuple[dict, TrainResult, float | None]:
     """Rebuild the model, train it, report every step; -> (weights, result, exact match or None)."""
-    model = Transformer(ModelConfig.from_dict(spec["config"]))
+    model = build_model(ModelConfig.from_dict(spec["config"]), generator=torch.Generator())  # replaced below
     model.load_state_dict(spec["weights"])
     task = get_task(spec["task"])
 
@@ -117,7 +117,7 @@ def _no_main_script():
 class TrainingJob:
     """One training submitted to a TrainingPool: where it stands, its steps so far, and a way to stop it."""
 
-    def __init__(self, pool: TrainingPool, number: int, model: Transformer):
+    def __init__(self, pool: TrainingPool, number: int, model: Model):
         self._pool, self.number, self._model = pool, number, model
         self._future: Future = Future()
         self._updates: queue.Queue[StepInfo] = queue.Queue()
@@ -148,11 +148,11 @@ class TrainingJob:
         self._stop.value = True
         self._future.cancel()  # only while in line
 
-    def result(self, timeout: float | None = None) -> tuple[Transformer, TrainResult, float | None]:
+    def result(self, timeout: float | None = None) -> tuple[Model, TrainResult, float | None]:
         """(a trained copy of the submitted model, its TrainResult, exact match on fresh inputs or None).
         Raises WorkerDied when its worker process died, CancelledError when it left the line."""
         weights, result, exact = self._future.result(timeout)
-        trained = Transformer(self._model.config)
+        trained = build_model(self._model.config, generator=torch.Generator())  # every value is replaced
         trained.load_state_dict(weights)
         return trained.eval(), result, exact
 
@@ -174,7 +174,7 @@ class TrainingPool:
         self._line: collections.deque[tuple[TrainingJob, dict]] = collections.deque()  # not started, in order
         self._running: set[TrainingJob] = set()
 
-    def submit(self, model: Transformer, task_name: str, *, evaluate_on: int = 0, **settings) -> TrainingJob:
+    def submit(self, model: Model, task_name: str, *, evaluate_on: int = 0, **settings) -> TrainingJob:
         """Train a copy of `model` on the task (train()'s settings: steps, lr, batch_size, snapshot_every...)."""
         weights = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
         spec = {"config": model.config.to_dict(), "weights": weights, "task": task_name, "settings": settings,

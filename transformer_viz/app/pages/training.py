@@ -127,7 +127,9 @@ def show_result(trained: TrainedModel | None) -> None:
         st.subheader(tr("training.animation"))
         last = trained.snapshots[-1]
         frames = [(s.step, s.weights[-1].mean(axis=0)) for s in trained.snapshots]  # last decoder layer, mean of heads
-        chart(attention_animation(frames, last.tgt_tokens, last.src_tokens, tr("training.animation_title"),
+        one_stream = last.src_tokens == last.tgt_tokens  # a decoder-only model's snapshot: its self-attention
+        title = tr("training.animation_title_self" if one_stream else "training.animation_title")
+        chart(attention_animation(frames, last.tgt_tokens, last.src_tokens, title,
                                   min_font=figure_min_font(), lang=lang()), key="training_anim")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from time import monotonic
 
 import streamlit as st
+import torch
 
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import MASK_VALUES, SHAPE_FIELDS, View
@@ -22,7 +23,7 @@ from transformer_viz.config import ModelConfig
 from transformer_viz.data.tasks import default_config, get_task
 from transformer_viz.data.tasks.lm import lm_max_len
 from transformer_viz.errors import TranslatableError
-from transformer_viz.model import Transformer
+from transformer_viz.model import Transformer, build_model
 from transformer_viz.weights.pretrained import (
     CHECKPOINTS_ENV,
     Pretrained,
@@ -150,7 +151,7 @@ def model_with_config(model: Transformer, config: ModelConfig) -> Transformer:
     """`model` itself when its config is `config`, else a new eval model of `config` holding its weights."""
     if model.config == config:
         return model
-    rebuilt = Transformer(config).eval()
+    rebuilt = build_model(config, generator=torch.Generator()).eval()  # every value is replaced below
     rebuilt.load_state_dict(model.state_dict())
     return rebuilt
 
