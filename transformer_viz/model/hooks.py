@@ -38,8 +38,8 @@ class HookPoint(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         recorder = _active_recorder.get()
-        if recorder is not None:
-            recorder[self.name] = x.detach().cpu()
+        if recorder is not None:  # a CPU tensor outside autograd is kept as it is (detach() and cpu() cost µs)
+            recorder[self.name] = x.detach().cpu() if x.requires_grad or not x.is_cpu else x
         return x
 
     # Skip nn.Module's hook dispatch: this runs dozens of times per forward pass.
