@@ -7,6 +7,7 @@ import torch
 
 from transformer_viz import ModelConfig, Transformer
 from transformer_viz.analysis.walkthrough import cell_numbers, head_walkthrough
+from transformer_viz.figures.head import walkthrough_figures
 from transformer_viz.model import DecoderOnlyTransformer
 from transformer_viz.model.rotary import rotary_angles, rotate
 from transformer_viz.trace.names import attention_name
@@ -67,11 +68,25 @@ def test_a_decoder_only_model_turns_too_and_positions_off_turns_nothing():
     assert attention_name("decoder_self", 1, "k_rot") not in unturned.tensors
 
 
-def test_an_odd_head_width_and_the_walkthrough_say_what_they_cannot_do():
+def test_an_odd_head_width_is_refused_with_a_reason():
     with pytest.raises(ValueError, match="d_model / n_heads must be even"):
         ModelConfig(src_vocab_size=12, tgt_vocab_size=12, d_model=6, n_heads=2, positional="rotary")
-    model = Transformer(config()).eval()
-    _, trace = model.run_with_trace(torch.tensor([[1, 5, 6]]), torch.tensor([[1, 4]]))
-    with pytest.raises(ValueError, match="does not show rotary"):
-        head_walkthrough(model, trace, "encoder_self", 0, 0)
-    assert head_walkthrough(model, trace, "cross", 0, 0).head == 0
+
+
+@pytest.mark.parametrize("architecture", ["encoder_decoder", "decoder_only"])
+def test_the_walkthrough_turns_q_and_k_as_the_model_did_and_draws_the_turn(architecture):
+    model = (DecoderOnlyTransformer if architecture == "decoder_only" else Transformer)(
+        config(architecture=architecture), generator=torch.Generator().manual_seed(3)).eval()
+    ids = torch.tensor([[1, 5, 6, 7, 8]])
+    _, trace = model.run_with_trace(ids) if architecture == "decoder_only" else model.run_with_trace(ids, ids[:, :3])
+    kind = "decoder_self" if architecture == "decoder_only" else "encoder_self"
+    walk = head_walkthrough(model, trace, kind, 1, 1)  # checked against the trace step by step, turned q and k too
+    recorded = trace[attention_name(kind, 1, "q_rot")][0, 1]  # (length, d_head)
+    assert torch.allclose(torch.from_numpy(walk.q_rot.copy()), recorded, atol=1e-5)
+    assert not torch.allclose(torch.from_numpy(walk.q.copy()), recorded, atol=1e-3)  # turned: not q itself
+    assert walk.angles[3, 0] == pytest.approx(3.0)  # position 3, pair 0: 3 radians
+    steps = [step for step, _ in walkthrough_figures(walk)]
+    assert steps[:4] == ["x", "projections", "rotate", "qk"]
+    if architecture == "encoder_decoder":  # cross-attention is not turned: no such step
+        cross = head_walkthrough(model, trace, "cross", 0, 0)
+        assert cross.q_rot is None and "rotate" not in [step for step, _ in walkthrough_figures(cross)]

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize("step, operation", [
     ("x", "norm(x)"), ("projections", "q_proj"), ("qk", "q @ k.transpose"), ("scale", "math.sqrt"),
     ("mask", "masked_fill"), ("softmax", ".softmax("), ("weighted_sum", "@ v"), ("concat", "transpose(1, 2)"),
-    ("output", "out_proj"),
+    ("output", "out_proj"), ("rotate", "rot"),
 ])
 def test_each_step_marks_the_lines_of_the_file_that_compute_it(step, operation):
     excerpt = head_step_code(step)
@@ -51,8 +51,8 @@ def executed_lines(config: ModelConfig) -> set[tuple[str, int]]:
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_the_marked_lines_are_the_ones_a_forward_pass_runs(norm_first):
     config = ModelConfig(src_vocab_size=8, tgt_vocab_size=8, d_model=8, n_heads=2, n_encoder_layers=1,
-                         n_decoder_layers=1, d_ff=16, max_len=8, norm_first=norm_first)
-    ran = executed_lines(config)
+                         n_decoder_layers=1, d_ff=16, max_len=8, norm_first=norm_first, positional="rotary")
+    ran = executed_lines(config)  # rotary positions: the "rotate" step's lines run too
     for step in HEAD_STEP_CODE:
         excerpt = head_step_code(step, norm_first)
         path = (ROOT / excerpt.path).resolve().as_posix()
@@ -72,7 +72,8 @@ def test_inside_one_head_shows_the_code_of_each_step():
     assert not at.exception
     labels = [e.label for e in at.expander]
     code = [label for label in labels if label.startswith("The code that computed this")]
-    assert len(code) == len(HEAD_STEP_CODE) and "The code that computed this: “attention.py”" in code
+    # Every step but "rotate" (a model with rotary positions only) shows its code.
+    assert len(code) == len(HEAD_STEP_CODE) - 1 and "The code that computed this: “attention.py”" in code
     listings = "".join(h.proto.body for h in at.get("html"))
     source = Path(inspect.getsourcefile(scaled_dot_product_attention)).read_text().splitlines()
     scaling = next(i for i, line in enumerate(source, 1) if line.strip().startswith("scores = scores / math.sqrt"))

@@ -37,6 +37,7 @@ HEAD_STEP_CODE: dict[str, tuple[Callable, tuple[str, ...]]] = {
     "x": (ResidualBlock.residual, ("return x + self.dropout(sublayer(norm(x)))",  # pre-LN, then post-LN
                                    "return norm(x + self.dropout(sublayer(x)))")),
     "projections": (MultiHeadAttention.forward, ("q = self.hook_q(", "k = self.hook_k(", "v = self.hook_v(")),
+    "rotate": (MultiHeadAttention.forward, ("angles = rotary_angles(", "q, k = self.hook_q_rot(")),
     "qk": (scaled_dot_product_attention, ("scores = q @ k.transpose(-2, -1)",)),
     "scale": (scaled_dot_product_attention, ("scores = scores / math.sqrt(q.shape[-1])",)),
     "mask": (masked_softmax, ("masked_scores = scores.masked_fill(~mask",)),

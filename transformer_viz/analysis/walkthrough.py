@@ -16,6 +16,7 @@ import torch
 
 from transformer_viz.model import DecoderOnlyTransformer, Transformer
 from transformer_viz.model.attention import masked_softmax
+from transformer_viz.model.rotary import rotary_angles, rotate
 from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, name, token_labels
 from transformer_viz.trace.record import Trace, recorded_attention
 
@@ -102,6 +103,11 @@ class HeadWalkthrough:
     w_o: np.ndarray  # (d_model, d_model)
     b_o: np.ndarray  # (d_model,)
     output: np.ndarray  # (q_len, d_model)
+    # Rotary positions (self-attention of a model with positional="rotary"), else None: the angle of each position
+    # and pair, and q and k turned by it; the scores are then q_rot·k_rotᵀ.
+    angles: np.ndarray | None = None  # (max(q_len, k_len), d_head / 2), radians
+    q_rot: np.ndarray | None = None  # (q_len, d_head)
+    k_rot: np.ndarray | None = None  # (k_len, d_head)
 
     @property
     def d_model(self) -> int:
@@ -136,7 +142,9 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
             x_query = norm(x_query.to(norm.weight.device)).cpu()  # (q_len, d_model)
     projections = AttentionProjections(attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj, attn.n_heads,
                                        attn.d_head, score_scale(trace, config), float(attn.mask_value))
-    return walk_head(projections, trace, kind, layer, head, (x_query, source), config.norm_first)
+    turned = attention_name(kind, layer, "q_rot") in trace  # RoPE (not under Intervention(positions=False))
+    angles = rotary_angles(x_query.shape[0], attn.d_head) if turned else None  # (q_len, d_head / 2)
+    return walk_head(projections, trace, kind, layer, head, (x_query, source), config.norm_first, angles=angles)
 
 
 @dataclass(frozen=True)
@@ -156,10 +164,11 @@ class AttentionProjections:
 
 def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, head: int,
               query_input: tuple[torch.Tensor, InputSource], norm_first: bool,
-              position_bias: torch.Tensor | None = None) -> HeadWalkthrough:
+              position_bias: torch.Tensor | None = None, angles: torch.Tensor | None = None) -> HeadWalkthrough:
     """head_walkthrough from the attention's projections and what entered its query projection (q_len, d_model),
     checked step by step against `trace` (also for Hugging Face models, transformer_viz.weights.hf). `position_bias`
-    (heads, q_len, k_len) is added to the scaled scores where the model does (T5's relative bias)."""
+    (heads, q_len, k_len) is added to the scaled scores where the model does (T5's relative bias); `angles`
+    (length, d_head / 2) turn q and k first (rotary positions, model/rotary.py)."""
     attention = ATTENTION_KINDS[kind]
     x_query, x_query_source = query_input
     with torch.no_grad():
@@ -168,15 +177,16 @@ def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, h
         else:
             x_key, x_key_source = x_query, x_query_source  # (k_len, d_model)
         mask = trace[attention_name(kind, layer, "mask")][0, 0]  # (q_len, k_len)
-        heads = [_head_steps(projections, h, x_query, x_key, mask, None if position_bias is None else position_bias[h])
-                 for h in range(projections.n_heads)]
+        heads = [_head_steps(projections, h, x_query, x_key, mask, None if position_bias is None else position_bias[h],
+                             angles) for h in range(projections.n_heads)]
         all_heads = torch.cat([steps["head_output"] for steps in heads], dim=-1)  # (q_len, H·d_head)
         w_o, b_o = _cpu(projections.out.weight).T, _bias(projections.out, slice(None))  # (H·d_head, d_model)
         output = all_heads @ w_o + b_o  # (q_len, d_model)
 
     where = f"{attention.stack} layer {layer + 1} {attention.sublayer}"
+    leaves = ("q", "k", "v", *(("q_rot", "k_rot") if angles is not None else ()), "scores", "masked_scores", "weights")
     for h, steps in enumerate(heads):
-        for leaf in ("q", "k", "v", "scores", "masked_scores", "weights"):
+        for leaf in leaves:
             _check(steps[leaf], trace[attention_name(kind, layer, leaf)][0, h], f"{leaf} of {where}, head {h + 1}")
     _check(output, trace[attention_name(kind, layer, "out")][0], f"out of {where} (all heads concatenated, times W_O)")
 
@@ -188,8 +198,10 @@ def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, h
         key_tokens=tuple(token_labels(key_tokens, x_key.shape[0])),
         x_query_source=x_query_source, x_key_source=x_key_source,
         x_query=_np(x_query), x_key=_np(x_key),
-        **{key: _np(value) for key, value in chosen.items() if key not in ("scale", "position_bias")},
+        **{key: _np(value) for key, value in chosen.items() if key not in ("scale", "position_bias", "q_rot", "k_rot")},
         scale=chosen["scale"], position_bias=None if position_bias is None else _np(chosen["position_bias"]),
+        angles=None if angles is None else _np(angles), q_rot=None if angles is None else _np(chosen["q_rot"]),
+        k_rot=None if angles is None else _np(chosen["k_rot"]),
         mask=_np(mask), mask_value=projections.mask_value,
         all_heads=_np(all_heads), w_o=_np(w_o), b_o=_np(b_o), output=_np(output),
     )
@@ -292,9 +304,6 @@ def _check_choice(model, trace, kind: str, layer: int, head: int) -> tuple[int, 
     check_kind(kind)
     if kind not in trace.attention_kinds():  # a decoder-only model: its masked self-attention alone
         raise ValueError(f"This model has no {ATTENTION_KINDS[kind].title}.")
-    if model.config.positional == "rotary" and kind != "cross":
-        raise ValueError("The walkthrough does not show rotary position embeddings yet (the turn of q and k "
-                         "before the scores): choose another positional encoding, or cross-attention.")
     stack = ATTENTION_KINDS[kind].stack
     layer = check_index(layer, len(getattr(model, stack).layers), f"{stack} layer")
     head = check_index(head, model.config.n_heads, "head")
@@ -312,9 +321,10 @@ def _bias(linear: torch.nn.Linear, cols: slice) -> torch.Tensor:
 
 
 def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Tensor, x_key: torch.Tensor,
-                mask: torch.Tensor, position_bias: torch.Tensor | None) -> dict[str, torch.Tensor | float | None]:
+                mask: torch.Tensor, position_bias: torch.Tensor | None,
+                angles: torch.Tensor | None = None) -> dict[str, torch.Tensor | float | None]:
     """Scaled dot-product attention of one head, every intermediate kept. mask (q_len, k_len) True = may attend;
-    position_bias (q_len, k_len) or None."""
+    position_bias (q_len, k_len) or None; angles (length, d_head / 2) turn q and k before their product, or None."""
     cols = slice(head * projections.d_head, (head + 1) * projections.d_head)
     linears = (projections.q, projections.k, projections.v)
     # nn.Linear stores (out, in) and computes x·Wᵀ; transpose so rows are input dimensions.
@@ -323,13 +333,19 @@ def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Ten
     q = x_query @ w_q + b_q  # (q_len, d_head)
     k = x_key @ w_k + b_k  # (k_len, d_head)
     v = x_key @ w_v + b_v  # (k_len, d_head)
-    qk = q @ k.T  # (q_len, k_len)
+    q_rot = k_rot = None
+    if angles is not None:  # rotary positions: the product of the turned vectors
+        q_rot, k_rot = rotate(q, angles[: q.shape[0]]), rotate(k, angles[: k.shape[0]])  # (q_len / k_len, d_head)
+        qk = q_rot @ k_rot.T  # (q_len, k_len)
+    else:
+        qk = q @ k.T  # (q_len, k_len)
     scale = projections.scale
     scores = qk / scale  # (q_len, k_len)
     if position_bias is not None:
         scores = scores + position_bias  # (q_len, k_len)
     masked_scores, weights = masked_softmax(scores, mask, projections.mask_value)  # (q_len, k_len) each
-    return dict(w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, q=q, k=k, v=v, qk=qk, scale=scale,
+    return dict(w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, q=q, k=k, v=v, q_rot=q_rot, k_rot=k_rot, qk=qk,
+                scale=scale,
                 position_bias=position_bias, scores=scores, masked_scores=masked_scores, weights=weights,
                 head_output=weights @ v)
 

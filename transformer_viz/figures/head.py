@@ -30,7 +30,7 @@ from transformer_viz.figures.panels import MAX_VALUE_COLS, Panel, outline, panel
 from transformer_viz.i18n import text
 
 # The steps in the order of the computation (the app explains each: head.step.<key>).
-STEP_KEYS = ("x", "projections", "qk", "scale", "mask", "softmax", "weighted_sum", "concat", "output")
+STEP_KEYS = ("x", "projections", "rotate", "qk", "scale", "mask", "softmax", "weighted_sum", "concat", "output")
 
 
 # One step of the walkthrough: its panels (rows of matrices, None where a slot stays empty) and its title.
@@ -65,6 +65,7 @@ def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None,
     steps = {
         "x": _input_step(w, lang),
         "projections": _projections_step(w, lang),
+        **({"rotate": _rotate_step(w, cell, lang)} if w.q_rot is not None else {}),  # rotary positions only
         "qk": _qk_step(w, cell),
         "scale": _scale_step(w, cell, lang),
         "mask": _mask_step(w, cell, lang),
@@ -106,17 +107,37 @@ def _projections_step(w: HeadWalkthrough, lang: str) -> _Step:
     ], _walk_text("projections", lang, head=w.head + 1, xk=xk)
 
 
+def _rotate_step(w: HeadWalkthrough, cell: tuple[int, int] | None, lang: str) -> _Step:
+    """Rotary positions: each pair of dimensions of q and k turned by its position's angle (the chosen query's and
+    key's rows outlined), and the angles themselves."""
+    qt, kt, dh = w.query_tokens, w.key_tokens, dims(w.d_head)
+    q_len, k_len, d_head = len(qt), len(kt), w.d_head
+    q_row = () if cell is None else (outline(cell[0], 0, cell[0], d_head - 1),)
+    k_row = () if cell is None else (outline(cell[1], 0, cell[1], d_head - 1),)
+    pairs = [str(i) for i in range(d_head // 2)]
+    angle = _walk_text("angle_panel", lang)
+    return [
+        [Panel(w.q, qt, dh, f"Q {_size(q_len, d_head)}", marks=q_row),
+         Panel(w.q_rot, qt, dh, f"Q′ = RoPE(Q) {_size(q_len, d_head)}", marks=q_row)],
+        [Panel(w.k, kt, dh, f"K {_size(k_len, d_head)}", marks=k_row),
+         Panel(w.k_rot, kt, dh, f"K′ = RoPE(K) {_size(k_len, d_head)}", marks=k_row)],
+        [Panel(w.angles[:q_len], qt, pairs, angle), None],
+    ], _walk_text("rotate", lang)
+
+
 def _qk_step(w: HeadWalkthrough, cell: tuple[int, int] | None) -> _Step:
-    """QKᵀ: the chosen cell is row `query` of Q times column `key` of Kᵀ."""
+    """QKᵀ: the chosen cell is row `query` of Q times column `key` of Kᵀ (with rotary positions: Q′ and K′)."""
     qt, kt, dh = w.query_tokens, w.key_tokens, dims(w.d_head)
     q_len, k_len, d_head = len(qt), len(kt), w.d_head
     q_row = () if cell is None else (outline(cell[0], 0, cell[0], d_head - 1),)
     kt_col = () if cell is None else (outline(0, cell[1], d_head - 1, cell[1]),)
+    turned = w.q_rot is not None
+    q, k, mark = (w.q_rot, w.k_rot, "′") if turned else (w.q, w.k, "")
     return [[
-        Panel(w.q, qt, dh, f"Q {_size(q_len, d_head)}", marks=q_row),
-        Panel(w.k.T, dh, kt, f"Kᵀ {_size(d_head, k_len)}", marks=kt_col),
-        Panel(w.qk, qt, kt, f"QKᵀ {_size(q_len, k_len)}", marks=_cell_box(cell)),
-    ]], f"QKᵀ = Q·Kᵀ {_size(q_len, k_len)}"
+        Panel(q, qt, dh, f"Q{mark} {_size(q_len, d_head)}", marks=q_row),
+        Panel(k.T, dh, kt, f"K{mark}ᵀ {_size(d_head, k_len)}", marks=kt_col),
+        Panel(w.qk, qt, kt, f"Q{mark}K{mark}ᵀ {_size(q_len, k_len)}", marks=_cell_box(cell)),
+    ]], f"Q{mark}K{mark}ᵀ = Q{mark}·K{mark}ᵀ {_size(q_len, k_len)}"
 
 
 def _scale_step(w: HeadWalkthrough, cell: tuple[int, int] | None, lang: str) -> _Step:
