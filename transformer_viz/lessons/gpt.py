@@ -51,15 +51,14 @@ def show(host: Host) -> tuple[str, str]:
     cells = gold_cells(ctx.trace, task, prompt_len)
     shares = looks_at_gold(ctx.trace, "decoder_self", cells)
     layer, head = best_head(shares)
-    gpt, paper = host.columns(2, gap="large")
-    gpt.caption(host.text("lesson.gpt.left"))
-    gpt.chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width // 2,
-                         highlight=(layer, head) if host.revealed else None), key="lesson_gpt_grid")
+    host.caption(host.text("lesson.gpt.left"))
+    host.chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width,
+                          highlight=(layer, head) if host.revealed else None), key="lesson_gpt_grid")
     paper_run = host.run_of(replace(ctx.view, architecture="encoder_decoder", weights="pretrained", kind="cross"))
-    if paper_run is not None:
-        paper.caption(host.text("lesson.gpt.right"))
-        paper.chart(attention_grid(paper_run.trace, "cross", width=host.width // 2, min_font=host.min_font,
-                                   lang=host.lang), key="lesson_gpt_cross")
+    if paper_run is not None:  # the two one under the other: side by side, a projector cuts their heads' names
+        host.caption(host.text("lesson.gpt.right"))
+        host.chart(attention_grid(paper_run.trace, "cross", width=host.width, min_font=host.min_font,
+                                  lang=host.lang), key="lesson_gpt_cross")
     if not host.revealed:
         held_back(host, host.text("lesson.gpt.held_back"))
         return question, ""
@@ -77,8 +76,8 @@ CODE = ((DecoderOnlyTransformer.forward, ("mask = decoder_self_mask(", "hidden =
 
 STEP = Step(
     "gpt", "attention",
-    r"P(x_{t+1}\mid x_{\le t})=\mathrm{softmax}\big(W_{\mathrm{out}}\,h_t\big),\quad "
-    r"h=\mathrm{Decoder}_{\mathrm{masked}}(x_{\le t})",
+    r"\begin{gathered}P(x_{t+1}\mid x_{\le t})=\mathrm{softmax}\big(W_{\mathrm{out}}\,h_t\big)\\ "
+    r"h=\mathrm{Decoder}_{\mathrm{masked}}(x_{\le t})\end{gathered}",
     show, setup={"architecture": "decoder_only", "src_text": EXAMPLE, "kind": "decoder_self"},
     code=CODE,
 )
