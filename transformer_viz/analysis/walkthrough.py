@@ -263,6 +263,9 @@ def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) 
     layer = int(layer)  # a whole number in range: recorded_attention checked it
     if attention_name(kind, layer, "q_rot") in trace.tensors:  # RoPE: the score is the turned q · the turned k
         q_all, k_all = recorded("q_rot"), recorded("k_rot")
+    shared = getattr(trace.config, "kv_head_of_query_head", None)  # grouped-query attention (Llama's layout)
+    if shared is not None and kind != "cross":  # query head h reads key/value head shared[h]
+        k_all = k_all[list(shared)]  # (heads, k_len, d_head)
     head = check_index(head, q_all.shape[0], "head")
     query, key = check_index(query, q_all.shape[1], "query"), check_index(key, k_all.shape[1], "key")
     q, k = q_all[head, query], k_all[head, key]  # (d_head,) each

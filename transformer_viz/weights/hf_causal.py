@@ -24,7 +24,8 @@ act(x W_gate) * (x W_up).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
@@ -38,7 +39,15 @@ from transformer_viz.model.attention import masked_softmax
 from transformer_viz.model.masks import decoder_self_mask
 from transformer_viz.trace.names import name
 from transformer_viz.trace.record import Trace
-from transformer_viz.weights.hf import _first, _heads, _tokens, check_weights, encode, load_pretrained
+from transformer_viz.weights.hf import (
+    _first,
+    _heads,
+    _tokens,
+    check_weights,
+    encode,
+    load_pretrained,
+    missing_reason,
+)
 from transformer_viz.weights.hf_causal_limits import LLAMA_LIKE, parameter_count
 
 FAMILIES = ("gpt2", *LLAMA_LIKE)  # model_type values traced here
@@ -64,6 +73,8 @@ class HFCausalConfig:
     norm: str  # "layer_norm" (GPT-2) or "rms_norm"
     architecture: str = "decoder_only"
     norm_first: bool = True  # both families are pre-LN
+    scale_embeddings: bool = False  # neither family scales its token table by √d_model
+    embed_norm: bool = False  # nor norms the embeddings before the first layer
     mask_value: float = torch.finfo(torch.float32).min  # what the model adds to a blocked score
 
     @property
@@ -127,6 +138,21 @@ def config_of(hf_model: nn.Module, tokenizer, name_or_path: str) -> HFCausalConf
     return HFCausalConfig(name_or_path, hub.model_type, hub.vocab_size, hub.hidden_size, hub.num_attention_heads,
                           hub.num_key_value_heads, d_head, hub.num_hidden_layers, hub.intermediate_size,
                           hub.max_position_embeddings, pad, "rotary", "rms_norm")
+
+
+def model_type(name_or_path: str, allow_download: bool = False) -> str | None:
+    """The model_type of the config in a folder or the local cache (the Hub only when `allow_download`), read to
+    choose the loader: this module's for FAMILIES, hf.load's otherwise. None when there is no config to read: the
+    loader reads it again and says why."""
+    if missing_reason() is not None or not isinstance(name_or_path, str) or not name_or_path.strip():
+        return None
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(name_or_path.strip(), local_files_only=not allow_download)
+    except Exception:  # whatever it is, the loader meets it again and names it in a sentence
+        return None
+    return getattr(config, "model_type", None)
 
 
 def load(name_or_path: str, allow_download: bool = False, max_parameters: int | None = None) -> HFCausalModel:
@@ -323,14 +349,19 @@ def greedy(hf: HFCausalModel, ids: torch.Tensor, max_new_tokens: int) -> torch.T
     return ids
 
 
-def run_text(hf: HFCausalModel, prompt: str, max_new_tokens: int = 32, max_len: int = 64) -> TextRun:
+def run_text(hf: HFCausalModel, prompt: str, max_new_tokens: int = 32, max_len: int = 64, *,
+             tgt_text: str | None = None, pad_to: int = 0) -> TextRun:
     """`prompt` continued greedily by up to `max_new_tokens` tokens (prompt and answer within `max_len` and the
-    model's positions), with the trace of the last step: `run.step(k)` is what step k computed."""
+    model's positions), with the trace of the last step: `run.step(k)` is what step k computed. Given `tgt_text`,
+    the prompt and that answer are one teacher-forced pass instead, right-padded to `pad_to` positions (shown as
+    <pad>, masked as a batch masks them)."""
     if not is_whole(max_new_tokens) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}.")
     max_len = min(max_len, hf.config.max_len)
     ids = encode(hf, prompt, max_len - 1)  # (1, P): room for one new token at least
     prompt_len = ids.shape[1]
+    if tgt_text:
+        return _teacher_forced(hf, ids, tgt_text, max_len, pad_to)
     generated = greedy(hf, ids, min(max_new_tokens, max_len - prompt_len))  # (1, P + n)
     n_steps = generated.shape[1] - prompt_len
     _, trace = run_with_trace(hf, generated[:, :-1])  # the last step read all but the last token
@@ -340,3 +371,112 @@ def run_text(hf: HFCausalModel, prompt: str, max_new_tokens: int = 32, max_len: 
     output = hf.tokenizer.decode(answer, skip_special_tokens=True)
     return TextRun(trace.with_tokens(None, tokens[:-1]), output, tokens[prompt_len:], n_steps, (),
                    prompt_len=prompt_len)
+
+
+def _teacher_forced(hf: HFCausalModel, prompt: torch.Tensor, tgt_text: str, max_len: int, pad_to: int) -> TextRun:
+    """One pass over the prompt (1, P) and the answer `tgt_text` as the tokenizer splits it (no special tokens
+    added; cut to the positions left after the prompt: a greedy answer decoded and split again can come out
+    longer than it was), then <pad> up to `pad_to` (at most `max_len`) with a mask of 0 there."""
+    if not is_whole(pad_to) or pad_to < 0:
+        raise ValueError(f"pad_to must be a whole number of positions (0 for no padding), got {pad_to!r}.")
+    answer = hf.tokenizer(tgt_text, add_special_tokens=False)["input_ids"][:max_len - prompt.shape[1]]
+    ids = torch.cat([prompt, torch.tensor([answer], dtype=torch.long).reshape(1, -1)], dim=1)  # (1, P + A)
+    extra = max(0, min(pad_to, max_len) - ids.shape[1])
+    pad_id = 0 if hf.config.pad_id is None else hf.config.pad_id
+    real = torch.nn.functional.pad(torch.ones_like(ids), (0, extra), value=0)  # (1, length): 1 for a real token
+    padded = torch.nn.functional.pad(ids, (0, extra), value=pad_id)  # (1, length)
+    _, trace = run_with_trace(hf, padded, real)
+    tokens = _tokens(hf, ids[0]) + ("<pad>",) * extra  # GPT-2 pads with its end token: shown as padding
+    return TextRun(trace.with_tokens(None, tokens), None, (), 0, (), prompt_len=prompt.shape[1])
+
+
+class TokenizerVocab:
+    """A Hugging Face tokenizer read as the Decoding page reads a task's Vocab: `tokens[id]` is a piece (looked up
+    when asked: a vocabulary of 150,000 is never listed), `index(piece)` its id."""
+
+    def __init__(self, hf) -> None:  # an HFCausalModel or an encoder-decoder's hf.HFModel
+        self.hf, self.tokens = hf, _Pieces(hf)
+
+    def index(self, piece: str) -> int | None:
+        """The id of a piece the model wrote (None: not the tokenizer's own, as T5's ids past its table)."""
+        found = self.hf.tokenizer.convert_tokens_to_ids(piece)
+        return found if isinstance(found, int) and 0 <= found < len(self.tokens) else None
+
+
+class _Pieces(Sequence):
+    def __init__(self, hf) -> None:
+        self.hf = hf
+
+    def __len__(self) -> int:
+        return self.hf.config.tgt_vocab_size
+
+    def __getitem__(self, i: int) -> str:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
+            raise IndexError(f"token ids run from 0 to {len(self) - 1}, got {i!r}.")
+        return _tokens(self.hf, torch.tensor([i]))[0]
+
+
+def logit_lens(hf: HFCausalModel, trace: Trace):
+    """analysis.logit_lens for a decoder-only Hugging Face model: what enters the first layer and each layer's
+    stream, read out by the model's own final norm and lm_head (the last row is the model's own prediction)."""
+    from transformer_viz.analysis.measures import LogitLens
+
+    names = ["tgt_embed.out", *(name("decoder", layer, "resid_post") for layer in range(hf.config.n_decoder_layers))]
+    final_norm = _core(hf).ln_f if hf.family == "gpt2" else _core(hf).norm
+    with torch.no_grad():
+        streams = torch.stack([trace[n][0] for n in names])  # (layers + 1, T, d_model)
+        probabilities = hf.model.lm_head(final_norm(streams)).softmax(-1)  # (layers + 1, T, vocab)
+        top, ids = probabilities.max(-1)  # (layers + 1, T)
+    tokens = tuple(_tokens(hf, row) for row in ids)
+    return LogitLens(ids.numpy(), top.double().numpy(), tokens, trace.tgt_tokens)
+
+
+# Parameter paths of both families as the toy decoder-only model's blocks (model/summary.py), applied in turn.
+TOY_PATHS = [
+    (r"^(transformer|model)\.", ""),
+    (r"^(h|layers)\.(\d+)\.", r"decoder.layers.\2."),
+    (r"^(wte|embed_tokens)\.", "tgt_embed.token_table."),
+    (r"^wpe\.", "tgt_embed.positional.table."),
+    (r"^(ln_f|norm)\.", "decoder.norm."),
+    (r"^lm_head\.", "output_proj."),
+    (r"\.(attn|self_attn)\.", ".self_attn."),
+    (r"\.mlp\.", ".ffn."),
+    (r"\.(ln_1|input_layernorm)\.", ".norm1."),
+    (r"\.(ln_2|post_attention_layernorm)\.", ".norm2."),
+]
+
+
+def toy_path(path: str) -> str:
+    """A GPT-2 or Llama-layout parameter path under the toy model's names, e.g. Llama's
+    "model.layers.0.mlp.gate_proj.weight" -> "decoder.layers.0.ffn.gate_proj.weight"."""
+    for pattern, replacement in TOY_PATHS:
+        path = re.sub(pattern, replacement, path, count=1)
+    return path
+
+
+def parameter_counts(hf: HFCausalModel) -> dict[str, int]:
+    """summary.parameter_counts's blocks for a decoder-only Hugging Face model (a readout tied to the token table
+    is counted once, under the table)."""
+    from transformer_viz.model.summary import block_keys
+
+    counts: dict[str, int] = {}
+    for path, parameter in hf.model.named_parameters():
+        counts["total"] = counts.get("total", 0) + parameter.numel()
+        for key in block_keys(toy_path(path)):
+            counts[key] = counts.get(key, 0) + parameter.numel()
+    return counts
+
+
+def turns_as_the_toy(hf: HFCausalModel) -> bool:
+    """Whether the model turns q and k by model/rotary.py's angles (position · 10000^(−2i/d_head), no scaling):
+    the angles the Embeddings page draws. Llama 3, Qwen2 and SmolLM choose another base or scale them."""
+    from transformer_viz.model.rotary import rotary_angles
+
+    if hf.config.positional != "rotary":
+        return False
+    rotary = _core(hf).rotary_emb
+    theta = rotary_angles(2, hf.config.d_head)[1]  # (d_head / 2,): the angle of position 1
+    own = rotary.inv_freq.float()  # (d_head / 2,) for a full rotation
+    return (getattr(rotary, "attention_scaling", 1.0) == 1.0 and own.shape == theta.shape
+            and torch.allclose(own, theta, rtol=1e-5, atol=0))
+

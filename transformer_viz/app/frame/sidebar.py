@@ -161,7 +161,8 @@ def toy_model_controls(side) -> None:
 
 
 def hugging_face_controls(side) -> None:
-    """A Hugging Face encoder-decoder: a local folder or a name in the local cache; downloads only when allowed."""
+    """A Hugging Face model (an encoder-decoder, or a decoder-only GPT-2 or Llama layout): a local folder or a name
+    in the local cache; downloads only when allowed."""
     view_widget(side.text_input, state.HF_MODEL, tr("side.hf_model"), placeholder="Helsinki-NLP/opus-mt-en-zh")
     if limits().hf_downloads:
         side.checkbox(tr("side.hf_download"), key=state.HF_DOWNLOAD, help=tr("side.hf_download_help"))

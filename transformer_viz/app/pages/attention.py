@@ -49,6 +49,9 @@ def explorer(ctx: PageContext) -> None:
     with text_column:
         st.markdown(tr("attention.intro"))
     st.caption(f"{tr(f'kind.{kind}.help')} {tr('attention.grid_help')}")
+    shared = shared_heads(ctx.trace.config)
+    if shared:
+        st.caption(tr("attention.gqa", groups=shared))
     grid = ctx.figure(attention_grid, kind, value, width=GRID_WIDTH, highlight=(layer, head),
                       min_font=figure_min_font())
     chart(grid, key=state.GRID_CHART, on_select=on_grid_click)
@@ -58,6 +61,17 @@ def explorer(ctx: PageContext) -> None:
     chart(ctx.figure(head_entropy, kind, min_font=figure_min_font()), key="attention_entropy")
     head_scores_and_rollout(ctx, kind)
     trace_downloads(ctx)
+
+
+def shared_heads(config) -> str:
+    """Which query heads share a key/value head under grouped-query attention ("query heads 1–2 share key/value
+    head 1; ..."), or "" when every head has its own (the toy models, GPT-2)."""
+    shared = getattr(config, "kv_head_of_query_head", ())
+    if len(set(shared)) == len(shared):
+        return ""
+    groups = {kv: [head + 1 for head, of in enumerate(shared) if of == kv] for kv in sorted(set(shared))}
+    return "; ".join(tr("attention.gqa_group", heads=f"{heads[0]}–{heads[-1]}", kv=kv + 1)
+                     for kv, heads in groups.items())
 
 
 def on_grid_click() -> None:

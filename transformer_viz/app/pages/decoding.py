@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.analysis.inference import next_token_distributions, next_token_probabilities
+from transformer_viz.app.server.models import is_hugging_face
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, layer_and_head, page_context
 from transformer_viz.app.session.state import SAMPLING_RANGES, View
@@ -13,6 +14,7 @@ from transformer_viz.data.tasks import get_task
 from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.figures.attention import attention_heatmap
 from transformer_viz.figures.decoding import attention_by_step, sampling_bars, topk_bars
+from transformer_viz.weights import hf_causal
 
 HALF_WIDTH = 355  # px: half of MAIN_WIDTH, less the gap
 
@@ -22,7 +24,8 @@ def render() -> None:
     ctx = page_context()
     if ctx is None:
         return
-    st.markdown(tr("decoding.intro_decoder_only" if ctx.trace.decoder_only else "decoding.intro"))
+    intro = "decoding.intro_decoder_only" if ctx.trace.decoder_only else "decoding.intro"
+    st.markdown(tr("decoding.intro_hf_causal" if isinstance(ctx.model, hf_causal.HFCausalModel) else intro))
     if ctx.run.teacher_forced:
         st.info(tr("decoding.teacher_forced"))
         return
@@ -80,8 +83,7 @@ def decoding_figures(ctx: PageContext, step: int, layer: int, head: int, *, min_
     """The figures of decoding step `step` (from 0), built once per run and view: "topk" is the next-token
     distribution (greedy), or the distributions before and after sampling's reshaping. No text under `min_font`."""
     trace, token = ctx.run.step(step), ctx.run.output_tokens[step]
-    task, kind = get_task(ctx.view.task), "decoder_self" if trace.decoder_only else "cross"
-    vocab = lm_vocab(task) if trace.decoder_only else task.tgt_vocab
+    kind, vocab = "decoder_self" if trace.decoder_only else "cross", bar_vocab(ctx, trace)
     steps = [ctx.run.step(k) for k in range(step + 1)]
     if ctx.run.sampling is None:
         bars = topk_bars(next_token_probabilities(trace), vocab.tokens, k=5, chosen=vocab.index(token),
@@ -99,6 +101,15 @@ def decoding_figures(ctx: PageContext, step: int, layer: int, head: int, *, min_
         figures["cross"] = attention_heatmap(trace, "cross", layer, head, width=HALF_WIDTH, min_font=min_font,
                                              lang=lang)
     return figures
+
+
+def bar_vocab(ctx: PageContext, trace):
+    """The tokens the bars name: a Hugging Face model's tokenizer's, else the task's (one stream's or the
+    target's)."""
+    if is_hugging_face(ctx.model):
+        return hf_causal.TokenizerVocab(ctx.model)
+    task = get_task(ctx.view.task)
+    return lm_vocab(task) if trace.decoder_only else task.tgt_vocab
 
 
 def choose_step(count: int) -> int:

@@ -6,6 +6,7 @@ import streamlit as st
 
 from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.server import figure_cache
+from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, lang, tr, view_widget
@@ -17,6 +18,7 @@ from transformer_viz.figures.embeddings import (
     trace_similarity,
 )
 from transformer_viz.model import encoding_tables
+from transformer_viz.weights import hf_causal
 
 # What the curves show depends on the encoding: waves, a learned table, or nothing at all.
 CURVES_HELP = {"learned": "embeddings.curves_help_learned", "none": "embeddings.curves_help_none"}
@@ -33,17 +35,16 @@ def render() -> None:
                            format_func=lambda _: tr("tokens.stream"))
     else:
         side = view_widget(st.radio, state.SIDE, tr("embeddings.side"), ("src", "tgt"), horizontal=True)
-    if f"{side}_embed.position" not in ctx.trace:  # T5: a relative bias in the scores, no encoding to draw
+    config = ctx.trace.config
+    recorded = f"{side}_embed.position" in ctx.trace  # not by T5 (a bias in the scores) nor the Llama layout (RoPE)
+    if not recorded and config.positional != "rotary":
         st.info(tr("embeddings.no_positions"), icon=":material/info:")
         return
-    st.subheader(tr("embeddings.pipeline"))
-    chart(ctx.figure(embedding_pipeline, side), key="embeddings_pipeline")
-
-    config = ctx.trace.config
+    if recorded:
+        st.subheader(tr("embeddings.pipeline"))
+        chart(ctx.figure(embedding_pipeline, side), key="embeddings_pipeline")
     if config.positional == "rotary":  # nothing added to the embeddings: the turn of q and k in attention
-        st.subheader(tr("embeddings.rotary"))
-        chart(ctx.figure(rotary_figure), key="embeddings_rotary")
-        st.caption(tr("embeddings.rotary_help"))
+        rotary(ctx)
         return
     curves, similarity = st.columns(2, gap="large")
     with curves:
@@ -62,7 +63,20 @@ def render() -> None:
     st.subheader(tr("embeddings.variants"))
     st.caption(tr("embeddings.variants_help"))
     if config.d_model % 2 == 0:
-        chart(variants_figure(config.max_len, config.d_model, figure_min_font(), lang()), key="embeddings_variants")
+        length = min(config.max_len, limits().input_tokens)  # GPT-2 reads 1,024 positions: draw what an input has
+        chart(variants_figure(length, config.d_model, figure_min_font(), lang()), key="embeddings_variants")
+
+
+def rotary(ctx) -> None:
+    """The angle of each position and pair: drawn for a toy model, and for a Hugging Face one whose own angles are
+    the ones drawn (else said, not drawn)."""
+    st.subheader(tr("embeddings.rotary"))
+    hugging_face = isinstance(ctx.model, hf_causal.HFCausalModel)
+    if hugging_face and not hf_causal.turns_as_the_toy(ctx.model):
+        st.info(tr("embeddings.rotary_other"), icon=":material/info:")
+        return
+    chart(ctx.figure(rotary_figure), key="embeddings_rotary")
+    st.caption(tr("embeddings.rotary_help") + (" " + tr("embeddings.rotary_hf") if hugging_face else ""))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

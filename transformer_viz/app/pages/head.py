@@ -11,7 +11,7 @@ from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
 from transformer_viz.app.session.widgets import chart, error_text, tr
 from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
-from transformer_viz.weights import hf
+from transformer_viz.weights import hf, hf_causal
 
 SMALL_MODEL = {state.D_MODEL: 8, state.N_HEADS: 2, state.N_ENCODER_LAYERS: 1, state.N_DECODER_LAYERS: 1,
                state.D_FF: 16, state.WEIGHTS: "random"}
@@ -28,6 +28,9 @@ def render() -> None:
     st.title(tr("head.title"))
     ctx = page_context()
     if ctx is None:
+        return
+    if isinstance(ctx.model, hf_causal.HFCausalModel):  # no walkthrough of GPT-2 or the Llama layout yet
+        st.info(tr("head.no_walkthrough_hf"), icon=":material/info:")
         return
     if isinstance(ctx.model, hf.HFModel):
         st.markdown(tr("head.intro_hf"))

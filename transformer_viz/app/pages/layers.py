@@ -5,14 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.analysis.measures import logit_lens
-from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
-from transformer_viz.app.session.widgets import chart, clamped_index, lang, tr, view_widget
+from transformer_viz.app.session.widgets import chart, clamped_index, tr, view_widget
 from transformer_viz.data.tasks import get_task
 from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.figures.layers import ffn_figure, logit_lens_figure, residual_figure
-from transformer_viz.weights import hf
+from transformer_viz.weights import hf, hf_causal
 
 
 def render() -> None:
@@ -35,14 +34,23 @@ def render() -> None:
         layers = range(ctx.trace.stack_layers(stack))
         layer = view_widget(st.selectbox, state.LAYER, tr("attention.layer"), layers,
                             index=clamped_index(ctx.view.layer, len(layers)))
-        st.caption(tr("layers.ffn_help", d_ff=config.d_ff))
+        hugging_face_causal = isinstance(ctx.model, hf_causal.HFCausalModel)  # GELU or a gated product
+        st.caption(tr("layers.ffn_help_hf" if hugging_face_causal else "layers.ffn_help", d_ff=config.d_ff))
         chart(ctx.figure(ffn_figure, stack, layer), key="layers_ffn")
 
     st.subheader(tr("layers.lens"))
     st.caption(tr("layers.lens_help"))
+    chart(ctx.figures(lens_figure), key="layers_lens")
+
+
+def lens_figure(ctx, *, min_font: int, lang: str):
+    """The logit lens of this run through its model's own readout, computed and drawn once per run (a Hugging
+    Face model's readout is its whole vocabulary for every layer and position)."""
     if isinstance(ctx.model, hf.HFModel):
         lens = hf.logit_lens(ctx.model, ctx.trace)
+    elif isinstance(ctx.model, hf_causal.HFCausalModel):
+        lens = hf_causal.logit_lens(ctx.model, ctx.trace)
     else:
         task = get_task(ctx.view.task)
         lens = logit_lens(ctx.model, ctx.trace, lm_vocab(task) if ctx.trace.decoder_only else task.tgt_vocab)
-    chart(logit_lens_figure(lens, min_font=figure_min_font(), lang=lang()), key="layers_lens")
+    return logit_lens_figure(lens, min_font=min_font, lang=lang)

@@ -22,10 +22,11 @@ from transformer_viz.app.session.state import TrainedModel, View, tasks_for
 from transformer_viz.config import ModelConfig, fits
 from transformer_viz.data.tasks import get_task
 from transformer_viz.errors import TranslatableError
+from transformer_viz.i18n import translatable_error
 from transformer_viz.model import DecoderOnlyTransformer, Transformer, build_model
 from transformer_viz.model.sampling import Sampling
 from transformer_viz.trace.intervention import Intervention
-from transformer_viz.weights import hf
+from transformer_viz.weights import hf, hf_causal
 from transformer_viz.weights.pretrained import load_pretrained, pretrained_name
 
 
@@ -38,7 +39,7 @@ def run_cache_bytes() -> int:
 class Resolved:
     """The model a view asks for, or why there is none."""
 
-    model: Transformer | None
+    model: Transformer | hf.HFModel | hf_causal.HFCausalModel | None
     model_id: str
     weights: str  # what is really shown: "pretrained", "random", "trained" or "checkpoint:<name>"
     error: ValueError | None = None  # why there is no model (pages show it with ui.error_text)
@@ -100,14 +101,27 @@ def resolve(view: View) -> Resolved:
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
-def hugging_face_model(name_or_path: str, allow_download: bool) -> hf.HFModel:
+def hugging_face_model(name_or_path: str, allow_download: bool) -> hf.HFModel | hf_causal.HFCausalModel:
     """A Hugging Face model loaded once per server (two at most, each within limits().hf_parameters: a real one
-    holds hundreds of MB)."""
-    return hf.load(name_or_path, allow_download=allow_download, max_parameters=int(limits().hf_parameters))
+    holds hundreds of MB): its config's model_type, read first, picks the encoder-decoder or the decoder-only
+    loader."""
+    model_type = hf_causal.model_type(name_or_path, allow_download)
+    if model_type in hf_causal.FAMILIES:
+        load = hf_causal.load
+    elif model_type is None or model_type in (*hf.FAMILIES, *hf.T5_LIKE, "umt5"):
+        load = hf.load  # which also says why a config cannot be read
+    else:
+        raise translatable_error("hf.app_family", model_type=model_type)
+    return load(name_or_path, allow_download=allow_download, max_parameters=int(limits().hf_parameters))
+
+
+def is_hugging_face(model) -> bool:
+    """Whether a resolved model is a Hugging Face one (an encoder-decoder or a decoder-only model)."""
+    return isinstance(model, hf.HFModel | hf_causal.HFCausalModel)
 
 
 def resolve_hugging_face(name_or_path: str, allow_download: bool) -> Resolved:
-    """The Hugging Face model named, or why there is none (not installed, not here, not an encoder-decoder)."""
+    """The Hugging Face model named, or why there is none (not installed, not here, not a family traced here)."""
     try:
         hf_folders.check_folder(name_or_path.strip())  # before anything reads the disk
         model = hugging_face_model(name_or_path.strip(), allow_download)
@@ -169,7 +183,7 @@ def view_sampling(view: View, resolved: Resolved) -> Sampling | None:
     """How the view's run decodes: its sampling settings (View.sampling_settings), None for greedy. A Hugging Face
     model decodes greedily (its own loop, weights/hf.py)."""
     settings = view.sampling_settings()
-    return None if settings is None or isinstance(resolved.model, hf.HFModel) else Sampling(*settings)
+    return None if settings is None or is_hugging_face(resolved.model) else Sampling(*settings)
 
 
 def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervention | None = None) -> TextRun:
@@ -193,11 +207,14 @@ def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervent
 
 def run_now(view: View, resolved: Resolved, pad_to: int, intervention: Intervention | None,
             sampling: Sampling | None = None) -> TextRun:
-    if not isinstance(resolved.model, hf.HFModel):
+    if not is_hugging_face(resolved.model):
         return run_text(resolved.model, get_task(view.task), view.src_text, view.tgt_text or None, pad_to=pad_to,
                         intervention=intervention, sampling=sampling)
     if intervention is not None:
         raise ValueError("Interventions run on the toy models only.")
+    if isinstance(resolved.model, hf_causal.HFCausalModel):  # the source text is the prompt
+        return hf_causal.run_text(resolved.model, view.src_text, max_new_tokens=limits().input_tokens // 2,
+                                  max_len=limits().input_tokens, tgt_text=view.tgt_text or None, pad_to=pad_to)
     return hf.run_text(resolved.model, view.src_text, view.tgt_text or None, pad_to=pad_to,
                        max_len=limits().input_tokens, max_new_tokens=limits().input_tokens // 2)
 

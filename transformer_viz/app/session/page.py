@@ -100,10 +100,7 @@ def token_chips(label: str, tokens) -> None:
 
 def weights_banner(view: View, resolved: models.Resolved) -> None:
     if resolved.weights == "hf":
-        config = resolved.model.config
-        text = tr("banner.hf", name=literal(config.name), family=config.family, layers=config.n_encoder_layers,
-                  decoder_layers=config.n_decoder_layers, heads=config.n_heads, d_model=config.d_model)
-        st.caption(text + (" " + tr("banner.hf_t5") if config.family == "t5" else ""))
+        st.caption(hugging_face_banner(resolved.model.config))
     elif resolved.weights == "random":
         st.warning(tr("banner.random"), icon=":material/casino:")
         if resolved.note:  # why: in the server's log (it names the server's paths and commands)
@@ -127,6 +124,23 @@ def weights_banner(view: View, resolved: models.Resolved) -> None:
         if name is None and view.architecture == "decoder_only":
             key = "banner.pretrained_decoder_only"
         st.caption(tr(key, task=tr(f"task.{view.task}"), metric=metric, name=name))
+
+
+def hugging_face_banner(config) -> str:
+    """What a Hugging Face model is: its name, family and shape; what a decoder-only one shares and how the Llama
+    layout differs from the diagram; how T5 scores."""
+    if getattr(config, "architecture", "encoder_decoder") != "decoder_only":
+        text = tr("banner.hf", name=literal(config.name), family=config.family, layers=config.n_encoder_layers,
+                  decoder_layers=config.n_decoder_layers, heads=config.n_heads, d_model=config.d_model)
+        return text + (" " + tr("banner.hf_t5") if config.family == "t5" else "")
+    parts = [tr("banner.hf_decoder_only", name=literal(config.name), family=config.family,
+                layers=config.n_decoder_layers, heads=config.n_heads, d_model=config.d_model)]
+    if config.n_kv_heads < config.n_heads:
+        parts.append(tr("banner.hf_gqa", heads=config.n_heads, kv_heads=config.n_kv_heads,
+                        group=config.n_heads // config.n_kv_heads))
+    if config.norm == "rms_norm":
+        parts.append(tr("banner.hf_llama"))
+    return " ".join(parts)
 
 
 def toy_only() -> bool:
