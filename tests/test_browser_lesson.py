@@ -22,7 +22,7 @@ from transformer_viz.lessons import STEPS
 pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
 TEXT = {
-    "en": {"next": "Next", "reveal": "Reveal the answer", "heading": "{n} of 9",
+    "en": {"next": "Next", "reveal": "Reveal the answer", "heading": "{n} of " + str(len(STEPS)),
            "open": "Open this in the explorer", "train": "Train a fresh model", "not_yet": "not trained yet"},
     "zh": {"next": "下一步", "reveal": "揭晓答案", "heading": "第 {n} 步",
            "open": "在探索页中打开", "train": "训练一个新模型", "not_yet": "尚未训练"},
