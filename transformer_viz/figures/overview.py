@@ -207,6 +207,10 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     gx = cx + outside * (WIDTH / 2 + 0.72)
     if config.positional == "rotary":
         add_y = centres[f"{stack}.self_attn"]
+        if decoder_only(config):  # the free side, where an encoder would stand (the "N× layer" label is outside)
+            outside, gx = -1, cx - WIDTH / 2 - 1.0
+        elif side == "tgt":  # beyond the decoder's "N× layer" label, under the softmax
+            gx = cx + WIDTH / 2 + 1.9
         positional_glyph(canvas, side, gx, add_y, config, counts)
         canvas.arrow(gx - outside * 0.3, add_y, cx + outside * WIDTH / 2, add_y)
     else:
