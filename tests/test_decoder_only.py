@@ -107,3 +107,25 @@ def test_each_architecture_builds_its_own_model_and_says_so_otherwise():
     with pytest.raises(ValueError, match="encoder_decoder, decoder_only"):
         ModelConfig(src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, architecture="gpt")
     assert ModelConfig.from_dict(decoder_only.to_dict()) == decoder_only  # a checkpoint's metadata keeps it
+
+
+def test_tied_embeddings_are_one_matrix_through_training_saving_and_loading(tmp_path):
+    from transformer_viz.data.tasks import get_task
+    from transformer_viz.data.tasks.lm import lm_config
+    from transformer_viz.train.loop import train
+    from transformer_viz.weights.pretrained import load_pretrained, save_pretrained
+
+    task = get_task("copy")
+    untied = DecoderOnlyTransformer(lm_config(task), generator=torch.Generator().manual_seed(0))
+    model = DecoderOnlyTransformer(lm_config(task, tie_embeddings=True), generator=torch.Generator().manual_seed(0))
+    assert model.output_proj.weight is model.tgt_embed.token_table.weight
+    vocab, d_model = model.output_proj.weight.shape
+    assert sum(p.numel() for p in untied.parameters()) - sum(p.numel() for p in model.parameters()) == vocab * d_model
+    train(model, task, steps=5, batch_size=8)
+    assert model.output_proj.weight is model.tgt_embed.token_table.weight  # still one matrix after the updates
+    save_pretrained(model, task, tmp_path, name="tied")
+    loaded = load_pretrained("tied", tmp_path).model
+    assert loaded.output_proj.weight is loaded.tgt_embed.token_table.weight
+    assert torch.allclose(loaded.output_proj.weight, model.output_proj.weight.half().float())
+    with pytest.raises(ValueError, match="decoder-only"):
+        ModelConfig(src_vocab_size=8, tgt_vocab_size=8, tie_embeddings=True)

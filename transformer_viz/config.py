@@ -25,7 +25,7 @@ SIZE_LIMITS = MappingProxyType({
     "src_vocab_size": 10_000, "tgt_vocab_size": 10_000, "d_model": 512, "n_heads": 16,
     "n_encoder_layers": 6, "n_decoder_layers": 6, "d_ff": 2048, "max_len": 64,
 })
-SWITCHES = ("norm_first", "scale_embeddings", "embed_norm", "attention_only")
+SWITCHES = ("norm_first", "scale_embeddings", "embed_norm", "attention_only", "tie_embeddings")
 # Scores are float32: a finite fill below this cannot be stored (masked_fill would fail mid-forward).
 MASK_VALUE_MIN = -3.4028234663852886e38
 
@@ -53,6 +53,8 @@ class ModelConfig:
     architecture: str = "encoder_decoder"
     # A decoder-only model without feed-forward sublayers (the induction-heads studies' "attention-only" models).
     attention_only: bool = False
+    # A decoder-only model whose output projection is its token embedding table (GPT-2's weight tying).
+    tie_embeddings: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -90,8 +92,9 @@ class ModelConfig:
         if self.architecture not in ARCHITECTURES:
             raise ValueError(f"architecture = {self.architecture!r} is not one this tool builds; choose one of "
                              f"{', '.join(ARCHITECTURES)}.")
-        if self.attention_only and self.architecture != "decoder_only":
-            raise ValueError("attention_only models are decoder-only: set architecture='decoder_only'.")
+        for switch in ("attention_only", "tie_embeddings"):
+            if getattr(self, switch) and self.architecture != "decoder_only":
+                raise ValueError(f"{switch} models are decoder-only here: set architecture='decoder_only'.")
         if self.positional not in POSITIONAL_ENCODINGS:
             raise ValueError(
                 f"positional = {self.positional!r} is not a known positional encoding; "

@@ -44,6 +44,8 @@ class DecoderOnlyTransformer(nn.Module):
             self.decoder = Encoder(config, n_layers=config.n_decoder_layers)
             self.output_proj = nn.Linear(config.d_model, config.tgt_vocab_size)
         self.to_empty(device=torch.get_default_device())
+        if config.tie_embeddings:  # one matrix reads tokens in and scores them out (GPT-2): (vocab, d_model)
+            self.output_proj.weight = self.tgt_embed.token_table.weight
         self.hook_logits = HookPoint()
         name_hook_points(self)
         for i, layer in enumerate(self.decoder.layers):
