@@ -9,6 +9,7 @@ Whatever the app uses for it (a radio or a selectbox), the minimal app draws the
   b        the same page's encoder self-attention at 6 encoder layers × 8 heads × 32 tokens:
            a fresh `reverse` model with max_len 32 reading 31 letters + <eos> (the view comes
            from the URL's query parameters, which the app's widgets are bound to)
+  g        the Attention page of the decoder-only model (reverse-gpt) at the default view, "Draw" as in a
   c        bench/minimal_app.py: one 32×32 heatmap and one "Draw" control (the yardstick)
   a-gc,    a and b against a second server started with `--runner.postScriptGC true` (Streamlit's default; the
   b-gc     app's .streamlit/config.toml turns the full collection after every rerun off)
@@ -364,8 +365,9 @@ def main() -> None:
     checkpoints = sorted(path.stem for path in shipped.glob("*.safetensors"))
     print(f"pretrained checkpoints: {', '.join(checkpoints) or 'none (the app falls back to random weights)'}"
           " (loading one calls gc.freeze() in app/server/models.py: start-up objects in no collection)")
+    gpt = "/attention?" + urlencode({"architecture": "decoder_only"})  # the shipped reverse-gpt, the default view
     cases = [Case("a", "app", "/attention", draw, options), Case("b", "app", big, draw, options),
-             Case("c", "minimal", "/", "Draw", ("weights", "scores"))]
+             Case("g", "app", gpt, draw, options), Case("c", "minimal", "/", "Draw", ("weights", "scores"))]
     servers = {"app": (args.app, ()), "minimal": ("bench/minimal_app.py", ())}
     if not args.no_gc_compare:
         servers["app-gc"] = (args.app, ("--runner.postScriptGC", "true"))
@@ -391,7 +393,7 @@ def main() -> None:
             print(f"  round {round_ + 1}/{args.rounds} done ({time.monotonic() - started:.0f} s)", flush=True)
     print(f"\nControl change ({widget} {draw!r}) → redrawn figures, Chromium 1280×720, "
           f"{per_round * args.rounds} changes per case, {time.monotonic() - started:.0f} s in all")
-    report(cases, "c", {"a": 1.5, "b": 3.0})
+    report(cases, "c", {"a": 1.5, "b": 3.0, "g": 1.5})
     if not args.no_figures:
         print("\nThe Attention page's figures built in Python (min of 3; 'scores'):")
         print("\n".join(figure_costs()))
