@@ -61,7 +61,7 @@ def show(host: Host) -> tuple[str, str]:
     host.chart(host.shared_figure(curve_figure, CHECKPOINT, min_font=host.min_font), key="lesson_induction_curve")
     host.chart(ctx.figure(attention_heatmap, "decoder_self", layer, head, width=host.width),
                key="lesson_induction_head")
-    curve = list(training_record())
+    curve = list(host.cached(training_record, CHECKPOINT))  # read once for the class, not on every rerun
     steps = phase_change(curve)
     before = next(point for point in curve if point["step"] >= steps["loss_drop_step"] - 100)
     after = next(point for point in curve if point["step"] >= steps["loss_drop_step"] + 100)

@@ -74,7 +74,7 @@ class _Tally:
     right: int = 0
     counted: int = 0
     aligned: int = 0
-    hits: np.ndarray = None
+    hits: np.ndarray = field(init=False)  # (layers,) answer tokens whose strongest key is a gold source
 
     def __post_init__(self) -> None:
         self.hits = np.zeros(self.layers)
