@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from transformer_viz.analysis.flow import residual_mix
 from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, name
 from transformer_viz.trace.record import Trace, check_trace, recorded_attention, recorded_mask
 
@@ -63,9 +64,7 @@ def attention_rollout(trace: Trace, kind: str, layer: int | None = None) -> np.n
     last = check_index(layers - 1 if layer is None else layer, layers, f"{ATTENTION_KINDS[kind].title} layer")
     rollout = None
     for index in range(last + 1):
-        mean = layer_weights(trace, kind, index).mean(0)  # (q_len, q_len)
-        step = 0.5 * mean + 0.5 * np.eye(len(mean))
-        step /= step.sum(-1, keepdims=True)  # a row with no allowed key sums to 0.5 before this, never 0
+        step = residual_mix(layer_weights(trace, kind, index))  # (q_len, q_len)
         rollout = step if rollout is None else step @ rollout
     return rollout
 

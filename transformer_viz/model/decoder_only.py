@@ -55,14 +55,16 @@ class DecoderOnlyTransformer(nn.Module):
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         xavier_reset(self, (self.tgt_embed,), self.config.pad_id, generator)
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        """ids (batch, length) -> logits (batch, length, vocab): position t predicts token t + 1 from tokens 0..t."""
+    def forward(self, ids: torch.Tensor, token: torch.Tensor | None = None) -> torch.Tensor:
+        """ids (batch, length) -> logits (batch, length, vocab): position t predicts token t + 1 from tokens 0..t.
+
+        `token` (batch, length, d_model): the token embeddings, given instead of looked up (attribution)."""
         check_ids(ids, self.config.tgt_vocab_size, self.config.max_len, "input")
         if active_intervention().look_ahead:
             mask = decoder_self_mask(ids, self.config.pad_id)  # (batch, 1, length, length)
         else:  # an intervention: padding only, every position sees the whole sequence
             mask = padding_mask(ids, self.config.pad_id)  # (batch, 1, 1, length)
-        hidden = self.decoder(self.tgt_embed(ids), mask)  # (batch, length, d_model)
+        hidden = self.decoder(self.tgt_embed(ids, token), mask)  # (batch, length, d_model)
         return self.hook_logits(self.output_proj(hidden))  # (batch, length, vocab)
 
     def checked(self, intervention: Intervention | None) -> Intervention:

@@ -105,9 +105,12 @@ class Embeddings(nn.Module):
         self.hook_position = HookPoint()
         self.hook_out = HookPoint()
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        """ids (batch, seq_len) -> (batch, seq_len, d_model)."""
-        token = self.token_table(ids)  # (batch, seq_len, d_model)
+    def forward(self, ids: torch.Tensor, token: torch.Tensor | None = None) -> torch.Tensor:
+        """ids (batch, seq_len) -> (batch, seq_len, d_model).
+
+        `token` (batch, seq_len, d_model), given, stands for the token table's rows of `ids`: attribution
+        differentiates the output with respect to it (analysis/attribution.py)."""
+        token = self.token_table(ids) if token is None else token  # (batch, seq_len, d_model)
         if self.scale != 1.0:
             token = token * self.scale
         token = self.hook_token(token)

@@ -52,11 +52,14 @@ class Transformer(nn.Module):
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         xavier_reset(self, (self.src_embed, self.tgt_embed), self.config.pad_id, generator)
 
-    def encode(self, src_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """src_ids (batch, src_len) -> memory (batch, src_len, d_model), src_mask (batch, 1, 1, src_len)."""
+    def encode(self, src_ids: torch.Tensor,
+               src_token: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """src_ids (batch, src_len) -> memory (batch, src_len, d_model), src_mask (batch, 1, 1, src_len).
+
+        `src_token` (batch, src_len, d_model): the source's token embeddings, given instead of looked up."""
         check_ids(src_ids, self.config.src_vocab_size, self.config.max_len, "source")
         src_mask = padding_mask(src_ids, self.config.pad_id)  # (batch, 1, 1, src_len)
-        return self.encoder(self.src_embed(src_ids), src_mask), src_mask
+        return self.encoder(self.src_embed(src_ids, src_token), src_mask), src_mask
 
     def decode(self, tgt_ids: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
         """tgt_ids (batch, tgt_len) -> logits (batch, tgt_len, vocab)."""
@@ -71,9 +74,11 @@ class Transformer(nn.Module):
         hidden = self.decoder(self.tgt_embed(tgt_ids), memory, tgt_mask, src_mask)  # (batch, tgt_len, d_model)
         return self.hook_logits(self.output_proj(hidden))  # (batch, tgt_len, vocab)
 
-    def forward(self, src_ids: torch.Tensor, tgt_ids: torch.Tensor) -> torch.Tensor:
-        """src_ids (batch, src_len), tgt_ids (batch, tgt_len) -> logits (batch, tgt_len, vocab)."""
-        memory, src_mask = self.encode(src_ids)
+    def forward(self, src_ids: torch.Tensor, tgt_ids: torch.Tensor,
+                src_token: torch.Tensor | None = None) -> torch.Tensor:
+        """src_ids (batch, src_len), tgt_ids (batch, tgt_len) -> logits (batch, tgt_len, vocab);
+        `src_token` as in `encode`."""
+        memory, src_mask = self.encode(src_ids, src_token)
         return self.decode(tgt_ids, memory, src_mask)
 
     def run_with_trace(self, src_ids: torch.Tensor, tgt_ids: torch.Tensor,

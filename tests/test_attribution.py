@@ -1,0 +1,169 @@
+"""Attribution beside attention: flow and rollout on hand-worked graphs, value norms, leave-one-out and the
+gradient methods against direct computations on the shipped models."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+
+from transformer_viz.analysis.attribution import (
+    _inputs,
+    explain,
+    gradient_scores,
+    leave_one_out,
+    rank_correlation,
+    value_norms,
+    weighted_values,
+)
+from transformer_viz.analysis.flow import LayerGraph, attention_flow, rollout
+from transformer_viz.analysis.inference import run_text
+from transformer_viz.analysis.measures import attention_rollout
+from transformer_viz.data.tasks.lm import lm_vocab
+from transformer_viz.trace.names import attention_name
+from transformer_viz.weights.pretrained import load_pretrained
+
+# Two layers over three tokens, each row the mixing weights of one position (the residual already in).
+LOWER = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+UPPER = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.6, 0.2, 0.2]])
+HAND_GRAPH = LayerGraph(encoder=(), decoder=(LOWER, UPPER), cross=())
+
+
+def test_flow_on_a_two_layer_three_token_graph_equals_the_hand_computed_maximum_flow():
+    # From position 2 on top: to token 0 every path is limited by its top edge (0.6 + 0.2 + 0.2); to token 1
+    # through position 1 (min(0.2, 0.5)) and position 2 (min(0.2, 0.3)); to token 2 only through position 2.
+    assert attention_flow(HAND_GRAPH, 2) == pytest.approx([1.0, 0.4, 0.2])
+    assert attention_flow(HAND_GRAPH, 2, layers=1) == pytest.approx(LOWER[2])  # one layer: the edges themselves
+
+
+def test_rollout_on_the_same_graph_sums_the_products_of_every_path():
+    assert rollout(HAND_GRAPH, 2) == pytest.approx([0.6 + 0.1 + 0.04, 0.1 + 0.06, 0.1])
+    assert rollout(HAND_GRAPH, 1) == pytest.approx([0.75, 0.25, 0.0])
+
+
+def test_flow_refuses_a_position_or_layer_count_the_graph_does_not_have():
+    with pytest.raises(ValueError, match="position 3"):
+        attention_flow(HAND_GRAPH, 3)
+    with pytest.raises(ValueError, match="layers must be from 1 to 2"):
+        rollout(HAND_GRAPH, 0, layers=3)
+
+
+@functools.cache
+def shipped(name: str, text: str):
+    pretrained = load_pretrained(name)
+    return pretrained.model, pretrained.task, run_text(pretrained.model, pretrained.task, text).trace
+
+
+def test_a_decoder_only_rollout_is_the_self_attention_rollout_of_measures():
+    _, _, trace = shipped("reverse-gpt", "stressed")
+    expected = attention_rollout(trace, "decoder_self")  # (len, len)
+    for position in (3, 12):
+        assert rollout(LayerGraph.of(trace), position) == pytest.approx(expected[position])
+
+
+def test_an_encoder_decoder_rollout_spreads_over_source_and_target_tokens_and_sums_to_one():
+    _, _, trace = shipped("en-fr", "the girl sees a big house")
+    graph = LayerGraph.of(trace)
+    shares = rollout(graph, 3)  # (src_len + tgt_len,)
+    assert shares.sum() == pytest.approx(1.0)
+    assert shares[graph.src_len + 4:] == pytest.approx(0.0)  # later decoder positions are masked out
+    assert attention_flow(graph, 3)[graph.src_len + 4:] == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize(("name", "kind", "text"), [("en-fr", "cross", "the girl sees a big house"),
+                                                    ("reverse-gpt", "decoder_self", "stressed")])
+def test_weighted_values_add_up_to_the_attention_sublayers_output(name, kind, text):
+    model, _, trace = shipped(name, text)
+    stack, sublayer = ("decoder", "cross_attn" if kind == "cross" else "self_attn")
+    bias = getattr(getattr(model, stack).layers[1], sublayer).out_proj.bias.detach().double()
+    for position in (1, 4):
+        moved = weighted_values(model, trace, kind, 1, position)  # (heads, k_len, d_model)
+        out = trace[attention_name(kind, 1, "out")][0, position].double()
+        assert (moved.sum((0, 1)) + bias).numpy() == pytest.approx(out.numpy(), abs=1e-4)
+
+
+def test_value_norms_equal_the_weight_times_the_norm_of_the_value_through_its_slice_of_w_out():
+    model, _, trace = shipped("en-fr", "the girl sees a big house")
+    per_head, summed = value_norms(model, trace, "cross", 0, 2)
+    layer = model.decoder.layers[0].cross_attn
+    weights = trace[attention_name("cross", 0, "weights")][0, :, 2].double()  # (heads, src_len)
+    values = trace[attention_name("cross", 0, "v")][0].double()  # (heads, src_len, d_head)
+    d_head = values.shape[-1]
+    for head in range(values.shape[0]):
+        w_head = layer.out_proj.weight.detach().double()[:, head * d_head:(head + 1) * d_head]  # (d_model, d_head)
+        expected = weights[head] * (values[head] @ w_head.T).norm(dim=-1)
+        assert per_head[head] == pytest.approx(expected.numpy(), rel=1e-6, abs=1e-9)
+    assert summed.max() <= per_head.sum(0).max() + 1e-9  # the triangle inequality
+
+
+def test_leave_one_out_equals_two_forward_passes_per_token():
+    model, task, trace = shipped("en-fr", "the girl sees a big house")
+    inputs, position = _inputs(model, task, trace, 1), 1
+    token_id = int(trace["logits"][0, position].argmax())
+    drops = leave_one_out(model, inputs, position, token_id)
+    src = torch.tensor([task.src_vocab.encode(trace.src_tokens)])
+    tgt = torch.tensor([task.tgt_vocab.encode(trace.tgt_tokens)])
+
+    def log_probability(source):
+        with torch.inference_mode():
+            return model(source, tgt)[0, position].log_softmax(-1)[token_id].item()
+
+    for i in range(len(drops)):
+        blanked = src.clone()
+        blanked[0, i] = task.src_vocab.index("<unk>")
+        assert drops[i] == pytest.approx(log_probability(src) - log_probability(blanked), abs=1e-5)
+
+
+@pytest.mark.parametrize(("name", "text"), [("en-fr", "the girl sees a big house"), ("reverse-gpt", "stressed")])
+def test_integrated_gradients_are_complete_within_captums_delta(name, text):
+    """Σ attributions = f(x) − f(zero embedding), up to the delta Captum reports (and which is small)."""
+    model, task, trace = shipped(name, text)
+    position = 10 if trace.decoder_only else 2
+    inputs = _inputs(model, task, trace, position)
+    token_id = int(trace["logits"][0, position].argmax())
+    _, integrated, delta = gradient_scores(model, inputs, position, token_id)
+    embedded = inputs.embedded_ids
+    with torch.inference_mode():
+        full = inputs.logits(model)[0, position].log_softmax(-1)[token_id].item()
+        zero = inputs.logits(model, torch.zeros(1, embedded.shape[1], model.config.d_model))
+        baseline = zero[0, position].log_softmax(-1)[token_id].item()
+    assert abs(delta) < 0.05 * abs(full - baseline)
+    assert integrated.sum() == pytest.approx(full - baseline + delta, abs=1e-4)
+
+
+def test_gradient_times_input_is_the_gradient_of_the_log_probability_times_the_embedding():
+    model, task, trace = shipped("en-fr", "the girl sees a big house")
+    inputs, position = _inputs(model, task, trace, 3), 3
+    token_id = int(trace["logits"][0, position].argmax())
+    grad_input, _, _ = gradient_scores(model, inputs, position, token_id)
+    embedded = model.src_embed.token_table(inputs.src_ids).detach().requires_grad_()
+    log_p = inputs.logits(model, embedded)[0, position].log_softmax(-1)[token_id]
+    (gradient,) = torch.autograd.grad(log_p, embedded)
+    assert grad_input == pytest.approx((gradient * embedded)[0].sum(-1).detach().double().numpy(), abs=1e-9)
+
+
+def test_explain_scores_every_source_token_by_every_method_for_the_models_own_prediction():
+    model, task, trace = shipped("en-fr", "the girl sees a big house")
+    result = explain(trace, 2, task.tgt_vocab.tokens, model, task)
+    assert result.tokens == ("the", "girl", "sees", "a", "big", "house", "<eos>")
+    assert result.output == "voit" and result.probability > 0.9
+    assert set(result.scores) == {"attention.1", "attention.2", "rollout.1", "rollout.2", "flow.1", "flow.2",
+                                  "value_norm.1", "value_norm.2", "grad_input", "integrated_gradients",
+                                  "leave_one_out"}
+    assert all(len(scores) == 7 for scores in result.scores.values())
+    assert int(np.argmax(result.scores["leave_one_out"])) == 2  # "voit" needs "sees"
+    assert result.heads["attention.2"].shape == (4, 7)
+
+
+def test_a_trace_without_its_model_gets_the_attention_only_methods():
+    _, task, trace = shipped("reverse-gpt", "stressed")
+    result = explain(trace, 11, lm_vocab(task).tokens)
+    assert set(result.scores) == {"attention.1", "attention.2", "rollout.1", "rollout.2", "flow.1", "flow.2"}
+    assert len(result.tokens) == 12 and np.isnan(result.ig_delta)
+
+
+def test_rank_correlation_is_spearmans_and_undefined_without_spread():
+    assert rank_correlation(np.array([1.0, 2.0, 3.0]), np.array([10.0, 30.0, 20.0])) == pytest.approx(0.5)
+    assert np.isnan(rank_correlation(np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0])))

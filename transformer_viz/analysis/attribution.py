@@ -1,0 +1,193 @@
+"""Is attention an explanation? Every method's scores of the input tokens for one output token.
+
+For the token a model predicts at one decoder position, each input token (the source's; a decoder-only
+model's tokens up to that position) gets a score from:
+
+- attention: the head-mean attention weights of each layer (cross-attention in an encoder-decoder);
+- rollout and flow through layers 1..l (analysis/flow.py, Abnar & Zuidema 2020);
+- value-weighted norms ‖Σ_h α_h·f_h(x)‖ of each layer, f_h(x) the head's value vector through its slice of
+  W_O (Kobayashi et al. 2020): a weight times the size of what it carries;
+- gradient × input and integrated gradients of the token's log-probability with respect to the token
+  embeddings, summed over the embedding's dimensions (Captum, PyTorch's attribution library);
+- leave-one-out: how much the log-probability falls when that token alone is replaced by <unk> (one batched
+  forward pass).
+
+All but leave-one-out are approximations of "what the model used", and leave-one-out is itself a change of
+input the model never saw in training. The methods needing the weights or gradients run on this project's
+models; a trace alone (a Hugging Face model) gets the attention-only methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from captum.attr import InputXGradient, IntegratedGradients
+from scipy.stats import spearmanr
+
+from transformer_viz.analysis.flow import LayerGraph, attention_flow, rollout
+from transformer_viz.data.tasks import Task
+from transformer_viz.data.tasks.lm import lm_vocab
+from transformer_viz.data.vocab import Vocab
+from transformer_viz.model import DecoderOnlyTransformer, Transformer
+from transformer_viz.model.hooks import intervening
+from transformer_viz.trace.names import attention_name
+from transformer_viz.trace.record import Trace, recorded_attention
+
+LAYERED = ("attention", "rollout", "flow", "value_norm")  # one score per layer: ids "<method>.<layer from 1>"
+MODEL_METHODS = ("grad_input", "integrated_gradients", "leave_one_out")  # need the model, not just a trace
+IG_STEPS = 64  # integrated gradients' points on the path from the zero embedding (Gauss-Legendre)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """The scores of `tokens` for the token `output` predicted at decoder position `position`."""
+
+    tokens: tuple[str, ...]  # the inputs scored: the source's tokens, or a decoder-only model's up to `position`
+    position: int
+    output: str
+    probability: float  # the model's probability of `output` there
+    scores: dict[str, np.ndarray]  # method id ("attention.2", "flow.1", "leave_one_out", ...) -> (n_tokens,)
+    heads: dict[str, np.ndarray] = field(default_factory=dict)  # "attention.l"/"value_norm.l" -> (heads, n_tokens)
+    ig_delta: float = float("nan")  # Captum's completeness gap: Σ attributions − (f(x) − f(0))
+
+    def correlations(self, reference: str = "leave_one_out") -> dict[str, float]:
+        """Spearman's ρ between each method and `reference` (NaN where either is constant)."""
+        return {method: rank_correlation(scores, self.scores[reference])
+                for method, scores in self.scores.items() if method != reference}
+
+
+def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rank correlation of two score vectors; NaN when either has no spread."""
+    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(spearmanr(a, b).statistic)
+
+
+def _layered_attention(trace: Trace, kind: str, position: int, inputs: slice) -> dict[str, np.ndarray]:
+    """Per layer: the weights of each head from `position` to the inputs -> {"attention.l": (heads, n)}."""
+    return {f"attention.{layer + 1}": recorded_attention(trace, kind, layer, "weights")[0, :, position, inputs]
+            .double().numpy() for layer in range(trace.n_layers(kind))}
+
+
+def weighted_values(model, trace: Trace, kind: str, layer: int, position: int) -> torch.Tensor:
+    """What each head moves from each key to `position` in `layer` (from 0): α_h·f_h(x_j), f_h(x) = v_h(x)·W_O,hᵀ
+    -> (heads, k_len, d_model). Summed over heads and keys, plus W_O's bias, it is the sublayer's output there."""
+    weights = recorded_attention(trace, kind, layer, "weights")[0, :, position].double()  # (heads, k_len)
+    values = trace[attention_name(kind, layer, "v")][0].double()  # (heads, k_len, d_head)
+    stack = model.encoder if kind == "encoder_self" else model.decoder
+    sublayer = "cross_attn" if kind == "cross" else "self_attn"
+    w_out = getattr(stack.layers[layer], sublayer).out_proj.weight.detach().double()  # (d_model, heads·d_head)
+    heads, _, d_head = values.shape
+    transformed = torch.einsum("hkd,mhd->hkm", values, w_out.view(-1, heads, d_head))  # (heads, k_len, d_model)
+    return weights[..., None] * transformed
+
+
+def value_norms(model, trace: Trace, kind: str, layer: int, position: int) -> tuple[np.ndarray, np.ndarray]:
+    """Kobayashi et al.'s norms: per head ‖α_h·f_h(x_j)‖ (heads, k_len) and summed ‖Σ_h α_h·f_h(x_j)‖ (k_len,)."""
+    weighted = weighted_values(model, trace, kind, layer, position)  # (heads, k_len, d_model)
+    return weighted.norm(dim=-1).numpy(), weighted.sum(0).norm(dim=-1).numpy()
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """The ids of one run and which of them are scored."""
+
+    src_ids: torch.Tensor | None  # (1, src_len); None for a decoder-only model
+    tgt_ids: torch.Tensor  # (1, tgt_len)
+    scored: slice  # the scored positions of the embedded side (the source; a decoder-only model's sequence)
+    unk_id: int
+
+    def logits(self, model, token: torch.Tensor | None = None, ids: torch.Tensor | None = None) -> torch.Tensor:
+        """Run the model on `ids` (default: the run's) for the scored side, with `token` as that side's token
+        embeddings (batch, len, d_model) if given -> logits (batch, tgt_len, vocab)."""
+        batch = len(token) if token is not None else (len(ids) if ids is not None else 1)
+        scored = self.embedded_ids if ids is None else ids
+        scored = scored.expand(batch, -1)
+        if self.src_ids is None:
+            return model(scored, token=token)
+        return model(scored, self.tgt_ids.expand(batch, -1), src_token=token)
+
+    @property
+    def embedded_ids(self) -> torch.Tensor:
+        return self.tgt_ids if self.src_ids is None else self.src_ids
+
+
+def _inputs(model, task: Task, trace: Trace, position: int) -> _Inputs:
+    scored = _scored(trace, position)
+    if isinstance(model, DecoderOnlyTransformer):
+        vocab = lm_vocab(task)
+        return _Inputs(None, torch.tensor([vocab.encode(trace.tgt_tokens)]), scored, vocab.index(Vocab.UNK))
+    return _Inputs(torch.tensor([task.src_vocab.encode(trace.src_tokens)]),
+                   torch.tensor([task.tgt_vocab.encode(trace.tgt_tokens)]), scored, task.src_vocab.index(Vocab.UNK))
+
+
+def gradient_scores(model, inputs: _Inputs, position: int, token_id: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Gradient × input and integrated gradients (from the zero embedding) of log p(token_id) at `position`,
+    per scored token -> ((n,), (n,), IG's convergence delta)."""
+    table = model.tgt_embed if inputs.src_ids is None else model.src_embed
+    embedded = table.token_table(inputs.embedded_ids).detach()  # (1, len, d_model)
+
+    def log_probability(token: torch.Tensor) -> torch.Tensor:  # (batch, len, d_model) -> (batch,)
+        return inputs.logits(model, token)[:, position].log_softmax(-1)[:, token_id]
+
+    with torch.inference_mode(False), torch.enable_grad():
+        grad_input = InputXGradient(log_probability).attribute(embedded.clone().requires_grad_())  # (1, len, d_model)
+        integrated, delta = IntegratedGradients(log_probability).attribute(
+            embedded.clone().requires_grad_(), baselines=torch.zeros_like(embedded), n_steps=IG_STEPS,
+            internal_batch_size=IG_STEPS, return_convergence_delta=True)
+    per_token = [scores[0].sum(-1)[inputs.scored].detach().double().numpy() for scores in (grad_input, integrated)]
+    return per_token[0], per_token[1], float(delta.item())
+
+
+def leave_one_out(model, inputs: _Inputs, position: int, token_id: int) -> np.ndarray:
+    """log p(token_id) at `position` minus the same with one scored token replaced by <unk>, for each -> (n,)."""
+    positions = torch.arange(inputs.scored.start, inputs.scored.stop)
+    blanked = inputs.embedded_ids.repeat(len(positions) + 1, 1)  # row 0 is the run itself
+    blanked[torch.arange(1, len(positions) + 1), positions] = inputs.unk_id
+    with torch.inference_mode():
+        log_p = inputs.logits(model, ids=blanked)[:, position].log_softmax(-1)[:, token_id].double()
+    return (log_p[0] - log_p[1:]).numpy()
+
+
+def _scored(trace: Trace, position: int) -> slice:
+    """The scored input positions: the source's before its padding, or a decoder-only model's up to `position`."""
+    if trace.decoder_only:
+        return slice(0, position + 1)
+    return slice(0, sum(token != Vocab.PAD for token in trace.src_tokens))
+
+
+def explain(trace: Trace, position: int, output_vocab, model=None, task: Task | None = None) -> Attribution:
+    """Every method's scores for the token the model finds most probable at decoder `position` (batch item 0).
+
+    `output_vocab` names the output ids. With `model` (this project's, with its `task`) also the value norms,
+    the gradient methods and leave-one-out, run under the trace's intervention; without, the attention-only
+    methods (a Hugging Face trace).
+    """
+    if not 0 <= position < trace["logits"].shape[1]:
+        raise ValueError(f"position {position} is not a decoder position (0 to {trace['logits'].shape[1] - 1}).")
+    kind = "decoder_self" if trace.decoder_only else "cross"
+    scored = _scored(trace, position)
+    probabilities = trace["logits"][0, position].double().softmax(-1)  # (vocab,)
+    token_id = int(probabilities.argmax())
+    heads = _layered_attention(trace, kind, position, scored)
+    scores = {method: weights.mean(0) for method, weights in heads.items()}
+    graph = LayerGraph.of(trace)
+    scored_side = slice(0, None) if trace.decoder_only else slice(0, graph.src_len)  # of (src_len + tgt_len,)
+    for layer in range(1, len(graph.decoder) + 1):
+        for method, function in (("rollout", rollout), ("flow", attention_flow)):
+            scores[f"{method}.{layer}"] = function(graph, position, layer)[scored_side][scored]
+    result = dict(tokens=tuple((trace.tgt_tokens if trace.decoder_only else trace.src_tokens)[scored]),
+                  position=position, output=output_vocab[token_id], probability=float(probabilities[token_id]))
+    if model is None or not isinstance(model, Transformer | DecoderOnlyTransformer):
+        return Attribution(scores=scores, heads=heads, **result)
+    for layer in range(trace.n_layers(kind)):
+        per_head, summed = value_norms(model, trace, kind, layer, position)
+        heads[f"value_norm.{layer + 1}"], scores[f"value_norm.{layer + 1}"] = per_head[:, scored], summed[scored]
+    inputs = _inputs(model, task, trace, position)
+    with intervening(trace.intervention):
+        grad_input, integrated, delta = gradient_scores(model, inputs, position, token_id)
+        scores.update(grad_input=grad_input, integrated_gradients=integrated,
+                      leave_one_out=leave_one_out(model, inputs, position, token_id))
+    return Attribution(scores=scores, heads=heads, ig_delta=delta, **result)
