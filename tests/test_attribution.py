@@ -123,7 +123,8 @@ def test_integrated_gradients_are_complete_within_captums_delta(name, text):
     position = 10 if trace.decoder_only else 2
     inputs = _inputs(model, task, trace, position)
     token_id = int(trace["logits"][0, position].argmax())
-    _, integrated, delta = gradient_scores(model, inputs, position, token_id)
+    gradients, delta = gradient_scores(model, inputs, position, token_id)
+    integrated = gradients["integrated_gradients"]
     embedded = inputs.embedded_ids
     with torch.inference_mode():
         full = inputs.logits(model)[0, position].log_softmax(-1)[token_id].item()
@@ -133,15 +134,17 @@ def test_integrated_gradients_are_complete_within_captums_delta(name, text):
     assert integrated.sum() == pytest.approx(full - baseline + delta, abs=1e-4)
 
 
-def test_gradient_times_input_is_the_gradient_of_the_log_probability_times_the_embedding():
+def test_gradient_times_input_and_the_gradients_norm_come_from_the_gradient_of_the_log_probability():
     model, task, trace = shipped("en-fr", "the girl sees a big house")
     inputs, position = _inputs(model, task, trace, 3), 3
     token_id = int(trace["logits"][0, position].argmax())
-    grad_input, _, _ = gradient_scores(model, inputs, position, token_id)
+    gradients, _ = gradient_scores(model, inputs, position, token_id)
     embedded = model.src_embed.token_table(inputs.src_ids).detach().requires_grad_()
     log_p = inputs.logits(model, embedded)[0, position].log_softmax(-1)[token_id]
     (gradient,) = torch.autograd.grad(log_p, embedded)
-    assert grad_input == pytest.approx((gradient * embedded)[0].sum(-1).detach().double().numpy(), abs=1e-9)
+    assert gradients["grad_input"] == pytest.approx((gradient * embedded)[0].sum(-1).detach().double().numpy(),
+                                                    abs=1e-9)
+    assert gradients["gradient"] == pytest.approx(gradient[0].norm(dim=-1).double().numpy(), rel=1e-5)
 
 
 def test_explain_scores_every_source_token_by_every_method_for_the_models_own_prediction():
@@ -150,7 +153,7 @@ def test_explain_scores_every_source_token_by_every_method_for_the_models_own_pr
     assert result.tokens == ("the", "girl", "sees", "a", "big", "house", "<eos>")
     assert result.output == "voit" and result.probability > 0.9
     assert set(result.scores) == {"attention.1", "attention.2", "rollout.1", "rollout.2", "flow.1", "flow.2",
-                                  "value_norm.1", "value_norm.2", "grad_input", "integrated_gradients",
+                                  "value_norm.1", "value_norm.2", "gradient", "grad_input", "integrated_gradients",
                                   "leave_one_out"}
     assert all(len(scores) == 7 for scores in result.scores.values())
     assert int(np.argmax(result.scores["leave_one_out"])) == 2  # "voit" needs "sees"

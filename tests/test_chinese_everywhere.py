@@ -40,12 +40,13 @@ ALLOWED = ("d_model", "d_head", "d_k", "d_ff", "max_len", "n_heads", "W_Q", "W_K
            "b_O", "QKᵀ", "Kᵀ", "softmax", "Softmax", "LayerNorm", "Concat", "ReLU", "pre-LN", "post-LN", "Pre-LN",
            "Post-LN", "sin", "cos", "ln", "BERT", "TensorFlow", "Transformer", "<pad>", "<bos>", "<eos>", "<unk>",
            "English", "BPE", ".npz", ".csv", "HTML", "SVG", "PNG", "Abnar", "Zuidema", "GPT", "RoPE", "Olsson",
+           "Spearman", "Kobayashi", "Captum", "Michel", "log",
            # Weights as files: their formats and sizes (commands and file names are “quoted”)
            ".safetensors", "safetensors", ".json", ".zip", ".pt", ".pth", ".bin", ".ckpt", "pickle", "PyTorch", "NaN",
            "Python", "MB", "JSON", "float16", "float32", "bfloat16",
            # Hugging Face models: the hub, its families and model names are names
            "Hugging Face", "Hub", "Marian", "BART", "T5", "Helsinki-NLP/opus-mt-en-zh", "pip install",
-           "'transformer_viz[hf]'")
+           "'.[hf]'")
 WORD = re.compile(r"[A-Za-z]{2,}")
 TAGS = re.compile(r"<style>.*?</style>|<pre\b.*?</pre>|</?(?:b|br|i|span|sub|div|extra)\b[^>]*>", re.S)  # <pre>: code
 PLACEHOLDER = re.compile(r"%\{[^}]*\}")

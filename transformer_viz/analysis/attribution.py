@@ -7,8 +7,9 @@ model's tokens up to that position) gets a score from:
 - rollout and flow through layers 1..l (analysis/flow.py, Abnar & Zuidema 2020);
 - value-weighted norms ‖Σ_h α_h·f_h(x)‖ of each layer, f_h(x) the head's value vector through its slice of
   W_O (Kobayashi et al. 2020): a weight times the size of what it carries;
-- gradient × input and integrated gradients of the token's log-probability with respect to the token
-  embeddings, summed over the embedding's dimensions (Captum, PyTorch's attribution library);
+- the gradient of the token's log-probability with respect to each token embedding: its norm ("saliency",
+  Abnar & Zuidema's input gradients), and gradient × input and integrated gradients, summed over the
+  embedding's dimensions (all three by Captum, PyTorch's attribution library);
 - leave-one-out: how much the log-probability falls when that token alone is replaced by <unk> (one batched
   forward pass).
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from captum.attr import InputXGradient, IntegratedGradients
+from captum.attr import InputXGradient, IntegratedGradients, Saliency
 from scipy.stats import spearmanr
 
 from transformer_viz.analysis.flow import LayerGraph, attention_flow, rollout
@@ -36,7 +37,7 @@ from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace, recorded_attention
 
 LAYERED = ("attention", "rollout", "flow", "value_norm")  # one score per layer: ids "<method>.<layer from 1>"
-MODEL_METHODS = ("grad_input", "integrated_gradients", "leave_one_out")  # need the model, not just a trace
+MODEL_METHODS = ("gradient", "grad_input", "integrated_gradients", "leave_one_out")  # need the model, not just a trace
 IG_STEPS = 64  # integrated gradients' points on the path from the zero embedding (Gauss-Legendre)
 
 
@@ -123,9 +124,10 @@ def _inputs(model, task: Task, trace: Trace, position: int) -> _Inputs:
                    torch.tensor([task.tgt_vocab.encode(trace.tgt_tokens)]), scored, task.src_vocab.index(Vocab.UNK))
 
 
-def gradient_scores(model, inputs: _Inputs, position: int, token_id: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """Gradient × input and integrated gradients (from the zero embedding) of log p(token_id) at `position`,
-    per scored token -> ((n,), (n,), IG's convergence delta)."""
+def gradient_scores(model, inputs: _Inputs, position: int, token_id: int) -> tuple[dict[str, np.ndarray], float]:
+    """Per scored token, of log p(token_id) at `position`: the gradient's norm ‖∇‖ (saliency), gradient × input
+    and integrated gradients from the zero embedding, both summed over the embedding
+    -> ({"gradient", "grad_input", "integrated_gradients"}: (n,)), IG's convergence delta)."""
     table = model.tgt_embed if inputs.src_ids is None else model.src_embed
     embedded = table.token_table(inputs.embedded_ids).detach()  # (1, len, d_model)
 
@@ -133,12 +135,14 @@ def gradient_scores(model, inputs: _Inputs, position: int, token_id: int) -> tup
         return inputs.logits(model, token)[:, position].log_softmax(-1)[:, token_id]
 
     with torch.inference_mode(False), torch.enable_grad():
-        grad_input = InputXGradient(log_probability).attribute(embedded.clone().requires_grad_())  # (1, len, d_model)
+        gradient = Saliency(log_probability).attribute(embedded.clone().requires_grad_(), abs=True).norm(dim=-1)
+        grad_input = InputXGradient(log_probability).attribute(embedded.clone().requires_grad_()).sum(-1)
         integrated, delta = IntegratedGradients(log_probability).attribute(
             embedded.clone().requires_grad_(), baselines=torch.zeros_like(embedded), n_steps=IG_STEPS,
             internal_batch_size=IG_STEPS, return_convergence_delta=True)
-    per_token = [scores[0].sum(-1)[inputs.scored].detach().double().numpy() for scores in (grad_input, integrated)]
-    return per_token[0], per_token[1], float(delta.item())
+    scores = dict(gradient=gradient, grad_input=grad_input, integrated_gradients=integrated.sum(-1))
+    return {method: values[0, inputs.scored].detach().double().numpy() for method, values in scores.items()}, \
+        float(delta.item())
 
 
 def leave_one_out(model, inputs: _Inputs, position: int, token_id: int) -> np.ndarray:
@@ -187,7 +191,6 @@ def explain(trace: Trace, position: int, output_vocab, model=None, task: Task | 
         heads[f"value_norm.{layer + 1}"], scores[f"value_norm.{layer + 1}"] = per_head[:, scored], summed[scored]
     inputs = _inputs(model, task, trace, position)
     with intervening(trace.intervention):
-        grad_input, integrated, delta = gradient_scores(model, inputs, position, token_id)
-        scores.update(grad_input=grad_input, integrated_gradients=integrated,
-                      leave_one_out=leave_one_out(model, inputs, position, token_id))
+        gradients, delta = gradient_scores(model, inputs, position, token_id)
+        scores.update(gradients, leave_one_out=leave_one_out(model, inputs, position, token_id))
     return Attribution(scores=scores, heads=heads, ig_delta=delta, **result)

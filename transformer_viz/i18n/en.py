@@ -33,7 +33,7 @@ ENGLISH: dict[str, str] = {
     "side.hf_download_help": "Off: only a folder on this server or a model already in its Hugging Face cache is loaded. On: a name not found here is downloaded (hundreds of MB for a translation model).",
     "side.hf_no_downloads": "This server loads only the models already on it (TVIZ_HF_DOWNLOADS=0).",
     "side.hf_help": "A Marian, BART or T5 encoder-decoder (e.g. Helsinki-NLP/opus-mt-en-zh), or a GPT-2 or Llama-layout decoder-only model (Llama, Qwen2, Mistral; e.g. gpt2, HuggingFaceTB/SmolLM2-135M), which continues the input as its prompt. Its own tokenizer splits the input into subword pieces; the shape is the model's own.",
-    "side.hf_missing": "Hugging Face models need the extra: pip install 'transformer_viz[hf]'.",
+    "side.hf_missing": "Hugging Face models need the extra: pip install '.[hf]' in the project's folder.",
     "banner.hf": "Hugging Face model {name} ({family}): {layers} + {decoder_layers} layers × {heads} heads, d_model {d_model}, its own weights and tokenizer.",
     "banner.hf_decoder_only": "Hugging Face model {name} ({family}), decoder-only (GPT-style): {layers} layers × {heads} heads, d_model {d_model}, its own weights and tokenizer; the input is its prompt.",
     "banner.hf_gqa": "Grouped-query attention: its {heads} query heads share {kv_heads} key/value heads, {group} query heads to each.",
@@ -871,4 +871,62 @@ ENGLISH: dict[str, str] = {
     "scores.first": "first position (sink)",
     "scores.entropy": "entropy (bits)",
     "scores.alignment": "alignment with the gold pairs",
+
+    # Attribution: is attention an explanation? (app/pages/attribution.py, figures/attribution.py)
+    "nav.attribution": "Is attention an explanation?",
+    "attribution.page_title": "Is attention an explanation?",
+    "attribution.intro": (
+        "A bright attention cell tempts us to say “the model used that word”. Here every way of asking which input "
+        "tokens mattered for one output token is drawn side by side. **Leave one out** changes the input and "
+        "measures: each token in turn becomes `<unk>` and we see how far the output's log-probability falls. "
+        "Everything marked ≈ is an approximation of that: attention looks at one layer, **rollout** and **flow** "
+        "chain the layers' attention (Abnar & Zuidema 2020), **‖α·f(x)‖** weighs attention by the size of the "
+        "vector it moves (Kobayashi et al. 2020), and the gradient methods ask how fast the output changes with "
+        "each token's embedding. The bars give each method's rank correlation (Spearman's ρ) with leave one out."),
+    "attribution.nothing": "This run has no output token to explain yet: give it an input it can answer.",
+    "attribution.output": "Output token explained",
+    "attribution.explaining": "After {after} (position {position}) the model writes {output}.",
+    "attribution.trace_only": (
+        "A Hugging Face model is drawn from its trace alone: attention, rollout and flow. Value norms, the gradient "
+        "methods and leave one out run on this project's own models."),
+    "attribution.how": (
+        "Each row is scaled by its own largest value: the darkest red is its largest, blue is negative (the hover shows the raw number). Leave one out: the drop of "
+        "log p when that token alone is `<unk>`. Gradient: ‖∇ log p‖ for the token's embedding. Gradient × input "
+        "and integrated gradients: summed over the embedding; integrated gradients go from the zero embedding in "
+        "64 steps and add up to the change of log p within {delta} (Captum's check)."),
+    "attribution.norms_title": "Big weight, small vector",
+    "attribution.norms_intro": (
+        "Attention weighs vectors. A head may put most of its weight on `<eos>` or `<bos>` while the vector it takes "
+        "from there is tiny, so almost nothing arrives: Kobayashi et al. (2020) measured ‖α·f(x)‖, the weight times "
+        "the size of the value vector after the head's part of W_O. Compare the two maps head by head."),
+    "attribution.papers_title": "Two papers, reproduced on our models",
+    "attribution.papers_intro": (
+        "Measured by `python bench/bench_papers.py` on the shipped models, beside the published numbers. Our models "
+        "have 2 layers; theirs had 6 (Abnar & Zuidema) or were trained on real translation (Michel et al.)."),
+    "attribution.method.attention": "Attention, layer {layer}",
+    "attribution.method.rollout": "Rollout, layers 1–{layer}",
+    "attribution.method.flow": "Flow, layers 1–{layer}",
+    "attribution.method.value_norm": "‖α·f(x)‖, layer {layer}",
+    "attribution.method.gradient": "Gradient ‖∇‖",
+    "attribution.method.grad_input": "Gradient × input",
+    "attribution.method.integrated_gradients": "Integrated gradients",
+    "attribution.method.leave_one_out": "Leave one out",
+    "attribution.title": "Which input tokens made “{output}” at position {position} (p = {p})?",
+    "attribution.x": "input token",
+    "attribution.scaled": "scaled",
+    "attribution.rho": "ρ with<br>leave one out",
+    "attribution.hover": "<b>{method}</b><br>{token}: {value}",
+    "attribution.weights": "attention weight α",
+    "attribution.norms": "‖α·f(x)‖, scaled",
+    "attribution.hover_weight": "head {head} · {token}<br>α = {value}",
+    "attribution.hover_norm": "head {head} · {token}<br>‖α·f(x)‖ = {value}",
+    "attribution.heads_title": "Weights and what they carry, layer {layer}",
+    "papers.method": "method",
+    "papers.against": "compared with",
+    "papers.ours": "ours, L{layer}",
+    "papers.theirs": "Abnar & Zuidema, L{layer}",
+    "papers.attention": "attention",
+    "papers.rollout": "rollout",
+    "papers.flow": "flow",
+    "papers.abnar_title": "Abnar & Zuidema (2020), Spearman's ρ · {model} · {inputs} fresh inputs",
 }

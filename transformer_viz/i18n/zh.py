@@ -30,7 +30,7 @@ CHINESE: dict[str, str] = {
     "side.hf_download_help": "关闭：只加载本服务器上的文件夹，或已在其 Hugging Face 缓存中的模型。打开：此处找不到的名字会被下载（一个翻译模型有几百 MB）。",
     "side.hf_no_downloads": "本服务器只加载已经在它上面的模型（TVIZ_HF_DOWNLOADS=0）。",
     "side.hf_help": "Marian、BART 或 T5 编码器-解码器（例如 Helsinki-NLP/opus-mt-en-zh），或 GPT-2、Llama 结构的仅解码器模型（Llama、Qwen2、Mistral；例如 gpt2、HuggingFaceTB/SmolLM2-135M），后者把输入当作提示接着写。输入由模型自己的分词器切成子词；形状是模型自己的。",
-    "side.hf_missing": "使用 Hugging Face 模型需要安装扩展：pip install 'transformer_viz[hf]'。",
+    "side.hf_missing": "使用 Hugging Face 模型需要安装扩展：在项目文件夹中运行 pip install '.[hf]'。",
     "banner.hf": "Hugging Face 模型 {name}（{family}）：{layers} + {decoder_layers} 层 × {heads} 个头，d_model {d_model}，使用它自己的权重和分词器。",
     "banner.hf_decoder_only": "Hugging Face 模型 {name}（{family}），仅解码器（GPT 式）：{layers} 层 × {heads} 个头，d_model {d_model}，使用它自己的权重和分词器；输入就是它的提示。",
     "banner.hf_gqa": "分组查询注意力：它的 {heads} 个查询头共用 {kv_heads} 个键/值头，每个键/值头对应 {group} 个查询头。",
@@ -868,4 +868,57 @@ CHINESE: dict[str, str] = {
     "scores.first": "第一个位置（汇聚点）",
     "scores.entropy": "熵（比特）",
     "scores.alignment": "与标准对齐的一致率",
+
+    # Attribution: is attention an explanation? (app/pages/attribution.py, figures/attribution.py)
+    "nav.attribution": "注意力算解释吗？",
+    "attribution.page_title": "注意力算解释吗？",
+    "attribution.intro": (
+        "看到一个很亮的注意力格子，我们容易说“模型用了那个词”。这里把各种“哪些输入词元对这个输出词元重要”的问法并排画出。"
+        "**逐个遮盖**是改动输入后实际测量：依次把每个词元换成 `<unk>`，看输出的对数概率下降多少。"
+        "标 ≈ 的都是对它的近似：注意力只看一层，**累积注意力**和**注意力流**把各层的注意力连起来（Abnar & Zuidema 2020），"
+        "**‖α·f(x)‖** 用被搬运向量的大小给注意力加权（Kobayashi 等 2020），梯度方法问输出随每个词元的嵌入变化得多快。"
+        "右边的条形是每种方法与逐个遮盖的秩相关（Spearman ρ）。"),
+    "attribution.nothing": "这次运行还没有可以解释的输出词元：请给一个模型能回答的输入。",
+    "attribution.output": "要解释的输出词元",
+    "attribution.explaining": "在 {after}（位置 {position}）之后，模型写出 {output}。",
+    "attribution.trace_only": (
+        "Hugging Face 模型只根据它的记录来画：注意力、累积注意力和注意力流。值向量范数、梯度方法和逐个遮盖只在本项目自己的模型上运行。"),
+    "attribution.how": (
+        "每一行按它自己的最大值缩放：最深的红色是该行最大值，蓝色为负（悬停显示原始数值）。逐个遮盖：只把这个词元换成 `<unk>` 时 log p 的下降。"
+        "梯度：该词元嵌入处的 ‖∇ log p‖。梯度 × 输入和积分梯度：在嵌入各维上求和；积分梯度从零嵌入出发走 64 步，"
+        "总和与 log p 的变化相差 {delta} 以内（Captum 的检验）。"),
+    "attribution.norms_title": "权重大，向量小",
+    "attribution.norms_intro": (
+        "注意力是给向量加权。一个头可能把大部分权重放在 `<eos>` 或 `<bos>` 上，而从那里取来的向量很小，几乎什么也没传过来："
+        "Kobayashi 等（2020）测量 ‖α·f(x)‖，即权重乘以值向量经过该头那部分 W_O 之后的长度。请逐个头比较两张图。"),
+    "attribution.papers_title": "两篇论文，在我们的模型上重做",
+    "attribution.papers_intro": (
+        "由 “python bench/bench_papers.py” 在随附的模型上测得，旁边是论文发表的数字。我们的模型只有 2 层；"
+        "他们的有 6 层（Abnar & Zuidema），或是在真实翻译数据上训练的（Michel 等）。"),
+    "attribution.method.attention": "注意力，第 {layer} 层",
+    "attribution.method.rollout": "累积注意力，第 1–{layer} 层",
+    "attribution.method.flow": "注意力流，第 1–{layer} 层",
+    "attribution.method.value_norm": "‖α·f(x)‖，第 {layer} 层",
+    "attribution.method.gradient": "梯度 ‖∇‖",
+    "attribution.method.grad_input": "梯度 × 输入",
+    "attribution.method.integrated_gradients": "积分梯度",
+    "attribution.method.leave_one_out": "逐个遮盖",
+    "attribution.title": "哪些输入词元让模型在位置 {position} 写出“{output}”（p = {p}）？",
+    "attribution.x": "输入词元",
+    "attribution.scaled": "已缩放",
+    "attribution.rho": "与逐个遮盖的<br>ρ",
+    "attribution.hover": "<b>{method}</b><br>{token}：{value}",
+    "attribution.weights": "注意力权重 α",
+    "attribution.norms": "‖α·f(x)‖，已缩放",
+    "attribution.hover_weight": "第 {head} 个头 · {token}<br>α = {value}",
+    "attribution.hover_norm": "第 {head} 个头 · {token}<br>‖α·f(x)‖ = {value}",
+    "attribution.heads_title": "权重与它搬运的东西，第 {layer} 层",
+    "papers.method": "方法",
+    "papers.against": "比较对象",
+    "papers.ours": "我们的，第 {layer} 层",
+    "papers.theirs": "Abnar & Zuidema，第 {layer} 层",
+    "papers.attention": "注意力",
+    "papers.rollout": "累积注意力",
+    "papers.flow": "注意力流",
+    "papers.abnar_title": "Abnar & Zuidema（2020），Spearman ρ · {model} · {inputs} 个新输入",
 }

@@ -12,6 +12,7 @@ from transformer_viz.app.session.widgets import tr
 PAGES = {"lesson": ":material/school:", "overview": ":material/account_tree:", "embeddings": ":material/grid_on:",
          "attention": ":material/visibility:", "masks": ":material/blur_on:", "head": ":material/calculate:",
          "layers": ":material/stacked_line_chart:", "decoding": ":material/edit_note:",
+         "attribution": ":material/manage_search:",
          "training": ":material/fitness_center:", "break_it": ":material/build:", "compare": ":material/compare:"}
 HOME = "lesson"
 

@@ -5,13 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.analysis.inference import next_token_distributions, next_token_probabilities
-from transformer_viz.app.server.models import is_hugging_face
 from transformer_viz.app.session import state
-from transformer_viz.app.session.page import PageContext, layer_and_head, page_context
+from transformer_viz.app.session.page import PageContext, bar_vocab, choose_step, layer_and_head, page_context
 from transformer_viz.app.session.state import SAMPLING_RANGES, View
 from transformer_viz.app.session.widgets import chart, literal, tr, view_widget
-from transformer_viz.data.tasks import get_task
-from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.figures.attention import attention_heatmap
 from transformer_viz.figures.decoding import attention_by_step, sampling_bars, topk_bars
 from transformer_viz.weights import hf_causal
@@ -101,28 +98,3 @@ def decoding_figures(ctx: PageContext, step: int, layer: int, head: int, *, min_
         figures["cross"] = attention_heatmap(trace, "cross", layer, head, width=HALF_WIDTH, min_font=min_font,
                                              lang=lang)
     return figures
-
-
-def bar_vocab(ctx: PageContext, trace):
-    """The tokens the bars name: a Hugging Face model's tokenizer's, else the task's (one stream's or the
-    target's)."""
-    if is_hugging_face(ctx.model):
-        return hf_causal.TokenizerVocab(ctx.model)
-    task = get_task(ctx.view.task)
-    return lm_vocab(task) if trace.decoder_only else task.tgt_vocab
-
-
-def choose_step(count: int) -> int:
-    """The step shown, from 1 to `count` (the last unless chosen). One step needs no slider."""
-    if count == 1:
-        st.caption(tr("decoding.one_step"))
-        return 1
-    shown = st.session_state.get(state.STEP, View.step)
-    if not 1 <= shown <= count:  # 0 (the view's default) or beyond a shorter output: the last step
-        st.session_state[state.STEP] = count
-    elif st.session_state.get(state.STEP_COUNT) != count:
-        # A new count makes a new slider, which would take the value code set last (the lesson's 0), not the
-        # shown one. Written only then: a written value is sent to the browser and would undo a key press.
-        st.session_state[state.STEP] = shown
-    st.session_state[state.STEP_COUNT] = count
-    return view_widget(st.slider, state.STEP, tr("decoding.step"), 1, count, value=count)

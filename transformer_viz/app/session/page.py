@@ -24,6 +24,9 @@ from transformer_viz.app.session.widgets import (
     tr,
     view_widget,
 )
+from transformer_viz.data.tasks import get_task
+from transformer_viz.data.tasks.lm import lm_vocab
+from transformer_viz.weights import hf_causal
 from transformer_viz.weights.pretrained import pretrained_name
 
 SPECIAL_STYLE = {"<pad>": "pad", "<bos>": "bos", "<eos>": "eos", "<unk>": "unk"}
@@ -252,3 +255,29 @@ def pair_cell(changed: str, other: str) -> None:
         st.session_state[other] = None
     elif st.session_state.get(other) is None:
         st.session_state[other] = 0
+
+
+def bar_vocab(ctx: PageContext, trace):
+    """The tokens the bars name: a Hugging Face model's tokenizer's, else the task's (one stream's or the
+    target's)."""
+    if models.is_hugging_face(ctx.model):
+        return hf_causal.TokenizerVocab(ctx.model)
+    task = get_task(ctx.view.task)
+    return lm_vocab(task) if trace.decoder_only else task.tgt_vocab
+
+
+def choose_step(count: int, label: str = "decoding.step") -> int:
+    """The step shown (Decoding; the output token explained, Attribution), from 1 to `count` (the last unless
+    chosen), on a slider named by catalog key `label`. One step needs no slider."""
+    if count == 1:
+        st.caption(tr("decoding.one_step"))
+        return 1
+    shown = st.session_state.get(state.STEP, View.step)
+    if not 1 <= shown <= count:  # 0 (the view's default) or beyond a shorter output: the last step
+        st.session_state[state.STEP] = count
+    elif st.session_state.get(state.STEP_COUNT) != count:
+        # A new count makes a new slider, which would take the value code set last (the lesson's 0), not the
+        # shown one. Written only then: a written value is sent to the browser and would undo a key press.
+        st.session_state[state.STEP] = shown
+    st.session_state[state.STEP_COUNT] = count
+    return view_widget(st.slider, state.STEP, tr(label), 1, count, value=count)

@@ -1,0 +1,74 @@
+"""Is attention an explanation? For one output token, the input tokens' scores by attention, rollout, flow,
+value-weighted norms, two gradient methods and leave-one-out, side by side; and the published tables."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer_viz.analysis.attribution import explain
+from transformer_viz.app.server.models import is_hugging_face
+from transformer_viz.app.session import state
+from transformer_viz.app.session.page import PageContext, bar_vocab, choose_step, page_context
+from transformer_viz.app.session.widgets import chart, clamped_index, lang, literal, tr, view_widget
+from transformer_viz.data.tasks import get_task
+from transformer_viz.data.vocab import Vocab
+from transformer_viz.figures.attribution import attribution_figure, weights_and_norms_figure
+from transformer_viz.figures.papers import papers_tables
+
+
+def render() -> None:
+    st.title(tr("attribution.page_title"))
+    ctx = page_context()
+    if ctx is None:
+        return
+    st.markdown(tr("attribution.intro"))
+    positions = explained_positions(ctx)
+    if not positions:
+        st.info(tr("attribution.nothing"), icon=":material/info:")
+        return
+    position = positions[choose_step(len(positions), "attribution.output") - 1]
+    figures = ctx.figures(attribution_figures, position)
+    result = figures["result"]
+    st.markdown(tr("attribution.explaining", output=literal(result.output), position=position,
+                   after=literal(ctx.trace.tgt_tokens[position])))
+    chart(figures["methods"], key="attribution_methods")
+    if is_hugging_face(ctx.model):
+        st.info(tr("attribution.trace_only"), icon=":material/info:")
+    else:
+        st.caption(tr("attribution.how", delta=f"{result.ig_delta:.3f}"))
+
+    st.subheader(tr("attribution.norms_title"))
+    st.markdown(tr("attribution.norms_intro"))
+    layers = sorted(figures["norms"])
+    if layers:
+        layer = view_widget(st.selectbox, state.LAYER, tr("attention.layer"), [n - 1 for n in layers],
+                            index=clamped_index(ctx.view.layer, len(layers)))
+        chart(figures["norms"][layer + 1], key="attribution_norms")
+    papers_section()
+
+
+def explained_positions(ctx: PageContext) -> list[int]:
+    """The decoder positions whose next token can be explained: from the last prompt token (<bos>) on, up to
+    the last real token (not after <eos>, not on padding)."""
+    tokens = ctx.trace.tgt_tokens
+    return [p for p in range(ctx.run.prompt_len - 1, len(tokens)) if tokens[p] not in (Vocab.PAD, Vocab.EOS)]
+
+
+def attribution_figures(ctx: PageContext, position: int, *, min_font: int, lang: str) -> dict:
+    """Every method for the token predicted at `position`, computed once per run and position, and its figure."""
+    ours = not is_hugging_face(ctx.model)
+    result = explain(ctx.trace, position, bar_vocab(ctx, ctx.trace).tokens, ctx.model if ours else None,
+                     get_task(ctx.view.task) if ours else None)
+    norms = {int(method.split(".")[1]): weights_and_norms_figure(result, int(method.split(".")[1]),
+                                                                 min_font=min_font, lang=lang)
+             for method in result.heads if method.startswith("value_norm.")}
+    return {"result": result, "methods": attribution_figure(result, min_font=min_font, lang=lang), "norms": norms}
+
+
+def papers_section() -> None:
+    """The published tables beside ours, as bench/bench_papers.py measured them on the shipped models."""
+    st.subheader(tr("attribution.papers_title"))
+    st.markdown(tr("attribution.papers_intro"))
+    for title, table in papers_tables(lang()):
+        st.markdown(f"**{title}**")
+        st.dataframe(table, hide_index=True)
