@@ -71,7 +71,7 @@ def test_every_page_renders(page, config):
 def test_the_whole_app_starts_on_the_lesson():
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120).run()
     assert not at.exception and not at.error
-    assert any("eleven steps" in title.value for title in at.title)
+    assert any("twelve steps" in title.value for title in at.title)
 
 
 def test_changing_heads_changes_the_number_of_tiles():

@@ -170,3 +170,15 @@ def test_a_trace_without_its_model_gets_the_attention_only_methods():
 def test_rank_correlation_is_spearmans_and_undefined_without_spread():
     assert rank_correlation(np.array([1.0, 2.0, 3.0]), np.array([10.0, 30.0, 20.0])) == pytest.approx(0.5)
     assert np.isnan(rank_correlation(np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0])))
+
+
+def test_the_lesson_explains_the_first_word_whose_brightest_attention_is_not_the_word_it_needs():
+    from types import SimpleNamespace
+
+    from transformer_viz.lessons.explanation import EXAMPLE, explained, telling
+
+    model, task, trace = shipped("en-fr", EXAMPLE)
+    result = telling(explained(SimpleNamespace(view=SimpleNamespace(task="en-fr"), trace=trace, model=model)))
+    assert result.output == "une"  # "a" -> un or une; "house" (la maison) makes it feminine
+    assert result.tokens[int(np.argmax(result.scores["attention.2"]))] == "a"
+    assert result.tokens[int(np.argmax(result.scores["leave_one_out"]))] == "house"

@@ -10,6 +10,7 @@ from transformer_viz.lessons import (
     cross,
     decoding,
     embeddings,
+    explanation,
     gpt,
     heads,
     induction,
@@ -21,4 +22,4 @@ from transformer_viz.lessons import (
 )
 
 STEPS = tuple(module.STEP for module in (tokens, embeddings, positions, scaling, masks, heads, cross, decoding,
-                                         training, gpt, induction))
+                                         training, gpt, induction, explanation))

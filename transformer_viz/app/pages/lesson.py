@@ -233,7 +233,7 @@ def navigation() -> int:
     number = view_widget(chooser.segmented_control, state.LESSON_STEP, tr("lesson.step"), numbers, format_func=str,
                          default=View.lesson_step, required=True, help=tr("lesson.steps_help"),
                          on_change=lambda: set_up(st.session_state[state.LESSON_STEP]), label_visibility="collapsed",
-                         wrap=True)  # eleven steps: onto a second line where the column is narrow (150 % zoom)
+                         wrap=True)  # twelve steps: onto a second line where the column is narrow (150 % zoom)
     previous.button(tr("lesson.previous"), icon=":material/arrow_back:", disabled=number == 1, on_click=go_to,
                     args=(number - 1,), width="stretch", key=state.LESSON_PREVIOUS)
     following.button(tr("lesson.next"), icon=":material/arrow_forward:", disabled=number == len(STEPS),

@@ -1,0 +1,84 @@
+"""Step 12, Is attention an explanation? The attention of one output token beside what leaving each input word
+out does to it: the brightest cell and the word the model needs are not always the same."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from transformer_viz.analysis.attribution import Attribution, explain, leave_one_out
+from transformer_viz.data.tasks import TASKS
+from transformer_viz.data.vocab import Vocab
+from transformer_viz.figures.attribution import attribution_figure
+from transformer_viz.lessons.step import Host, Step, held_back, not_here
+from transformer_viz.model import Transformer
+
+EXAMPLE = "the girl sees a big house"  # "une" looks at "a"; "house" (la maison, feminine) decides it
+
+
+def explained(ctx) -> list[Attribution]:
+    """Every method for each output token of the run (the model's own answer), computed once per run."""
+    vocab = TASKS[ctx.view.task].tgt_vocab
+    positions = [p for p, token in enumerate(ctx.trace.tgt_tokens) if token not in (Vocab.PAD, Vocab.EOS)]
+    return [explain(ctx.trace, p, vocab.tokens, ctx.model, TASKS[ctx.view.task]) for p in positions]
+
+
+def telling(results: list[Attribution]) -> Attribution:
+    """The first output token whose last attention layer's brightest input is not the one leaving out hurts most
+    (the first token when there is none)."""
+    last = max(int(method.split(".")[1]) for method in results[0].scores if method.startswith("attention."))
+    for result in results:
+        if np.argmax(result.scores[f"attention.{last}"]) != np.argmax(result.scores["leave_one_out"]):
+            return result
+    return results[0]
+
+
+def attention_only(result: Attribution) -> Attribution:
+    """The same token with its attention rows alone: what the class sees before the answer."""
+    return replace(result, scores={m: s for m, s in result.scores.items() if m.startswith("attention.")})
+
+
+def explanation_figures(ctx, *, min_font: int, lang: str) -> dict:
+    result = telling(explained(ctx))
+    return {"result": result,
+            "before": attribution_figure(attention_only(result), min_font=min_font, lang=lang),
+            "after": attribution_figure(result, min_font=min_font, lang=lang)}
+
+
+def show(host: Host) -> tuple[str, str]:
+    ctx = host.page()
+    if ctx is None:
+        return host.text("lesson.explanation.question", output="…", attended="…"), ""
+    if not isinstance(ctx.model, Transformer) or ctx.trace.decoder_only:
+        return host.text("lesson.explanation.question", output="…", attended="…"), \
+            not_here(host, host.text("lesson.explanation.why"))
+    figures = ctx.figures(explanation_figures)
+    result = figures["result"]
+    last = max(int(method.split(".")[1]) for method in result.scores if method.startswith("attention."))
+    attention, left_out = result.scores[f"attention.{last}"], result.scores["leave_one_out"]
+    attended, needed = int(np.argmax(attention)), int(np.argmax(left_out))
+    question = host.text("lesson.explanation.question", output=host.literal(result.output),
+                         attended=host.literal(result.tokens[attended]))
+    if not host.revealed:
+        host.chart(figures["before"], key="lesson_explanation_attention")
+        held_back(host, host.text("lesson.explanation.held_back"))
+        return question, ""
+    host.chart(figures["after"], key="lesson_explanation_methods")
+    agreement = result.correlations()
+    return question, host.text(
+        "lesson.explanation.answer", output=host.literal(result.output), needed=host.literal(result.tokens[needed]),
+        drop=left_out[needed], attended=host.literal(result.tokens[attended]), weight=attention[attended],
+        attended_drop=left_out[attended], needed_weight=attention[needed], raw=agreement[f"attention.{last}"],
+        flow=agreement[f"flow.{last}"], integrated=agreement["integrated_gradients"])
+
+
+# The lines that measure the answer: the batch with one word left out per row, and the fall of log p.
+CODE = ((leave_one_out, ("blanked = ", "blanked[torch.arange", "log_p = ", "return (log_p[0]")),)
+
+STEP = Step(
+    "explanation", "attribution",
+    r"\mathrm{LOO}_i=\log p(y\mid x)-\log p\big(y\mid x_{i\to\langle unk\rangle}\big)",
+    show, setup={"task": "en-fr", "src_text": EXAMPLE, "architecture": "encoder_decoder", "step": 4},
+    code=CODE,
+)
