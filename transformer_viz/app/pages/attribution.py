@@ -35,7 +35,7 @@ def render() -> None:
     if is_hugging_face(ctx.model):
         st.info(tr("attribution.trace_only"), icon=":material/info:")
     else:
-        st.caption(tr("attribution.how", delta=f"{result.ig_delta:.3f}"))
+        st.caption(tr("attribution.how", delta=f"{abs(result.ig_delta):.3f}"))
 
     st.subheader(tr("attribution.norms_title"))
     st.markdown(tr("attribution.norms_intro"))
