@@ -177,7 +177,7 @@ def test_the_lesson_explains_the_first_word_whose_brightest_attention_is_not_the
 
     from transformer_viz.lessons.explanation import EXAMPLE, explained, telling
 
-    model, task, trace = shipped("en-fr", EXAMPLE)
+    model, _task, trace = shipped("en-fr", EXAMPLE)
     result = telling(explained(SimpleNamespace(view=SimpleNamespace(task="en-fr"), trace=trace, model=model)))
     assert result.output == "une"  # "a" -> un or une; "house" (la maison) makes it feminine
     assert result.tokens[int(np.argmax(result.scores["attention.2"]))] == "a"

@@ -18,6 +18,29 @@ def test_the_image_runs_the_packaged_command_as_a_user_with_a_health_check():
     assert "download.pytorch.org/whl/cpu" in DOCKERFILE  # never PyPI's CUDA build
 
 
+def test_the_image_is_pinned_and_installs_readmes_cpu_torch_before_the_package():
+    """A reproducible image: an exact base tag (or a digest), torch pinned to README's version from the CPU index,
+    installed alone before the package (whose torch range then keeps it)."""
+    from test_install import readme_torch
+
+    assert re.search(r"^FROM python:\d+\.\d+\.\d+-slim-\w+(@sha256:[0-9a-f]{64})?$", DOCKERFILE, re.M)
+    runs = re.findall(r"^RUN (.*)$", DOCKERFILE, re.M)
+    torch = runs.index(f"pip install torch=={readme_torch()} --index-url https://download.pytorch.org/whl/cpu")
+    package = next(i for i, run in enumerate(runs) if run.startswith('pip install ".['))
+    assert torch < package and "--extra-index-url" not in DOCKERFILE
+
+
+def test_each_replica_has_cpu_and_memory_limits_and_downloads_stay_off():
+    """The CPU limit is what the replica's training workers are sized from (TVIZ_TRAININGS_AT_ONCE=0 in the image);
+    no Hugging Face downloads on a served app unless its host sets TVIZ_HF_DOWNLOADS=1."""
+    app = COMPOSE["services"]["app"]
+    limits = app["deploy"]["resources"]["limits"]
+    assert float(limits["cpus"]) >= 1 and re.fullmatch(r"\d+[GM]", limits["memory"])
+    assert "TVIZ_TRAININGS_AT_ONCE" not in app["environment"] and "ENV TVIZ_TRAININGS_AT_ONCE=0" in DOCKERFILE
+    assert "TVIZ_HF_DOWNLOADS" not in app["environment"]
+    assert not re.search(r"^ENV .*TVIZ_HF_DOWNLOADS", DOCKERFILE, re.M)  # transformer-viz's default: 0
+
+
 def test_compose_builds_that_image_and_fills_every_placeholder_of_the_template():
     app, proxy = COMPOSE["services"]["app"], COMPOSE["services"]["proxy"]
     assert (ROOT / "deploy" / app["build"]["context"] / app["build"]["dockerfile"]).resolve() == ROOT / "Dockerfile"

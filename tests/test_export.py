@@ -1,14 +1,18 @@
-"""A trace outside the app: .npz round trip, the tidy attention table, BertViz's arguments."""
+"""A trace outside the app: .npz round trip, the tidy attention table, BertViz's and CircuitsVis's arguments,
+TransformerLens's names."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 import torch
 from helpers import SRC, TGT, hand_trace, layered_trace, make_model, random_ids, real_trace
 
-from transformer_viz import Intervention, Trace
+from transformer_viz import Intervention, ModelConfig, Trace
 from transformer_viz.figures.attention import attention_heatmap
+from transformer_viz.model import DecoderOnlyTransformer
+from transformer_viz.trace.export import circuitsvis_arguments, transformerlens_cache, transformerlens_names
 from transformer_viz.trace.names import attention_name
 
 # to_npz / from_npz -------------------------------------------------------------------------------------------------
@@ -97,7 +101,8 @@ def test_bertviz_arguments_are_per_layer_batches_of_one_and_the_tokens():
     trace = real_trace(layers=3)
     arguments = trace.to_bertviz()
     assert set(arguments) == {"encoder_attention", "decoder_attention", "cross_attention", "encoder_tokens",
-                              "decoder_tokens"}
+                              "decoder_tokens", "include_layers"}
+    assert arguments["include_layers"] == [0, 1, 2]
     for key, kind, shape in (("encoder_attention", "encoder_self", (1, 4, 8, 8)),
                              ("decoder_attention", "decoder_self", (1, 4, 6, 6)),
                              ("cross_attention", "cross", (1, 4, 6, 8))):
@@ -116,9 +121,95 @@ def test_bertviz_needs_every_kind_of_attention():
 
 
 def test_bertviz_draws_a_trace():
-    bertviz = pytest.importorskip("bertviz", reason="bertviz is optional (pip install bertviz): not installed here")
+    bertviz = pytest.importorskip("bertviz", reason="bertviz is optional (pip install '.[bertviz]'): not installed")
     trace = real_trace()
     page = bertviz.head_view(**trace.to_bertviz(), html_action="return")
     assert "bertviz" in page.data and '"mat"' in page.data and '"chat"' in page.data
     page = bertviz.model_view(**trace.to_bertviz(), html_action="return")
     assert '"Cross"' in page.data
+
+
+def uneven_trace(encoder_layers: int, decoder_layers: int) -> Trace:
+    model = make_model(n_encoder_layers=encoder_layers, n_decoder_layers=decoder_layers)
+    _, trace = model.run_with_trace(random_ids(1, 5, 20), random_ids(1, 4, 22))
+    return trace.with_tokens(["a", "b", "c", "d", "<eos>"], ["<bos>", "w", "x", "y"])
+
+
+@pytest.mark.parametrize(("encoder", "decoder", "left_out"), [
+    (3, 1, "left out: encoder_self layers 1-2."), (1, 3, "left out: decoder_self layers 1-2, cross layers 1-2.")])
+def test_bertviz_of_an_encoder_and_a_decoder_of_different_depths_draws_the_layers_both_have(encoder, decoder,
+                                                                                          left_out):
+    trace = uneven_trace(encoder, decoder)
+    with pytest.warns(UserWarning, match="one list of layers") as warned:
+        arguments = trace.to_bertviz()
+    assert str(warned[0].message).endswith(left_out) and warned[0].filename == __file__  # points at the caller
+    assert arguments["include_layers"] == [0]
+    assert (len(arguments["encoder_attention"]), len(arguments["decoder_attention"])) == (encoder, decoder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        real_trace().to_bertviz()  # equal depths: nothing to say
+
+
+def test_bertviz_draws_a_trace_whose_encoder_is_deeper():
+    """BertViz 1.4 took the encoder's layer list for all three kinds: an IndexError in a shallower decoder."""
+    bertviz = pytest.importorskip("bertviz", reason="bertviz is optional (pip install '.[bertviz]'): not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the test above reads it
+        arguments = uneven_trace(3, 1).to_bertviz()
+    assert '"Cross"' in bertviz.head_view(**arguments, html_action="return").data
+    assert '"Cross"' in bertviz.model_view(**arguments, html_action="return").data
+
+
+# CircuitsVis -------------------------------------------------------------------------------------------------------
+
+def test_circuitsvis_arguments_are_one_layer_of_self_attention_with_its_tokens():
+    trace = real_trace(layers=2, heads=4)
+    arguments = circuitsvis_arguments(trace, "encoder_self", 1)
+    assert torch.equal(arguments["attention"], trace[attention_name("encoder_self", 1, "weights")][0])  # (4, 8, 8)
+    assert arguments["tokens"] == SRC and arguments["attention_head_names"] == ["L1H0", "L1H1", "L1H2", "L1H3"]
+    decoder = circuitsvis_arguments(trace, "decoder_self", 0)
+    assert decoder["attention"].shape == (4, 6, 6) and decoder["tokens"] == TGT
+    with pytest.raises(ValueError, match="one token list for queries and keys"):
+        circuitsvis_arguments(trace, "cross", 0)
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        circuitsvis_arguments(trace, "encoder_self", 2)
+
+
+# TransformerLens ---------------------------------------------------------------------------------------------------
+
+def gpt_trace(**overrides) -> Trace:
+    config = ModelConfig(**{**dict(src_vocab_size=20, tgt_vocab_size=20, architecture="decoder_only", d_model=16,
+                                   n_heads=4, d_ff=32, n_decoder_layers=2), **overrides})
+    _, trace = DecoderOnlyTransformer(config).eval().run_with_trace(random_ids(2, 6, 20))  # batch 2, 6 positions
+    return trace
+
+
+def test_transformerlens_names_of_a_decoder_only_trace():
+    trace = gpt_trace()
+    names = transformerlens_names(trace)
+    assert names["blocks.0.attn.hook_pattern"] == "decoder.layers.0.self_attn.weights"
+    assert names["blocks.1.attn.hook_attn_scores"] == "decoder.layers.1.self_attn.masked_scores"
+    assert names["blocks.0.hook_resid_pre"] == "tgt_embed.out"
+    assert names["blocks.1.hook_resid_pre"] == "decoder.layers.0.resid_post"
+    assert (names["hook_embed"], names["ln_final.hook_normalized"]) == ("tgt_embed.token", "decoder.out")
+    assert set(names.values()) <= set(trace) and len(names) == 3 + 2 * 10
+    cache = transformerlens_cache(trace)
+    q = trace["decoder.layers.1.self_attn.q"]  # (batch, heads, tgt_len, d_head)
+    assert cache["blocks.1.attn.hook_q"].shape == (2, 6, 4, 4)  # TransformerLens: (batch, pos, head_index, d_head)
+    assert torch.equal(cache["blocks.1.attn.hook_q"][:, 3, 2], q[:, 2, 3])
+    assert cache["hook_pos_embed"].shape == (2, 6, 16)
+    # What the names mean: in a pre-LN block, resid_mid = resid_pre + attn_out (TransformerLens's own identity).
+    for layer in (0, 1):
+        block = f"blocks.{layer}"
+        torch.testing.assert_close(cache[f"{block}.hook_resid_mid"],
+                                   cache[f"{block}.hook_resid_pre"] + cache[f"{block}.hook_attn_out"])
+
+
+def test_transformerlens_names_follow_the_model_variant():
+    rotary = transformerlens_names(gpt_trace(positional="rotary", attention_only=True))
+    assert "hook_pos_embed" not in rotary and "blocks.0.hook_resid_mid" not in rotary  # as TransformerLens's own
+    assert rotary["blocks.0.attn.hook_rot_k"] == "decoder.layers.0.self_attn.k_rot"
+    assert "blocks.0.mlp.hook_post" not in rotary
+    assert "ln_final.hook_normalized" not in transformerlens_names(gpt_trace(norm_first=False))  # no final norm
+    with pytest.raises(ValueError, match="decoder-only"):
+        transformerlens_names(real_trace())

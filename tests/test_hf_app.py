@@ -53,8 +53,8 @@ def test_without_the_extra_the_page_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "transformers", None)
     at = run_page("attention", source="hf", hf_model="Helsinki-NLP/opus-mt-en-zh")
     assert not at.exception
-    assert "transformer_viz[hf]" in at.error[0].value
-    assert "transformer_viz[hf]" in " ".join(caption.value for caption in at.sidebar.caption)
+    assert "pip install '.[hf]'" in at.error[0].value
+    assert "pip install '.[hf]'" in " ".join(caption.value for caption in at.sidebar.caption)
 
 
 def test_a_server_can_forbid_downloads(monkeypatch):

@@ -3,6 +3,9 @@
     transformer-viz                          # http://localhost:8501, Streamlit's defaults for the address
     transformer-viz --host 127.0.0.1 --port 8600 --checkpoints ~/my_weights
     transformer-viz -- --server.maxUploadSize 5   # anything after -- goes to `streamlit run` as is
+
+Arguments and limits are checked before torch or Streamlit is imported (about 12 s on a cold disk): `--help`, a
+bad option or a bad TVIZ_* value answers at once (`python bench/bench_cli.py` prints how fast).
 """
 
 from __future__ import annotations
@@ -11,14 +14,18 @@ import argparse
 import os
 from pathlib import Path
 
-from transformer_viz.weights.pretrained import CHECKPOINTS_ENV  # extra checkpoint folders, os.pathsep-separated
-
 SCRIPT = Path(__file__).with_name("serve") / "streamlit_app.py"  # its .streamlit/config.toml comes along
+# What a served app does unless its host says otherwise (a variable already set wins). Downloads from the Hugging
+# Face Hub are for someone running the app on their own machine (`streamlit run app.py` keeps them on): on a server,
+# any student who ticks "Allow downloading" would make it fetch up to ~2 GB.
+SERVED_DEFAULTS = {"TVIZ_HF_DOWNLOADS": "0"}
+EPILOG = ("The server's limits are TVIZ_* environment variables (README, \"Host it for a class\"). Served this way, "
+          "the app downloads no Hugging Face model unless TVIZ_HF_DOWNLOADS=1.")
 
 
 def streamlit_args(argv: list[str] | None = None) -> list[str]:
     """The `streamlit run` command line for these arguments; sets the checkpoint folders in the environment."""
-    parser = argparse.ArgumentParser(prog="transformer-viz", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="transformer-viz", description=__doc__.split("\n\n")[0], epilog=EPILOG)
     parser.add_argument("--host", help="address to listen on (Streamlit's default: every interface)")
     parser.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
     parser.add_argument("--checkpoints", action="append", default=[], metavar="DIR",
@@ -27,6 +34,8 @@ def streamlit_args(argv: list[str] | None = None) -> list[str]:
     parser.add_argument("streamlit", nargs=argparse.REMAINDER, help="after --: more `streamlit run` options")
     args = parser.parse_args(argv)
     if args.checkpoints:
+        from transformer_viz.weights.pretrained import CHECKPOINTS_ENV  # imports torch: only once parsing is done
+
         folders = [str(Path(folder).expanduser().resolve()) for folder in args.checkpoints]
         os.environ[CHECKPOINTS_ENV] = os.pathsep.join(filter(None, [*folders, os.environ.get(CHECKPOINTS_ENV)]))
     extra = args.streamlit[1:] if args.streamlit[:1] == ["--"] else args.streamlit
@@ -38,13 +47,15 @@ def streamlit_args(argv: list[str] | None = None) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Run Streamlit in this process (it exits when the server stops); a bad TVIZ_* limit stops it first."""
-    from streamlit.web import cli
-
     args = streamlit_args(argv)
-    try:
-        from transformer_viz.app.server.limits import limits
+    for variable, value in SERVED_DEFAULTS.items():
+        os.environ.setdefault(variable, value)
+    from transformer_viz.app.server.limits import limits  # the config's floor only: no torch yet
 
+    try:
         limits()  # read from the environment once, before Streamlit starts (the server keeps them)
     except ValueError as error:
         raise SystemExit(f"transformer-viz: {error}") from None
+    from streamlit.web import cli
+
     cli.main(args=args, prog_name="transformer-viz")

@@ -3,6 +3,8 @@
 `streamlit run app.py` (from a checkout) and `transformer-viz` (the packaged `streamlit_app.py`) both call `main()`.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 from transformer_viz.app.frame.link import link_notice, open_link, write_link
@@ -21,11 +23,14 @@ from transformer_viz.app.session import state
 PAGE_STYLE = ("<style>.block-container{padding-top:2.2rem} h1{font-size:2rem !important;padding-top:0}"
               "[data-testid=stMarkdown]:has(.katex-display){container-type:inline-size}"
               ".katex-display > .katex{font-size:min(1.21em, 4.2cqi)}</style>")
+# Streamlit inlines a local SVG as a data: URL. A Material icon or an emoji shortcode would make every browser fetch
+# the icon from fonts.gstatic.com: an error in a classroom without internet, each visit told to a third party.
+FAVICON = Path(__file__).with_name("favicon.svg")
 
 
 def main() -> None:
     """Draw the page the URL names, with the sidebar, the room and the take-home view."""
-    st.set_page_config(page_title="transformer_viz", page_icon=":material/visibility:", layout="wide")
+    st.set_page_config(page_title="transformer_viz", page_icon=str(FAVICON), layout="wide")
     st.session_state[state.FULL_RUN] = True  # until the end of this run (the room's poll tells its own runs apart)
     open_link()  # a session's first run: the view its link names, before anything reads the view
     st.html(PAGE_STYLE)

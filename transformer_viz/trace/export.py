@@ -1,6 +1,8 @@
-"""A trace outside the app: a .npz file, a tidy pandas table of the attention weights, BertViz's arguments.
+"""A trace outside the app: a .npz file, a tidy pandas table of the attention weights, the arguments of BertViz's
+and CircuitsVis's views, and TransformerLens's names for a decoder-only trace.
 
-Reached through the `Trace`'s methods (`to_npz`, `Trace.from_npz`, `to_dataframe`, `to_bertviz`).
+Reached through the `Trace`'s methods (`to_npz`, `Trace.from_npz`, `to_dataframe`, `to_bertviz`) and the functions
+`circuitsvis_arguments`, `transformerlens_names` and `transformerlens_cache` here (none of those libraries needed).
 The .npz file holds every tensor under "tensor/<name>" and one JSON string "meta" (tokens,
 config, intervention); it loads without pickles, so a file from elsewhere cannot run code.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 import zipfile
 import zlib
 from contextlib import nullcontext
@@ -20,7 +23,7 @@ import torch
 from transformer_viz.config import ModelConfig
 from transformer_viz.trace.archive import entry_count, npy_header, read_exactly
 from transformer_viz.trace.intervention import Intervention
-from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, token_labels
+from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, name, token_labels
 
 FORMAT = "transformer_viz.trace"
 VERSION = 1
@@ -215,13 +218,23 @@ def bertviz_arguments(trace) -> dict:
 
     encoder_attention, decoder_attention, cross_attention: tuples of per-layer (1, heads, q_len, k_len)
     tensors (BertViz wants a batch of one); encoder_tokens, decoder_tokens: lists of display strings
-    (the positions as text where the trace has no tokens). BertViz 1.4 applies the encoder's layer list to
-    the decoder too, so its views fail (IndexError) when the encoder has more layers than the decoder.
+    (the positions as text where the trace has no tokens); include_layers: the layers drawn. BertViz has one
+    list of layers for the three kinds (version 1.4 takes the encoder's and fails with an IndexError in a
+    shallower decoder), so an encoder and a decoder of different depths show the layers both have, with a
+    UserWarning naming those left out.
+
+    BertViz's HTML loads require.js, d3 and jQuery from a CDN (cdnjs.cloudflare.com) when it opens: it needs
+    the internet and tells that site who looks. The app's own take-home HTML has plotly.js inside and does not.
     """
     layers = {kind: tuple(w[:1] for w in _kind_layers(trace, kind)) for kind in ATTENTION_KINDS}
     if not all(layers.values()):
         raise ValueError("BertViz's encoder-decoder view needs every kind of attention; this trace lacks "
                          f"{', '.join(kind for kind, found in layers.items() if not found)}.")
+    shared = min(len(found) for found in layers.values())
+    left_out = [f"{kind} layers {shared}-{len(found) - 1}" for kind, found in layers.items() if len(found) > shared]
+    if left_out:
+        warnings.warn(f"BertViz draws one list of layers for every kind of attention: layers 0-{shared - 1} "
+                      f"(counting from 0); left out: {', '.join(left_out)}.", UserWarning, stacklevel=3)
     src_len, tgt_len = layers["encoder_self"][0].shape[-1], layers["decoder_self"][0].shape[-1]
     return {
         "encoder_attention": layers["encoder_self"],
@@ -229,4 +242,87 @@ def bertviz_arguments(trace) -> dict:
         "cross_attention": layers["cross"],
         "encoder_tokens": token_labels(trace.src_tokens, src_len),
         "decoder_tokens": token_labels(trace.tgt_tokens, tgt_len),
+        "include_layers": list(range(shared)),
     }
+
+
+def circuitsvis_arguments(trace, kind: str, layer: int) -> dict:
+    """Keyword arguments for CircuitsVis's `circuitsvis.attention.attention_heads(**...)`: every head of one layer
+    of self-attention (`kind` "encoder_self" or "decoder_self"; layers count from 0), batch item 0.
+
+    attention: (heads, q_len, k_len) weights; tokens: display strings; attention_head_names: "L0H3" as
+    TransformerLens names heads. Cross-attention raises ValueError: attention_heads labels the rows and the
+    columns with one token list, so the target's tokens would stand on the source's columns.
+    """
+    check_kind(kind)
+    attention = ATTENTION_KINDS[kind]
+    if attention.query_side != attention.key_side:
+        raise ValueError(f"CircuitsVis's attention_heads takes one token list for queries and keys, but {kind} "
+                         "attention reads the source from the target: its labels would be wrong. Use to_bertviz() "
+                         "(cross-attention in its own slot) or the app's Attention page.")
+    layer = check_index(layer, trace.n_layers(kind), "layer")
+    weights = trace[attention_name(kind, layer, "weights")][0]  # (heads, q_len, k_len)
+    tokens, _ = trace.attention_tokens(kind)
+    return {"attention": weights, "tokens": token_labels(tokens, weights.shape[-1]),
+            "attention_head_names": [f"L{layer}H{head}" for head in range(weights.shape[0])]}
+
+
+# TransformerLens's hook names (HookedTransformer, run_with_cache) -> this project's trace names, for a decoder-only
+# trace ({i}: the layer, from 0). Shapes agree but for q, k, v, rot_q, rot_k: (batch, pos, head_index, d_head) in
+# TransformerLens, (batch, heads, pos, d_head) here (transpose(1, 2)); and hook_pos_embed: (batch, pos, d_model)
+# there, (pos, d_model) here. hook_attn_scores is TransformerLens's masked scores (blocked ones -inf; here the
+# config's mask_value). Not recorded here: hook_z, hook_result, mlp.hook_pre, hook_mlp_out, ln*.hook_scale.
+TRANSFORMERLENS_NAMES = {
+    "hook_embed": "tgt_embed.token",  # (batch, tgt_len, d_model)
+    "hook_pos_embed": "tgt_embed.position",  # not with rotary positions, which add nothing to the stream
+    "blocks.{i}.attn.hook_q": "decoder.layers.{i}.self_attn.q",
+    "blocks.{i}.attn.hook_k": "decoder.layers.{i}.self_attn.k",
+    "blocks.{i}.attn.hook_v": "decoder.layers.{i}.self_attn.v",
+    "blocks.{i}.attn.hook_rot_q": "decoder.layers.{i}.self_attn.q_rot",
+    "blocks.{i}.attn.hook_rot_k": "decoder.layers.{i}.self_attn.k_rot",
+    "blocks.{i}.attn.hook_attn_scores": "decoder.layers.{i}.self_attn.masked_scores",  # (batch, heads, q_len, k_len)
+    "blocks.{i}.attn.hook_pattern": "decoder.layers.{i}.self_attn.weights",  # (batch, heads, q_len, k_len)
+    "blocks.{i}.hook_attn_out": "decoder.layers.{i}.self_attn.out",  # (batch, tgt_len, d_model)
+    "blocks.{i}.hook_resid_mid": "decoder.layers.{i}.resid_mid",  # not in attention-only models
+    "blocks.{i}.mlp.hook_post": "decoder.layers.{i}.ffn.hidden",  # (batch, tgt_len, d_ff): after the activation
+    "blocks.{i}.hook_resid_post": "decoder.layers.{i}.resid_post",  # (batch, tgt_len, d_model)
+    "ln_final.hook_normalized": "decoder.out",  # pre-LN: after the final LayerNorm
+}
+HEAD_SPLIT_HOOKS = ("hook_q", "hook_k", "hook_v", "hook_rot_q", "hook_rot_k")
+
+
+def transformerlens_names(trace) -> dict[str, str]:
+    """TransformerLens hook name -> trace name, for every tensor of this decoder-only trace that both have.
+
+    blocks.{i}.hook_resid_pre is what enters layer i: `tgt_embed.out` for layer 0, then layer i - 1's
+    resid_post. TransformerLens's models are pre-LN: in a post-LN trace (norm_first=False) every
+    resid_* here is after its LayerNorm. Layouts: TRANSFORMERLENS_NAMES; `transformerlens_cache` converts.
+    """
+    if not trace.decoder_only:
+        raise ValueError("TransformerLens's HookedTransformer is decoder-only (GPT's form): its names fit a "
+                         "decoder-only trace, not an encoder-decoder one.")
+    config = trace.config
+    skip = {"hook_pos_embed"} if getattr(config, "positional", None) == "rotary" else set()
+    skip |= {"blocks.{i}.hook_resid_mid"} if getattr(config, "attention_only", False) else set()
+    skip |= {"ln_final.hook_normalized"} if getattr(config, "norm_first", True) is False else set()  # no final norm
+    table = {hook: ours for hook, ours in TRANSFORMERLENS_NAMES.items() if hook not in skip}
+    names = {hook: ours for hook, ours in table.items() if hook.startswith("hook_")}
+    for layer in range(trace.n_layers("decoder_self")):
+        names[f"blocks.{layer}.hook_resid_pre"] = name("decoder", layer - 1, "resid_post") if layer else "tgt_embed.out"
+        names.update((hook.format(i=layer), ours.format(i=layer)) for hook, ours in table.items() if "{i}" in hook)
+    names.update((hook, ours) for hook, ours in table.items() if hook.startswith("ln_final."))
+    return {hook: ours for hook, ours in names.items() if ours in trace}
+
+
+def transformerlens_cache(trace) -> dict[str, torch.Tensor]:
+    """The tensors of `transformerlens_names(trace)` under TransformerLens's names and in its layout: q, k, v
+    (turned or not) as (batch, pos, head_index, d_head), hook_pos_embed as (batch, pos, d_model); views, no copies."""
+    cache = {}
+    for hook, ours in transformerlens_names(trace).items():
+        tensor = trace[ours]
+        if hook.endswith(HEAD_SPLIT_HOOKS):
+            tensor = tensor.transpose(1, 2)  # (batch, tgt_len, heads, d_head)
+        elif hook == "hook_pos_embed":
+            tensor = tensor.expand(trace["tgt_embed.token"].shape[0], -1, -1)  # (batch, tgt_len, d_model)
+        cache[hook] = tensor
+    return cache

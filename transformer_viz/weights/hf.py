@@ -1,8 +1,8 @@
 """Hugging Face encoder-decoders (Marian, BART, T5) traced into the same names the views read.
 
-An optional extra: `pip install transformer_viz[hf]`. Nothing here downloads unless asked (`allow_download`).
+An optional extra (`pip install '.[hf]'` in the project's folder). Nothing downloads unless asked (`allow_download`).
 
-    from transformer_viz import hf
+    from transformer_viz.weights import hf
     model = hf.load("Helsinki-NLP/opus-mt-en-zh")          # a local folder, or a name in the local cache
     run = hf.run_text(model, "The cat sat on the mat.")     # greedy, step by step as the app shows it
     run.trace["decoder.layers.0.cross_attn.weights"]        # (1, H, T, S), as for the toy models
@@ -39,7 +39,7 @@ from transformer_viz.weights.hf_limits import parameter_count
 FAMILIES = ("marian", "bart", "t5")  # model_type values traced here (mt5 and umt5 trace as t5)
 T5_LIKE = ("t5", "mt5")
 WEIGHTS_TOLERANCE = 1e-4  # recomputed vs the model's own attention weights (float32)
-INSTALL = "pip install 'transformer_viz[hf]'"
+INSTALL = "pip install '.[hf]'"  # the package is not on PyPI: its folder, or its wheel's path + [hf]
 
 
 def _error(kind: str, **values) -> TranslatableError:

@@ -14,16 +14,39 @@ import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 from transformer_viz.config import SIZE_LIMITS
 
+CGROUP = Path("/sys/fs/cgroup")  # in a container: the container's own control group
 
-def usable_cores() -> int:
-    """The cores this process may run on (a container's CPU set, not the host's)."""
+
+def cpu_quota(cgroup: Path | None = None) -> float | None:
+    """The CPUs a container's quota allows (`docker run --cpus 1.5`: 1.5); None without a quota.
+
+    cgroup v2 keeps it in cpu.max ("150000 100000": quota and period in µs, "max" for none), cgroup v1 in
+    cpu/cpu.cfs_quota_us (-1 for none) and cpu/cpu.cfs_period_us.
+    """
+    cgroup = cgroup or CGROUP
     try:
-        return len(os.sched_getaffinity(0))
+        if (cgroup / "cpu.max").is_file():
+            quota, period = (cgroup / "cpu.max").read_text().split()
+        else:
+            quota, period = ((cgroup / "cpu" / f"cpu.cfs_{part}_us").read_text() for part in ("quota", "period"))
+        return None if quota.strip() in ("max", "-1") else int(quota) / int(period)
+    except (OSError, ValueError, ZeroDivisionError):  # no such file (not Linux, no cgroup), or not understood
+        return None
+
+
+def usable_cores(cgroup: Path | None = None) -> int:
+    """The cores this process may use: its CPU set (a container's, not the host's), at most the whole CPUs of its
+    CPU quota (`--cpus`, compose's `cpus`: the CPU set does not show it), at least 1."""
+    try:
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    quota = cpu_quota(cgroup)
+    return cores if quota is None else max(1, min(cores, int(quota)))
 
 
 @dataclass(frozen=True)

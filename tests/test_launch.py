@@ -1,0 +1,109 @@
+"""The `transformer-viz` command: it answers --help, a bad option and a bad limit without loading torch or
+Streamlit, and a served app downloads no Hugging Face model unless its host allows it."""
+
+import ast
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import transformer_viz
+from transformer_viz.app import launch
+from transformer_viz.app.server.limits import ServerLimits, limits
+
+ROOT = Path(__file__).resolve().parent.parent
+# Runs the command as `python -m transformer_viz ARGS` would (the package's __init__ first), then reports how it
+# exited and which heavy libraries it had imported by then.
+PROBE = """
+import json, runpy, sys
+sys.argv = ["transformer-viz", *sys.argv[1:]]
+try:
+    runpy.run_module("transformer_viz", run_name="__main__")
+    code = None
+except SystemExit as exit:
+    code = exit.code
+print(json.dumps({"code": code, "loaded": [m for m in ("torch", "streamlit", "numpy") if m in sys.modules]}))
+"""
+
+
+def command(*args: str, **variables: str) -> tuple[dict, str]:
+    """Run the command in a fresh interpreter: (its exit code and the heavy modules it loaded, its stderr)."""
+    environment = {**os.environ, **variables}
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, env=environment, capture_output=True,
+                          text=True, timeout=120)
+    return json.loads(done.stdout.splitlines()[-1]), done.stderr
+
+
+@pytest.mark.parametrize(("args", "variables", "code", "said"), [
+    (("--help",), {}, 0, ""),
+    (("--prot", "8501"), {}, 2, "unrecognized arguments: --prot"),
+    (("--port", "eighty"), {}, 2, "invalid int value"),
+    ((), {"TVIZ_D_MODEL": "lots"}, "transformer-viz: TVIZ_D_MODEL='lots': expected a whole number", ""),
+], ids=["help", "bad option", "bad port", "bad limit"])
+def test_answers_without_importing_torch_or_streamlit(args, variables, code, said):
+    result, stderr = command(*args, **variables)
+    assert str(result["code"]).startswith(str(code)) and said in stderr
+    assert result["loaded"] == []  # torch alone took 11.6 s of a 20 s --help on a cold disk (issue 24)
+
+
+def test_help_names_the_options_and_the_served_download_default():
+    done = subprocess.run([sys.executable, "-m", "transformer_viz", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, check=True)
+    for option in ("--host", "--port", "--checkpoints", "TVIZ_HF_DOWNLOADS=1"):
+        assert option in done.stdout
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """served(**variables): run launch.main() with these TVIZ_* variables up to the point where Streamlit would
+    start, and return the limits the server would keep and the arguments Streamlit would get."""
+    from streamlit.web import cli
+
+    started = []
+    monkeypatch.setattr(cli, "main", lambda args, prog_name: started.append((args, limits())))
+
+    def serve(**variables):
+        monkeypatch.delenv("TVIZ_HF_DOWNLOADS", raising=False)
+        for name, value in variables.items():
+            monkeypatch.setenv(name, value)
+        limits.cache_clear()
+        launch.main(["--port", "8600"])
+        return started[-1]
+
+    yield serve
+    monkeypatch.undo()
+    limits.cache_clear()
+
+
+def test_a_served_app_downloads_no_hugging_face_model_unless_its_host_allows_it(served):
+    args, kept = served()
+    assert args[:2] == ["run", str(launch.SCRIPT)] and kept.hf_downloads == 0
+    assert os.environ["TVIZ_HF_DOWNLOADS"] == "0"  # the server Streamlit starts in this process reads it
+    _, kept = served(TVIZ_HF_DOWNLOADS="1")
+    assert kept.hf_downloads == 1
+
+
+def test_streamlit_run_app_py_keeps_downloads_on_by_default():
+    """`streamlit run app.py` is someone running the app on their own machine: the limit's own default is 1."""
+    assert ServerLimits.from_environment({}).hf_downloads == 1
+
+
+def test_the_public_names_load_their_modules_on_first_use():
+    """`import transformer_viz` loads no torch; each name of __all__ is its module's own object, and the imports
+    type checkers read (under TYPE_CHECKING) name the same modules as the table that loads them."""
+    loaded = subprocess.run([sys.executable, "-c", "import sys, transformer_viz; print('torch' in sys.modules)"],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "False"
+    homes = transformer_viz._HOME_OF
+    assert set(homes) == set(transformer_viz.__all__) - {"__version__"}
+    for public, module in homes.items():
+        assert getattr(transformer_viz, public) is getattr(importlib.import_module(module), public)
+    tree = ast.parse(Path(transformer_viz.__file__).read_text())
+    checked = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    assert {alias.name: node.module for node in checked.body for alias in node.names} == homes
+    with pytest.raises(AttributeError, match="no attribute 'Transformers'"):
+        transformer_viz.Transformers  # noqa: B018 - a typo still fails
