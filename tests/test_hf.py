@@ -26,7 +26,7 @@ def tiny(request, tmp_path_factory):
 def test_without_the_extra_loading_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "transformers", None)  # import transformers raises ImportError
     assert "pip install" in hf.missing_reason()
-    with pytest.raises(ValueError, match=r"transformer_viz\[hf\]"):
+    with pytest.raises(ValueError, match=r"pip install '\.\[hf\]'"):
         hf.load("Helsinki-NLP/opus-mt-en-zh")
 
 

@@ -48,7 +48,7 @@ def _toy_names(positional):
 
 def test_without_the_extra_loading_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "transformers", None)  # import transformers raises ImportError
-    with pytest.raises(ValueError, match=r"transformer_viz\[hf\]"):
+    with pytest.raises(ValueError, match=r"pip install '\.\[hf\]'"):
         hf_causal.load("gpt2")
 
 

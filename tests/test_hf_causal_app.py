@@ -12,7 +12,7 @@ from tests.test_app import chart_specs, run_page
 from tests.test_app_decoder_only import typed_array
 from transformer_viz.app.frame.navigation import PAGES
 from transformer_viz.figures.common import HIGHLIGHT, token_texts
-from transformer_viz.weights import hf, hf_causal
+from transformer_viz.weights import hf, hf_causal, hf_causal_views
 
 missing = hf.missing_reason()
 MODEL_PAGES = [page for page in PAGES if page not in ("lesson", "training", "break_it", "compare")]
@@ -68,10 +68,7 @@ def test_every_page_draws_a_decoder_only_hugging_face_model_or_says_what_it_lack
     assert not at.error, at.error[0].value
     texts = " ".join(e.value for e in (*at.caption, *at.info, *at.markdown) if isinstance(e.value, str))
     assert f"Hugging Face model ` {folders[family]} ` ({family}), decoder-only" in texts
-    if page == "head":  # no walkthrough of a decoder-only Hugging Face model: said, not drawn wrong
-        assert "not available for a decoder-only Hugging Face model" in at.info[0].value
-    else:
-        assert at.get("plotly_chart"), "the page drew no figure"
+    assert at.get("plotly_chart"), "the page drew no figure"
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -154,6 +151,25 @@ def test_a_cells_arithmetic_reads_the_key_value_head_its_query_head_shares(folde
     assert metrics["q·k"] / metrics["÷ √d_k (d_k = 8)"] == pytest.approx(metrics["score"], abs=2e-3)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_inside_one_head_draws_the_models_own_head_and_the_key_value_head_it_reads(folders, loaded, family, lang):
+    """Layer 2, query head 4: its weights are the trace's; Llama turns q and k (Hugging Face's pairs) and reads
+    key/value head 2, shared with query head 3; GPT-2 has neither step nor caption."""
+    trace = app_run(loaded[family]).trace
+    at = run_page("head", lang=lang, **view(folders, family, layer=1, head=3))
+    assert not at.exception and not at.error and not at.info
+    titles = " ".join(json.dumps(spec["layout"].get("title", ""), ensure_ascii=False) for spec in chart_specs(at))
+    weights = next(spec for spec in chart_specs(at) if "softmax" in json.dumps(spec["layout"].get("title", "")))
+    np.testing.assert_allclose(typed_array(weights["data"][0]["z"]),
+                               trace["decoder.layers.1.self_attn.weights"][0, 3].numpy(), atol=1e-5)
+    captions = " ".join(caption.value for caption in at.caption)
+    shared = {"en": "query head 4 reads key/value head 2, which query heads 3–4 share",
+              "zh": "查询头 4 读取键/值头 2，查询头 3–4 共用这个键/值头"}[lang]
+    turn = {"en": "pair of dimensions (i, i + d_head/2)", "zh": "每对维度 (i, i + d_head/2)"}[lang]
+    assert (shared in captions) == (turn in titles) == ("q′·k′" in titles) == (family == "llama")
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_overview_counts_the_models_own_parameters_per_block(folders, loaded, family):
     model = loaded[family].model
@@ -220,7 +236,7 @@ def test_parameters_are_counted_in_the_toy_decoder_only_models_blocks(loaded, fa
     from transformer_viz.model import build_model
     from transformer_viz.model.summary import parameter_counts
 
-    counts = hf_causal.parameter_counts(loaded[family])
+    counts = hf_causal_views.parameter_counts(loaded[family])
     toy = ModelConfig(src_vocab_size=20, tgt_vocab_size=20, architecture="decoder_only", n_decoder_layers=2,
                       positional="learned" if family == "gpt2" else "rotary")
     expected = set(parameter_counts(build_model(toy))) - ({"output_proj"} if family == "gpt2" else set())

@@ -108,6 +108,7 @@ class HeadWalkthrough:
     angles: np.ndarray | None = None  # (max(q_len, k_len), d_head / 2), radians
     q_rot: np.ndarray | None = None  # (q_len, d_head)
     k_rot: np.ndarray | None = None  # (k_len, d_head)
+    rotary_halves: bool = False  # pairs (i, i + d_head/2) as Hugging Face's rotate_half, else neighbours (2i, 2i+1)
 
     @property
     def d_model(self) -> int:
@@ -164,11 +165,13 @@ class AttentionProjections:
 
 def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, head: int,
               query_input: tuple[torch.Tensor, InputSource], norm_first: bool,
-              position_bias: torch.Tensor | None = None, angles: torch.Tensor | None = None) -> HeadWalkthrough:
+              position_bias: torch.Tensor | None = None, angles: torch.Tensor | None = None,
+              halves: bool = False) -> HeadWalkthrough:
     """head_walkthrough from the attention's projections and what entered its query projection (q_len, d_model),
     checked step by step against `trace` (also for Hugging Face models, transformer_viz.weights.hf). `position_bias`
     (heads, q_len, k_len) is added to the scaled scores where the model does (T5's relative bias); `angles`
-    (length, d_head / 2) turn q and k first (rotary positions, model/rotary.py)."""
+    (length, d_head / 2) turn q and k first (rotary positions, model/rotary.py), pairing dimension i with
+    i + d_head/2 if `halves` (Hugging Face's Llama layout)."""
     attention = ATTENTION_KINDS[kind]
     x_query, x_query_source = query_input
     with torch.no_grad():
@@ -178,7 +181,7 @@ def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, h
             x_key, x_key_source = x_query, x_query_source  # (k_len, d_model)
         mask = trace[attention_name(kind, layer, "mask")][0, 0]  # (q_len, k_len)
         heads = [_head_steps(projections, h, x_query, x_key, mask, None if position_bias is None else position_bias[h],
-                             angles) for h in range(projections.n_heads)]
+                             angles, halves) for h in range(projections.n_heads)]
         all_heads = torch.cat([steps["head_output"] for steps in heads], dim=-1)  # (q_len, H·d_head)
         w_o, b_o = _cpu(projections.out.weight).T, _bias(projections.out, slice(None))  # (H·d_head, d_model)
         output = all_heads @ w_o + b_o  # (q_len, d_model)
@@ -201,7 +204,7 @@ def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, h
         **{key: _np(value) for key, value in chosen.items() if key not in ("scale", "position_bias", "q_rot", "k_rot")},
         scale=chosen["scale"], position_bias=None if position_bias is None else _np(chosen["position_bias"]),
         angles=None if angles is None else _np(angles), q_rot=None if angles is None else _np(chosen["q_rot"]),
-        k_rot=None if angles is None else _np(chosen["k_rot"]),
+        k_rot=None if angles is None else _np(chosen["k_rot"]), rotary_halves=angles is not None and halves,
         mask=_np(mask), mask_value=projections.mask_value,
         all_heads=_np(all_heads), w_o=_np(w_o), b_o=_np(b_o), output=_np(output),
     )
@@ -325,9 +328,10 @@ def _bias(linear: torch.nn.Linear, cols: slice) -> torch.Tensor:
 
 def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Tensor, x_key: torch.Tensor,
                 mask: torch.Tensor, position_bias: torch.Tensor | None,
-                angles: torch.Tensor | None = None) -> dict[str, torch.Tensor | float | None]:
+                angles: torch.Tensor | None = None, halves: bool = False) -> dict[str, torch.Tensor | float | None]:
     """Scaled dot-product attention of one head, every intermediate kept. mask (q_len, k_len) True = may attend;
-    position_bias (q_len, k_len) or None; angles (length, d_head / 2) turn q and k before their product, or None."""
+    position_bias (q_len, k_len) or None; angles (length, d_head / 2) turn q and k before their product, or None
+    (pairs (i, i + d_head/2) if `halves`, else (2i, 2i+1))."""
     cols = slice(head * projections.d_head, (head + 1) * projections.d_head)
     linears = (projections.q, projections.k, projections.v)
     # nn.Linear stores (out, in) and computes x·Wᵀ; transpose so rows are input dimensions.
@@ -338,7 +342,8 @@ def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Ten
     v = x_key @ w_v + b_v  # (k_len, d_head)
     q_rot = k_rot = None
     if angles is not None:  # rotary positions: the product of the turned vectors
-        q_rot, k_rot = rotate(q, angles[: q.shape[0]]), rotate(k, angles[: k.shape[0]])  # (q_len / k_len, d_head)
+        turn = _rotate_halves if halves else rotate
+        q_rot, k_rot = turn(q, angles[: q.shape[0]]), turn(k, angles[: k.shape[0]])  # (q_len / k_len, d_head)
         qk = q_rot @ k_rot.T  # (q_len, k_len)
     else:
         qk = q @ k.T  # (q_len, k_len)
@@ -351,6 +356,14 @@ def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Ten
                 scale=scale,
                 position_bias=position_bias, scores=scores, masked_scores=masked_scores, weights=weights,
                 head_output=weights @ v)
+
+
+def _rotate_halves(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
+    """RoPE as Hugging Face's Llama layout pairs dimensions (its rotate_half): i with i + d_head/2, turned by
+    angles[:, i]. x (length, d_head), angles (length, d_head / 2) -> (length, d_head)."""
+    first, second = x.chunk(2, dim=-1)  # (length, d_head / 2) each
+    cos, sin = angles.cos(), angles.sin()  # (length, d_head / 2) each
+    return torch.cat((first * cos - second * sin, first * sin + second * cos), dim=-1)  # (length, d_head)
 
 
 def _check(recomputed: torch.Tensor, recorded: torch.Tensor, what: str) -> None:

@@ -122,7 +122,7 @@ def _rotate_step(w: HeadWalkthrough, cell: tuple[int, int] | None, lang: str) ->
         [Panel(w.k, kt, dh, f"K {_size(k_len, d_head)}", marks=k_row),
          Panel(w.k_rot, kt, dh, f"K′ = RoPE(K) {_size(k_len, d_head)}", marks=k_row)],
         [Panel(w.angles[:q_len], qt, pairs, angle), None],
-    ], _walk_text("rotate", lang)
+    ], _walk_text("rotate_halves" if w.rotary_halves else "rotate", lang)
 
 
 def _qk_step(w: HeadWalkthrough, cell: tuple[int, int] | None) -> _Step:
@@ -226,13 +226,16 @@ def _cell_box(cell: tuple[int, int] | None) -> tuple[dict, ...]:
 
 def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, min_font: int = MIN_FONT_PX,
                        lang: str = "en") -> go.Figure:
-    """Where one score comes from: the products q_i·k_i as a running sum, then ÷ √d_head (and + the position bias
-    where the model adds one). No text under `min_font`."""
+    """Where one score comes from: the products q_i·k_i as a running sum (of q and k turned by their positions, with
+    rotary positions), then ÷ √d_head (and + the position bias where the model adds one). No text under `min_font`."""
     query, key = check_cell((query, key), len(w.query_tokens), len(w.key_tokens), ("query", "key"))
-    q, k = w.q[query].astype(float), w.k[key].astype(float)  # (d_head,)
+    turned = w.q_rot is not None
+    q, k = (w.q_rot, w.k_rot) if turned else (w.q, w.k)  # (q_len, d_head), (k_len, d_head)
+    q, k = q[query].astype(float), k[key].astype(float)  # (d_head,)
+    mark = "′" if turned else ""
     products = q * k  # (d_head,)
     total = float(products.sum())
-    labels = [f"q{i}·k{i}" for i in range(len(products))] + ["Σ = q·k"]
+    labels = [f"q{mark}{i}·k{mark}{i}" for i in range(len(products))] + [f"Σ = q{mark}·k{mark}"]
     if len(products) <= MAX_VALUE_COLS:  # the factors under each bar: a student can redo the sum by hand
         labels[:-1] = [f"{name}<br>{format_number(a)} × {format_number(b)}"
                        for name, a, b in zip(labels[:-1], q, k, strict=True)]
@@ -248,11 +251,13 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, min_font: in
     ))
     q_token, k_token = escape_text(w.query_tokens[query]), escape_text(w.key_tokens[key])
     bias = 0.0 if w.position_bias is None else float(w.position_bias[query, key])
-    title_key = "dot.title" + ("_bias" if w.position_bias is not None else "") + ("_folded" if w.unscaled else "")
+    title_key = ("dot.title" + ("_bias" if w.position_bias is not None else "") + ("_turned" if turned else "")
+                 + ("_folded" if w.unscaled else ""))
     title = text(title_key, lang, query=q_token, key=k_token, total=format_number(total),
                   scale=f"{w.scale:.2f}", bias=format_number(bias), score=format_number(total / w.scale + bias))
     base_layout(fig, title, height=420, min_font=min_font)
-    note = "" if w.mask[query, key] else text("dot.blocked", lang, fill=format_number(w.mask_value))
+    note = text("dot.turned", lang) if turned else ""
+    note += "" if w.mask[query, key] else text("dot.blocked", lang, fill=format_number(w.mask_value))
     fig.update_layout(showlegend=False, title_subtitle_text=text(
         "dot.subtitle", lang, query=query, query_text=q_token, key=key, key_text=k_token, head=w.head + 1) + note,
         title_subtitle_font_size=at_least(14, min_font), margin_t=90)

@@ -19,13 +19,15 @@ as the model computes them; query head h reads key/value head `config.kv_head_of
 (= h // (n_heads / n_kv_heads)), and the scores use the keys repeated so (batch, n_heads, T, T).
 The FFN's `hidden` is what enters its output projection: GPT-2's GELU(x W1), the Llama layout's SwiGLU product
 act(x W_gate) * (x W_up).
+
+What the pages read beyond a trace (the tokenizer as a vocabulary, the logit lens, parameter counts, one head step by
+step) is in hf_causal_views.py.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
@@ -388,95 +390,3 @@ def _teacher_forced(hf: HFCausalModel, prompt: torch.Tensor, tgt_text: str, max_
     _, trace = run_with_trace(hf, padded, real)
     tokens = _tokens(hf, ids[0]) + ("<pad>",) * extra  # GPT-2 pads with its end token: shown as padding
     return TextRun(trace.with_tokens(None, tokens), None, (), 0, (), prompt_len=prompt.shape[1])
-
-
-class TokenizerVocab:
-    """A Hugging Face tokenizer read as the Decoding page reads a task's Vocab: `tokens[id]` is a piece (looked up
-    when asked: a vocabulary of 150,000 is never listed), `index(piece)` its id."""
-
-    def __init__(self, hf) -> None:  # an HFCausalModel or an encoder-decoder's hf.HFModel
-        self.hf, self.tokens = hf, _Pieces(hf)
-
-    def index(self, piece: str) -> int | None:
-        """The id of a piece the model wrote (None: not the tokenizer's own, as T5's ids past its table)."""
-        found = self.hf.tokenizer.convert_tokens_to_ids(piece)
-        return found if isinstance(found, int) and 0 <= found < len(self.tokens) else None
-
-
-class _Pieces(Sequence):
-    def __init__(self, hf) -> None:
-        self.hf = hf
-
-    def __len__(self) -> int:
-        return self.hf.config.tgt_vocab_size
-
-    def __getitem__(self, i: int) -> str:
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
-            raise IndexError(f"token ids run from 0 to {len(self) - 1}, got {i!r}.")
-        return _tokens(self.hf, torch.tensor([i]))[0]
-
-
-def logit_lens(hf: HFCausalModel, trace: Trace):
-    """analysis.logit_lens for a decoder-only Hugging Face model: what enters the first layer and each layer's
-    stream, read out by the model's own final norm and lm_head (the last row is the model's own prediction)."""
-    from transformer_viz.analysis.measures import LogitLens
-
-    names = ["tgt_embed.out", *(name("decoder", layer, "resid_post") for layer in range(hf.config.n_decoder_layers))]
-    final_norm = _core(hf).ln_f if hf.family == "gpt2" else _core(hf).norm
-    with torch.no_grad():
-        streams = torch.stack([trace[n][0] for n in names])  # (layers + 1, T, d_model)
-        probabilities = hf.model.lm_head(final_norm(streams)).softmax(-1)  # (layers + 1, T, vocab)
-        top, ids = probabilities.max(-1)  # (layers + 1, T)
-    tokens = tuple(_tokens(hf, row) for row in ids)
-    return LogitLens(ids.numpy(), top.double().numpy(), tokens, trace.tgt_tokens)
-
-
-# Parameter paths of both families as the toy decoder-only model's blocks (model/summary.py), applied in turn.
-TOY_PATHS = [
-    (r"^(transformer|model)\.", ""),
-    (r"^(h|layers)\.(\d+)\.", r"decoder.layers.\2."),
-    (r"^(wte|embed_tokens)\.", "tgt_embed.token_table."),
-    (r"^wpe\.", "tgt_embed.positional.table."),
-    (r"^(ln_f|norm)\.", "decoder.norm."),
-    (r"^lm_head\.", "output_proj."),
-    (r"\.(attn|self_attn)\.", ".self_attn."),
-    (r"\.mlp\.", ".ffn."),
-    (r"\.(ln_1|input_layernorm)\.", ".norm1."),
-    (r"\.(ln_2|post_attention_layernorm)\.", ".norm2."),
-]
-
-
-def toy_path(path: str) -> str:
-    """A GPT-2 or Llama-layout parameter path under the toy model's names, e.g. Llama's
-    "model.layers.0.mlp.gate_proj.weight" -> "decoder.layers.0.ffn.gate_proj.weight"."""
-    for pattern, replacement in TOY_PATHS:
-        path = re.sub(pattern, replacement, path, count=1)
-    return path
-
-
-def parameter_counts(hf: HFCausalModel) -> dict[str, int]:
-    """summary.parameter_counts's blocks for a decoder-only Hugging Face model (a readout tied to the token table
-    is counted once, under the table)."""
-    from transformer_viz.model.summary import block_keys
-
-    counts: dict[str, int] = {}
-    for path, parameter in hf.model.named_parameters():
-        counts["total"] = counts.get("total", 0) + parameter.numel()
-        for key in block_keys(toy_path(path)):
-            counts[key] = counts.get(key, 0) + parameter.numel()
-    return counts
-
-
-def turns_as_the_toy(hf: HFCausalModel) -> bool:
-    """Whether the model turns q and k by model/rotary.py's angles (position · 10000^(−2i/d_head), no scaling):
-    the angles the Embeddings page draws. Llama 3, Qwen2 and SmolLM choose another base or scale them."""
-    from transformer_viz.model.rotary import rotary_angles
-
-    if hf.config.positional != "rotary":
-        return False
-    rotary = _core(hf).rotary_emb
-    theta = rotary_angles(2, hf.config.d_head)[1]  # (d_head / 2,): the angle of position 1
-    own = rotary.inv_freq.float()  # (d_head / 2,) for a full rotation
-    return (getattr(rotary, "attention_scaling", 1.0) == 1.0 and own.shape == theta.shape
-            and torch.allclose(own, theta, rtol=1e-5, atol=0))
-

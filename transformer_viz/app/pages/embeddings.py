@@ -18,7 +18,7 @@ from transformer_viz.figures.embeddings import (
     trace_similarity,
 )
 from transformer_viz.model import encoding_tables
-from transformer_viz.weights import hf_causal
+from transformer_viz.weights import hf_causal, hf_causal_views
 
 # What the curves show depends on the encoding: waves, a learned table, or nothing at all.
 CURVES_HELP = {"learned": "embeddings.curves_help_learned", "none": "embeddings.curves_help_none"}
@@ -72,7 +72,7 @@ def rotary(ctx) -> None:
     the ones drawn (else said, not drawn)."""
     st.subheader(tr("embeddings.rotary"))
     hugging_face = isinstance(ctx.model, hf_causal.HFCausalModel)
-    if hugging_face and not hf_causal.turns_as_the_toy(ctx.model):
+    if hugging_face and not hf_causal_views.turns_as_the_toy(ctx.model):
         st.info(tr("embeddings.rotary_other"), icon=":material/info:")
         return
     chart(ctx.figure(rotary_figure), key="embeddings_rotary")

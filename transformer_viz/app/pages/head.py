@@ -11,7 +11,7 @@ from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
 from transformer_viz.app.session.widgets import chart, error_text, tr
 from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
-from transformer_viz.weights import hf, hf_causal
+from transformer_viz.weights import hf, hf_causal, hf_causal_views
 
 SMALL_MODEL = {state.D_MODEL: 8, state.N_HEADS: 2, state.N_ENCODER_LAYERS: 1, state.N_DECODER_LAYERS: 1,
                state.D_FF: 16, state.WEIGHTS: "random"}
@@ -29,15 +29,15 @@ def render() -> None:
     ctx = page_context()
     if ctx is None:
         return
-    if isinstance(ctx.model, hf_causal.HFCausalModel):  # no walkthrough of GPT-2 or the Llama layout yet
-        st.info(tr("head.no_walkthrough_hf"), icon=":material/info:")
-        return
-    if isinstance(ctx.model, hf.HFModel):
+    hugging_face = isinstance(ctx.model, hf.HFModel | hf_causal.HFCausalModel)
+    if hugging_face:
         st.markdown(tr("head.intro_hf"))
     else:
         st.markdown(tr("head.intro"))
         st.button(tr("head.small"), on_click=use_small_model)
     kind, layer, head = attention_selectors(ctx.trace, *st.columns(3))
+    if shared := shared_key_value_head(ctx.trace.config, head):
+        st.caption(shared)
     try:
         walk = walkthrough(ctx, kind, layer, head)
     except ValueError as error:  # a trace that is not this model's (TraceMismatchError)
@@ -54,7 +54,7 @@ def render() -> None:
         else:
             st.markdown(f"**{tr(step_text(walk, step))}**")
             chart(fig, key=f"head_step_{step}")
-        if not isinstance(ctx.model, hf.HFModel):
+        if not hugging_face:
             show_code([head_step_code(step, ctx.trace.config.norm_first)])
         if step == "qk":
             st.markdown(f"**{tr('head.dot')}**")
@@ -67,10 +67,21 @@ def step_text(walk, step: str) -> str:
     return "head.step.scale_t5" if t5_scores else f"head.step.{step}"
 
 
+def shared_key_value_head(config, head: int) -> str:
+    """Under grouped-query attention, which key/value head query head `head` reads and who shares it; else ""."""
+    shared = getattr(config, "kv_head_of_query_head", ())
+    if len(set(shared)) == len(shared):  # every query head has its own (the toy models, GPT-2)
+        return ""
+    group = [other + 1 for other, kv in enumerate(shared) if kv == shared[head]]
+    return tr("head.shared_kv", head=head + 1, kv=shared[head] + 1, heads=f"{group[0]}–{group[-1]}")
+
+
 def walkthrough(ctx: PageContext, kind: str, layer: int, head: int):
     """One head step by step, for a toy model or a Hugging Face one."""
     if isinstance(ctx.model, hf.HFModel):
         return hf.head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
+    if isinstance(ctx.model, hf_causal.HFCausalModel):
+        return hf_causal_views.head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
     return head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
 
 

@@ -11,7 +11,7 @@ from transformer_viz.app.session.widgets import chart, clamped_index, tr, view_w
 from transformer_viz.data.tasks import get_task
 from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.figures.layers import ffn_figure, logit_lens_figure, residual_figure
-from transformer_viz.weights import hf, hf_causal
+from transformer_viz.weights import hf, hf_causal, hf_causal_views
 
 
 def render() -> None:
@@ -49,7 +49,7 @@ def lens_figure(ctx, *, min_font: int, lang: str):
     if isinstance(ctx.model, hf.HFModel):
         lens = hf.logit_lens(ctx.model, ctx.trace)
     elif isinstance(ctx.model, hf_causal.HFCausalModel):
-        lens = hf_causal.logit_lens(ctx.model, ctx.trace)
+        lens = hf_causal_views.logit_lens(ctx.model, ctx.trace)
     else:
         task = get_task(ctx.view.task)
         lens = logit_lens(ctx.model, ctx.trace, lm_vocab(task) if ctx.trace.decoder_only else task.tgt_vocab)

@@ -10,7 +10,7 @@ from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, tr
 from transformer_viz.figures.overview import architecture_diagram, diagram_selection
 from transformer_viz.model.summary import block_shapes, parameter_counts
-from transformer_viz.weights import hf, hf_causal
+from transformer_viz.weights import hf, hf_causal, hf_causal_views
 
 LINKED_PAGES = ("embeddings", "attention", "masks", "head", "decoding")
 
@@ -26,7 +26,7 @@ def model_counts(ctx) -> dict[str, int]:
     if isinstance(ctx.model, hf.HFModel):
         return hf.parameter_counts(ctx.model)
     if isinstance(ctx.model, hf_causal.HFCausalModel):
-        return hf_causal.parameter_counts(ctx.model)
+        return hf_causal_views.parameter_counts(ctx.model)
     return parameter_counts(ctx.model)
 
 

@@ -26,7 +26,7 @@ from transformer_viz.app.session.widgets import (
 )
 from transformer_viz.data.tasks import get_task
 from transformer_viz.data.tasks.lm import lm_vocab
-from transformer_viz.weights import hf_causal
+from transformer_viz.weights import hf_causal_views
 from transformer_viz.weights.pretrained import pretrained_name
 
 SPECIAL_STYLE = {"<pad>": "pad", "<bos>": "bos", "<eos>": "eos", "<unk>": "unk"}
@@ -261,7 +261,7 @@ def bar_vocab(ctx: PageContext, trace):
     """The tokens the bars name: a Hugging Face model's tokenizer's, else the task's (one stream's or the
     target's)."""
     if models.is_hugging_face(ctx.model):
-        return hf_causal.TokenizerVocab(ctx.model)
+        return hf_causal_views.TokenizerVocab(ctx.model)
     task = get_task(ctx.view.task)
     return lm_vocab(task) if trace.decoder_only else task.tgt_vocab
 
