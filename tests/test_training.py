@@ -141,9 +141,9 @@ def test_evaluate_scores_a_model_that_is_right_by_construction():
             step = nxt[:, : tgt_ids.shape[1]]  # (batch, tgt_len)
             return torch.nn.functional.one_hot(step, logits.shape[-1]).float() * 100 + logits
 
-        def encode(self, src_ids):
+        def encode(self, src_ids, src_token=None):
             self._src = src_ids
-            return super().encode(src_ids)
+            return super().encode(src_ids, src_token)
 
     torch.manual_seed(0)
     oracle = Oracle(model_config_for(task, d_model=16, n_heads=2, d_ff=32, layers=1))

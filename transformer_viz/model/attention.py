@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from transformer_viz.config import ModelConfig
-from transformer_viz.model.hooks import Dropout, HookPoint, active_intervention
+from transformer_viz.model.hooks import Dropout, HookPoint, active_gate, active_intervention
 from transformer_viz.model.rotary import rotary_angles, rotate
 
 
@@ -101,6 +101,9 @@ class MultiHeadAttention(nn.Module):
             for head in ablated:  # the head's output before W_O: zeros, or its mean over the positions
                 mean = intervention.ablation == "mean"
                 context[:, head] = context[:, head].mean(dim=1, keepdim=True) if mean else 0.0
+        gate = active_gate(self.site)
+        if gate is not None:  # (heads,) or (batch, heads): each head's output scaled, differentiably
+            context = context * gate[..., None, None]  # (batch, heads, q_len, d_head)
         self.hook_scores(scores)  # (batch, heads, q_len, k_len)
         self.hook_masked_scores(masked_scores)  # (batch, heads, q_len, k_len)
         self.hook_weights(weights)  # (batch, heads, q_len, k_len)

@@ -1,17 +1,18 @@
-"""What the model's forward pass reads from its caller's context: the recording, the intervention and
-the generator of dropout's masks.
+"""What the model's forward pass reads from its caller's context: the recording, the intervention, head gates
+and the generator of dropout's masks.
 
 A HookPoint is an identity placed on a tensor worth seeing. It costs one context-variable lookup when
 nothing records. `recording()` installs a recorder for the current thread (or asyncio task) only, so
 several users can trace the same shared model at once and each gets their own tensors; `intervening()`
-does the same for an Intervention, and `dropout_from()` for the generator a training draws its dropout
-masks from. Nothing is ever stored on a module.
+does the same for an Intervention, `dropout_from()` for the generator a training draws its dropout
+masks from, and `gating()` for head gates (Michel et al. 2019's head mask ξ, which gradients flow through).
+Nothing is ever stored on a module.
 """
 
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 import torch
@@ -88,6 +89,31 @@ def intervening(intervention: Intervention | None) -> Iterator[Intervention]:
         yield intervention
     finally:
         _active.reset(token)
+
+
+_head_gates: contextvars.ContextVar[Mapping[tuple[str, int], torch.Tensor] | None] = contextvars.ContextVar(
+    "transformer_viz_head_gates", default=None
+)
+
+
+def active_gate(site: tuple[str, int] | None) -> torch.Tensor | None:
+    """The gate of the heads at `site` (attention kind, layer) under `gating`, or None."""
+    gates = _head_gates.get()
+    return None if gates is None or site is None else gates.get(site)
+
+
+@contextmanager
+def gating(gates: Mapping[tuple[str, int], torch.Tensor]) -> Iterator[Mapping[tuple[str, int], torch.Tensor]]:
+    """Multiply each head's output (before W_O) by its gate in every forward pass of this thread inside the block.
+
+    gates: (kind, layer) -> (heads,) or (batch, heads), e.g. ones that require grad: d loss / d gate is
+    Michel et al.'s importance of a head. Sites not in `gates` are left alone; a gate of 1 changes nothing.
+    """
+    token = _head_gates.set(gates)
+    try:
+        yield gates
+    finally:
+        _head_gates.reset(token)
 
 
 _dropout_generator: contextvars.ContextVar[torch.Generator | None] = contextvars.ContextVar(

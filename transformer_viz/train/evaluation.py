@@ -44,6 +44,12 @@ class Evaluation:
     # Per decoder layer: for every target token with gold source positions, does the head-averaged cross-attention
     # (decoder-only: self-attention; teacher-forced on the correct answer) put its largest weight on one of them?
     alignment_by_layer: tuple[float, ...]
+    # Per input, in the order measured (the order of the inputs; a decoder-only model's grouped by input length),
+    # the same for every run of one n and seed, so two runs can be compared input by input (a paired bootstrap):
+    # was the greedy output right; how many answer tokens were predicted right, and counted, teacher-forced.
+    exact_by_input: tuple[bool, ...] = ()
+    right_by_input: tuple[int, ...] = ()
+    counted_by_input: tuple[int, ...] = ()
 
     @property
     def alignment_layer(self) -> int:
@@ -71,8 +77,8 @@ class _Tally:
     layers: int
     exact: list[bool] = field(default_factory=list)
     by_length: dict[int, list[bool]] = field(default_factory=dict)
-    right: int = 0
-    counted: int = 0
+    right: list[int] = field(default_factory=list)  # per input
+    counted: list[int] = field(default_factory=list)  # per input
     aligned: int = 0
     hits: np.ndarray = field(init=False)  # (layers,) answer tokens whose strongest key is a gold source
 
@@ -82,8 +88,8 @@ class _Tally:
     def tokens(self, logits: torch.Tensor, labels: torch.Tensor) -> None:
         """Teacher-forced predictions: logits (batch, length, vocab), labels (batch, length), <pad> not counted."""
         real = labels != Vocab.pad_id  # (batch, length)
-        self.right += ((logits.argmax(-1) == labels) & real).sum().item()
-        self.counted += real.sum().item()
+        self.right += ((logits.argmax(-1) == labels) & real).sum(dim=1).tolist()
+        self.counted += real.sum(dim=1).tolist()
 
     def answer(self, pieces: Sequence[str], output: list[str], looks_at: torch.Tensor, query_offset: int = 0,
                key_offset: int = 0) -> None:
@@ -102,9 +108,11 @@ class _Tally:
 
     def evaluation(self, samples: int, seed: int) -> Evaluation:
         return Evaluation(samples=samples, seed=seed, exact_match=float(np.mean(self.exact)),
-                          teacher_forced_accuracy=self.right / max(self.counted, 1),
+                          teacher_forced_accuracy=sum(self.right) / max(sum(self.counted), 1),
                           exact_match_by_length={k: float(np.mean(v)) for k, v in sorted(self.by_length.items())},
-                          alignment_by_layer=tuple((self.hits / max(self.aligned, 1)).tolist()))
+                          alignment_by_layer=tuple((self.hits / max(self.aligned, 1)).tolist()),
+                          exact_by_input=tuple(self.exact), right_by_input=tuple(self.right),
+                          counted_by_input=tuple(self.counted))
 
 
 def _measure_seq2seq(model: Model, chunk: Sequence[str], intervention: Intervention | None, tally: _Tally) -> None:
