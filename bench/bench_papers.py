@@ -1,4 +1,10 @@
-"""Published tables reproduced on the shipped toy models: `python bench/bench_papers.py [--inputs N]`.
+"""Published tables reproduced on the shipped toy models: `python bench/bench_papers.py [--inputs N] [--write]`.
+
+Abnar & Zuidema 2020, "Quantifying Attention Flow in Transformers" (`abnar_tables`; analysis/agreement.py), on
+en-fr (an encoder-decoder: the French article agrees with a noun elsewhere in the sentence, as their verb agreed
+with its subject) and the decoder-only reverse-gpt and sort-gpt (one stack, as their encoder): Spearman ρ between
+raw attention, rollout and flow at each layer and leave-one-out / the gradient's norm, for the first answer token
+of 200 fresh inputs; and Kobayashi et al. 2020's check, the share of weight vs of norm on <bos>/<eos>.
 
 Michel, Levy & Neubig 2019, "Are Sixteen Heads Really Better than One?" (`michel_tables`; the measures are in
 transformer_viz/train/pruning.py), on the en-fr and reverse encoder-decoders (2 layers, 4 heads: 24 heads), each
@@ -19,6 +25,7 @@ numpy Generators and random.Random; torch's global RNG is neither seeded nor dra
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -27,6 +34,15 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 
+from transformer_viz.analysis.agreement import (
+    APPROXIMATIONS,
+    REFERENCES,
+    AgreementTable,
+    agreement_table,
+    special_token_shares,
+)
+from transformer_viz.analysis.agreement import PUBLISHED as ABNAR_PUBLISHED
+from transformer_viz.figures.papers import MEASURED
 from transformer_viz.train.evaluation import evaluate
 from transformer_viz.train.loop import recommended_threads
 from transformer_viz.train.pruning import (
@@ -157,6 +173,38 @@ def michel_tables(args: argparse.Namespace) -> dict:
     return results
 
 
+ABNAR_MODELS = ("en-fr", "reverse-gpt", "sort-gpt")  # en-fr: an article agrees with a noun elsewhere, like their verb
+
+
+def abnar_table(name: str, table: AgreementTable) -> None:
+    """Our mean ρ per layer beside Abnar & Zuidema's Tables 1 and 2 (their layers 1, 3 and 6)."""
+    ours = " ".join(f"  ours L{layer}" for layer in range(1, table.layers + 1))
+    print(f"\n{name}: {table.inputs} fresh inputs, the first answer token; Spearman ρ")
+    print(f"{'':26s}{ours}    theirs L1  L3    L6")
+    for reference in REFERENCES:
+        for method in APPROXIMATIONS:
+            mine = " ".join(f"{table.rho[reference][method][layer]:+9.2f}" for layer in range(1, table.layers + 1))
+            theirs = ABNAR_PUBLISHED[reference][method]
+            print(f"{method:>9s} vs {reference:13s}{mine}    {theirs[0]:+.2f} {theirs[2]:+.2f} {theirs[5]:+.2f}")
+
+
+def abnar_tables(args) -> dict:
+    """Abnar & Zuidema's Spearman table on ABNAR_MODELS, and Kobayashi's weight vs norm on <bos>/<eos>."""
+    results: dict = {"abnar": {}, "kobayashi": {}}
+    print(f"\n=== Abnar & Zuidema 2020: Spearman ρ of attention, rollout and flow with leave-one-out and the "
+          f"gradient's norm ({args.abnar_inputs} inputs) ===")
+    for name in ABNAR_MODELS:
+        pretrained = load_pretrained(name)
+        table = agreement_table(pretrained.model, pretrained.task, n=args.abnar_inputs)
+        abnar_table(name, table)
+        results["abnar"][name] = table.to_dict()
+        shares = special_token_shares(pretrained.model, pretrained.task)
+        results["kobayashi"][name] = shares
+        print("  Kobayashi: share on <bos>/<eos> by layer, weight vs norm: " +
+              ", ".join(f"L{i + 1} {w:.2f} vs {n:.2f}" for i, (w, n) in enumerate(shares)))
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=500, help="held-out inputs per evaluation (default 500)")
@@ -164,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of the random order")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads (default: the cores the load average leaves free, at most 2)")
+    parser.add_argument("--abnar-inputs", type=int, default=200,
+                        help="fresh inputs per model for Abnar & Zuidema's table (default 200; 0 skips it)")
+    parser.add_argument("--write", action="store_true",
+                        help=f"store the results where the app's page reads them ({MEASURED.name})")
     args = parser.parse_args(argv)
     if args.inputs < 1:
         parser.error("--inputs must be at least 1")
@@ -172,9 +224,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {os.cpu_count()} cores, "
           f"load average {load:.2f}; {args.inputs} inputs per evaluation")
     wall, cpu = time.perf_counter(), time.process_time()
-    michel_tables(args)
+    results = abnar_tables(args) if args.abnar_inputs else {}
+    results["michel"] = michel_tables(args)
+    if args.write:
+        results["measured"] = dict(inputs=args.inputs, abnar_inputs=args.abnar_inputs, torch=torch.__version__)
+        results["michel_published"] = PUBLISHED
+        MEASURED.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        print(f"\nwritten to {MEASURED}")
     print(f"\nruntime: {time.perf_counter() - wall:.1f} s wall, {time.process_time() - cpu:.1f} s CPU "
-          f"(Michel et al.: {', '.join(args.models)})")
+          f"(Abnar & Zuidema: {', '.join(ABNAR_MODELS) if args.abnar_inputs else 'skipped'}; "
+          f"Michel et al.: {', '.join(args.models)})")
     return 0
 
 

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transformer_viz.analysis.attribution import explain, rank_correlation
+from transformer_viz.analysis.attribution import explain, rank_correlation, value_norms
 from transformer_viz.analysis.inference import run_text
 from transformer_viz.data.tasks import Task
 from transformer_viz.data.tasks.lm import lm_vocab
+from transformer_viz.data.vocab import Vocab
+from transformer_viz.trace.record import recorded_attention
 
 APPROXIMATIONS = ("attention", "rollout", "flow")
 REFERENCES = ("leave_one_out", "gradient")  # Abnar & Zuidema's blank-out and input gradients (the gradient's norm)
@@ -73,3 +75,32 @@ def agreement_table(model, task: Task, n: int = 200, seed: int = 11) -> Agreemen
         rho[reference][method][layer] = float(defined.mean()) if len(defined) else float("nan")
         counted[reference][method][layer] = len(defined)
     return AgreementTable(task.name, n, layers, rho, counted)
+
+
+def special_token_shares(model, task: Task, n: int = 100, seed: int = 3) -> list[tuple[float, float]]:
+    """Kobayashi et al.'s check, per decoder layer: (the mean share of the attention weight, the mean share of
+    ‖Σ_h α_h·f_h(x)‖) that the answer's positions give to <bos> and <eos>, over `n` fresh held-out inputs,
+    teacher-forced. In BERT they found large weights but small norms on such tokens."""
+    decoder_only = model.config.architecture == "decoder_only"
+    kind = "decoder_self" if decoder_only else "cross"
+    rng = random.Random(seed)
+    layers = model.config.n_decoder_layers
+    weight_shares, norm_shares = [[] for _ in range(layers)], [[] for _ in range(layers)]
+    for _ in range(n):
+        text = task.heldout_input(rng)
+        run = run_text(model, task, text, task.target(text))
+        keys = run.trace.tgt_tokens if decoder_only else run.trace.src_tokens
+        special = np.array([token in (Vocab.BOS, Vocab.EOS) for token in keys])
+        for position in range(run.prompt_len - 1, len(run.trace.tgt_tokens) - 1):
+            seen = slice(0, position + 1) if decoder_only else slice(None)  # the keys it may attend to
+            for layer in range(layers):
+                summed = value_norms(model, run.trace, kind, layer, position)[1]  # (k_len,)
+                weights = mean_weights(run.trace, kind, layer, position)[seen]
+                weight_shares[layer].append(weights[special[seen]].sum() / weights.sum())
+                norm_shares[layer].append(summed[seen][special[seen]].sum() / summed[seen].sum())
+    return [(float(np.mean(w)), float(np.mean(m))) for w, m in zip(weight_shares, norm_shares, strict=True)]
+
+
+def mean_weights(trace, kind: str, layer: int, position: int) -> np.ndarray:
+    """The head-mean attention weights of `position` in `layer` -> (k_len,)."""
+    return recorded_attention(trace, kind, layer, "weights")[0, :, position].double().mean(0).numpy()
