@@ -40,7 +40,7 @@ ALLOWED = ("d_model", "d_head", "d_k", "d_ff", "max_len", "n_heads", "W_Q", "W_K
            "b_O", "QKᵀ", "Kᵀ", "softmax", "Softmax", "LayerNorm", "Concat", "ReLU", "pre-LN", "post-LN", "Pre-LN",
            "Post-LN", "sin", "cos", "ln", "BERT", "TensorFlow", "Transformer", "<pad>", "<bos>", "<eos>", "<unk>",
            "English", "BPE", ".npz", ".csv", "HTML", "SVG", "PNG", "Abnar", "Zuidema", "GPT", "RoPE", "Olsson",
-           "Spearman", "Kobayashi", "Captum", "Michel", "log",
+           "Spearman", "Kobayashi", "Captum", "Michel", "log", "WMT", "BLEU",
            # Weights as files: their formats and sizes (commands and file names are “quoted”)
            ".safetensors", "safetensors", ".json", ".zip", ".pt", ".pth", ".bin", ".ckpt", "pickle", "PyTorch", "NaN",
            "Python", "MB", "JSON", "float16", "float32", "bfloat16",

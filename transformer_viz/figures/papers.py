@@ -20,6 +20,12 @@ def measured() -> dict:
     return json.loads(MEASURED.read_text(encoding="utf-8")) if MEASURED.exists() else {}
 
 
+def model_label(model: str, lang: str) -> str:
+    """A shipped model's name as its task and form: "reverse-gpt" -> "Reverse the letters · Decoder-only (GPT's)"."""
+    task, form = (model[:-4], "decoder_only") if model.endswith("-gpt") else (model, "encoder_decoder")
+    return f"{text(f'task.{task}', lang)} · {text(f'architecture.{form}', lang)}"
+
+
 def _number(value) -> str:
     return "–" if value is None or value != value else f"{value:.2f}".replace("-", "−")  # NaN != NaN
 
@@ -67,7 +73,7 @@ def single_heads_table(results: dict, lang: str):
              text("papers.better", lang): published["better"]}]
     for model, table in results["michel"].items():
         lows, highs = zip(*((row["exact"][1], row["exact"][2]) for row in table["single"]), strict=True)
-        rows.append({text("papers.model", lang): model, text("papers.heads", lang): len(lows),
+        rows.append({text("papers.model", lang): model_label(model, lang), text("papers.heads", lang): len(lows),
                      text("papers.worse", lang): sum(high < 0 for high in highs),
                      text("papers.better", lang): sum(low > 0 for low in lows)})
     return pd.DataFrame(rows)
@@ -81,7 +87,7 @@ def one_head_table(results: dict, lang: str):
     for model, table in results["michel"].items():
         for row in table["one_head"]:
             kind, layer, _ = row["kept"]
-            by_site.setdefault((kind, layer), {})[model] = _points(row["exact"])
+            by_site.setdefault((kind, layer), {})[model_label(model, lang)] = _points(row["exact"])
     return pd.DataFrame([{text("papers.layer", lang): _site(kind, layer, lang), **changes}
                          for (kind, layer), changes in by_site.items()])
 
@@ -94,7 +100,8 @@ def pruning_table(results: dict, lang: str):
     curves = {model: table["pruning"][theirs] for model, table in results["michel"].items()}
     fractions = [point["fraction"] for point in next(iter(curves.values()))]
     return pd.DataFrame([{text("papers.pruned", lang): f"{fraction:.0%}",
-                          **{model: f"{curve[i]['exact_match']:.1%}" for model, curve in curves.items()}}
+                          **{model_label(model, lang): f"{curve[i]['exact_match']:.1%}"
+                             for model, curve in curves.items()}}
                          for i, fraction in enumerate(fractions)])
 
 
@@ -102,7 +109,7 @@ def special_tokens_table(results: dict, lang: str):
     """Kobayashi et al.'s check: per model and layer, the share of weight vs of norm on <bos>/<eos>."""
     import pandas as pd
 
-    return pd.DataFrame([{text("papers.model", lang): model, text("papers.layer", lang): layer + 1,
+    return pd.DataFrame([{text("papers.model", lang): model_label(model, lang), text("papers.layer", lang): layer + 1,
                           text("papers.weight_share", lang): f"{weight:.0%}",
                           text("papers.norm_share", lang): f"{norm:.0%}"}
                          for model, shares in results["kobayashi"].items()
@@ -112,7 +119,7 @@ def special_tokens_table(results: dict, lang: str):
 def papers_tables(lang: str) -> list[tuple[str, object]]:
     """(title, DataFrame) for each measured table; [] before the bench has written any."""
     results = measured()
-    tables = [(text("papers.abnar_title", lang, model=model, inputs=table["inputs"]),
+    tables = [(text("papers.abnar_title", lang, model=model_label(model, lang), inputs=table["inputs"]),
                agreement_table(model, table, lang)) for model, table in results.get("abnar", {}).items()]
     if "kobayashi" in results:
         tables.append((text("papers.kobayashi_title", lang), special_tokens_table(results, lang)))
