@@ -125,8 +125,7 @@ def attribution_figure(result: Attribution, *, min_font: int = MIN_FONT_PX, lang
                                                  position=result.position, p=format_number(result.probability, 2)),
                          height=ROW_PX * n_rows + 170, width=PAGE_PX, then=dict(
         **then, showlegend=False, margin=dict(t=110, r=40),
-        xaxis=merge_into(dict(side="top", showgrid=False, zeroline=False, range=[-0.5, n_tokens - 0.5],
-                              title=dict(text=text("attribution.x", lang), standoff=6)),
+        xaxis=merge_into(dict(side="top", showgrid=False, zeroline=False, range=[-0.5, n_tokens - 0.5]),
                          tick_labels(range(n_tokens), tokens, ticks)),
         yaxis=dict(tickmode="array", tickvals=list(range(n_rows)), ticktext=labels, range=[n_rows - 0.5, -0.5],
                    tickfont=dict(size=label_font), showgrid=False, zeroline=False)), min_font=min_font)

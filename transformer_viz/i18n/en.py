@@ -923,7 +923,6 @@ ENGLISH: dict[str, str] = {
     "attribution.method.integrated_gradients": "Integrated gradients",
     "attribution.method.leave_one_out": "Leave one out",
     "attribution.title": "Which input tokens made “{output}” at position {position} (p = {p})?",
-    "attribution.x": "input token",
     "attribution.scaled": "scaled",
     "attribution.rho": "ρ with<br>leave one out",
     "attribution.hover": "<b>{method}</b><br>{token}: {value}",

@@ -915,7 +915,6 @@ CHINESE: dict[str, str] = {
     "attribution.method.integrated_gradients": "积分梯度",
     "attribution.method.leave_one_out": "逐个遮盖",
     "attribution.title": "哪些输入词元让模型在位置 {position} 写出“{output}”（p = {p}）？",
-    "attribution.x": "输入词元",
     "attribution.scaled": "已缩放",
     "attribution.rho": "与逐个遮盖的<br>ρ",
     "attribution.hover": "<b>{method}</b><br>{token}：{value}",
