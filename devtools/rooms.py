@@ -86,7 +86,7 @@ def teacher_moves(teacher):
         has=teacher.get_by_test_id("stWidgetLabel").filter(has_text="Layer"))
 
     def go_to(page_name: str):
-        return lambda: sidebar.get_by_role("link", name=page_name).click()
+        return lambda: sidebar.get_by_role("link", name=page_name, exact=True).click()
 
     def choose_layer(option: str):
         return lambda: choose_option(teacher, layer, option)

@@ -63,5 +63,5 @@ def test_a_room_started_on_one_replica_is_followed_from_the_other(topology, brow
             break
         student.context.close()
     student.get_by_text(f"Following the teacher in room {code}.").wait_for(timeout=30_000)
-    sidebar.get_by_role("link", name="Masks").click()
+    sidebar.get_by_role("link", name="Masks", exact=True).click()
     student.wait_for_function("() => location.pathname === '/masks'", timeout=30_000)

@@ -89,7 +89,7 @@ def test_a_teacher_who_reloads_still_leads_the_room_and_shows_its_code_in_presen
         sidebar = teacher.get_by_test_id("stSidebar")
         assert sidebar.get_by_text(f"You lead room {code} again.").count() == 1
         assert sidebar.get_by_role("button", name="End room").count() == 1
-        follow_seconds(teacher, student, lambda: sidebar.get_by_role("link", name="Attention").click(),
+        follow_seconds(teacher, student, lambda: sidebar.get_by_role("link", name="Attention", exact=True).click(),
                        f"location.pathname === '/attention' && {HEADING} === 'Attention'")
 
         open_app(teacher, teacher.url + "&present=true")  # the projector's computer, in presenter mode
