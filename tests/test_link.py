@@ -14,7 +14,7 @@ CHOSEN = View(lang="zh", source="hf", hf_model="Helsinki-NLP/opus-mt-en-zh", tas
               max_len=32, positional="learned", norm_first=False, scale_embeddings=True, embed_norm=True,
               mask_value=-math.inf, seed=7, src_text="the black cat", tgt_text="le chat", kind="encoder_self", layer=0,
               head=3, value="scores", query=2, pad=16, mask_kind="encoder_self", cell_query=3, cell_key=0, step=6,
-              temperature=0.7, top_k=5, top_p=0.85, sample_seed=42,
+              output=3, temperature=0.7, top_k=5, top_p=0.85, sample_seed=42,
               side="tgt", stack="encoder", dims=(1, 5), train_steps=400, train_lr=0.003, train_batch=64,
               train_from="current", lesson_step=4, present=True, bpe_corpus="low lower", bpe_merges=3,
               breaks=("no_scale", "no_look_ahead"), ablate=("cross-2-1",), ablation="mean", a_weights="random",

@@ -79,6 +79,6 @@ CODE = ((leave_one_out, ("blanked = ", "blanked[torch.arange", "log_p = ", "retu
 STEP = Step(
     "explanation", "attribution",
     r"\mathrm{LOO}_i=\log p(y\mid x)-\log p\big(y\mid x_{i\to\langle unk\rangle}\big)",
-    show, setup={"task": "en-fr", "src_text": EXAMPLE, "architecture": "encoder_decoder", "step": 4},
+    show, setup={"task": "en-fr", "src_text": EXAMPLE, "architecture": "encoder_decoder", "output": 4},
     code=CODE,
 )

@@ -26,7 +26,7 @@ def render() -> None:
     if not positions:
         st.info(tr("attribution.nothing"), icon=":material/info:")
         return
-    position = positions[choose_step(len(positions), "attribution.output") - 1]
+    position = positions[choose_step(len(positions), "attribution.output", state.OUTPUT, state.OUTPUT_COUNT) - 1]
     figures = ctx.figures(attribution_figures, position)
     result = figures["result"]
     st.markdown(tr("attribution.explaining", output=literal(result.output), position=position,

@@ -266,18 +266,20 @@ def bar_vocab(ctx: PageContext, trace):
     return lm_vocab(task) if trace.decoder_only else task.tgt_vocab
 
 
-def choose_step(count: int, label: str = "decoding.step") -> int:
-    """The step shown (Decoding; the output token explained, Attribution), from 1 to `count` (the last unless
-    chosen), on a slider named by catalog key `label`. One step needs no slider."""
+def choose_step(count: int, label: str = "decoding.step", field: str = state.STEP,
+                count_key: str = state.STEP_COUNT) -> int:
+    """The step shown (Decoding; with `field` OUTPUT, the output token explained), from 1 to `count` (the last
+    unless chosen), on a slider named by catalog key `label`. One step needs no slider. Each page keeps its own
+    field: two sliders sharing one key clashed on a direct switch between their pages."""
     if count == 1:
         st.caption(tr("decoding.one_step"))
         return 1
-    shown = st.session_state.get(state.STEP, View.step)
+    shown = st.session_state.get(field, getattr(View, field))
     if not 1 <= shown <= count:  # 0 (the view's default) or beyond a shorter output: the last step
-        st.session_state[state.STEP] = count
-    elif st.session_state.get(state.STEP_COUNT) != count:
+        st.session_state[field] = count
+    elif st.session_state.get(count_key) != count:
         # A new count makes a new slider, which would take the value code set last (the lesson's 0), not the
         # shown one. Written only then: a written value is sent to the browser and would undo a key press.
-        st.session_state[state.STEP] = shown
-    st.session_state[state.STEP_COUNT] = count
-    return view_widget(st.slider, state.STEP, tr(label), 1, count, value=count)
+        st.session_state[field] = shown
+    st.session_state[count_key] = count
+    return view_widget(st.slider, field, tr(label), 1, count, value=count)

@@ -33,6 +33,8 @@ PAD, MASK_KIND = "pad", "mask_kind"  # Masks: pad the batch to this length; the 
 CELL_QUERY, CELL_KEY = "cell_query", "cell_key"  # Inside one head: the cell followed through every step
 STEP = "step"  # Decoding: the step shown (1 = the first token written)
 STEP_COUNT = "_step_count"  # Decoding: how many steps its slider offered when last drawn
+OUTPUT = "output"  # Is attention an explanation?: the output token explained (1 = the first written)
+OUTPUT_COUNT = "_output_count"  # how many output tokens its slider offered when last drawn
 TEMPERATURE, TOP_K, TOP_P, SAMPLE_SEED = "temperature", "top_k", "top_p", "sample_seed"  # Decoding: sampling
 STACK = "stack"  # Inside the layers: the encoder's or the decoder's
 SIDE, DIMS = "side", "dims"  # Embeddings: source or target; the encoding dimensions drawn as curves
@@ -150,6 +152,7 @@ class View:
     cell_query: int | None = None  # None: no cell chosen (Inside one head then follows cell 0, 0)
     cell_key: int | None = None
     step: int = 0  # 0: the last step (the slider counts from 1)
+    output: int = 0  # 0: the last output token (the slider counts from 1)
     temperature: float = 0.0  # 0: greedy decoding (the other sampling settings unused)
     top_k: int = 0  # 0: every token may be drawn
     top_p: float = 1.0  # 1: every token may be drawn
