@@ -461,17 +461,19 @@ def test_decoding_opens_after_the_lesson():
 
 
 def test_a_cached_figure_is_drawn_as_the_figure_it_was():
-    """The figure cache keeps SharedFigures, whose dict st.plotly_chart reads on every rerun is made once."""
+    """The figure cache keeps SharedFigures, whose dict st.plotly_chart reads on every rerun is made once (with
+    its margins settled in advance, figures/margins.py)."""
     import plotly.io as pio
     from helpers import real_trace
 
     from transformer_viz.app.server.figure_cache import SharedFigure, shared
     from transformer_viz.figures.attention import attention_heatmap
+    from transformer_viz.figures.margins import settle_margins
     from transformer_viz.figures.masks import mask_figures
 
     trace = real_trace()
     fig, figures = attention_heatmap(trace, "encoder_self", 1, 2), mask_figures(trace)
-    expected = [pio.to_json(f, validate=False) for f in (fig, *figures.values())]
+    expected = [pio.to_json(settle_margins(f.to_dict()), validate=False) for f in (fig, *figures.values())]
     kept = shared((fig, figures))
     assert kept[0] is fig and type(fig) is SharedFigure and all(type(f) is SharedFigure for f in figures.values())
     for _ in range(2):  # as two reruns serialize it

@@ -12,6 +12,8 @@ import streamlit as st
 from cachetools import LRUCache
 from plotly.basedatatypes import BaseFigure
 
+from transformer_viz.figures.margins import settle_margins
+
 # The figures one server keeps for all its sessions, bounded in bytes as figure_bytes estimates them (Plotly's
 # objects around them add up to as much again): at the default shape an entry holds 50 KiB to 2 MiB, so a class's
 # views stay; at the largest shape the server allows, Inside one head's nine figures hold ~36 MiB.
@@ -46,7 +48,8 @@ def figure_bytes(figures, sample: int = 16) -> int:
 
 
 class SharedFigure(go.Figure):
-    """A figure of the figure cache: shared by every session and never changed, so its dict is made once.
+    """A figure of the figure cache: shared by every session and never changed, so its dict is made once, with
+    its margins settled (figures/margins.py: drawn once in the browser, not again for each margin that grows).
 
     st.plotly_chart asks a figure for `to_dict()` on every rerun, a deep copy of all its data (a few ms for a
     page); it only reads the dict (plotly.io.to_json drops trace uids, which these figures have none of)."""
@@ -54,7 +57,7 @@ class SharedFigure(go.Figure):
     def to_dict(self):
         shared = self.__dict__.get("_shared_dict")
         if shared is None:
-            shared = self.__dict__["_shared_dict"] = super().to_dict()
+            shared = self.__dict__["_shared_dict"] = settle_margins(super().to_dict())
         return shared
 
 

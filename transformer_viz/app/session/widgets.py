@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from transformer_viz.app.server.checkpoints import checkpoint_name
+from transformer_viz.app.server.figure_cache import shared
 from transformer_viz.app.session import state
 from transformer_viz.app.session.link import field_texts
 from transformer_viz.app.session.state import VIEW_FIELDS, View
@@ -256,7 +257,7 @@ def current_view() -> View:
 def chart(fig, key: str, on_select: str | Callable = "ignore", selection_mode=("points",)):
     """st.plotly_chart with the figure's own colours (not Streamlit's theme) and a compact mode bar whose
     camera saves a PNG at twice the size (sharp on a slide). The figure joins the view's download."""
-    st.session_state.setdefault(state.VIEW_FIGURES, {})[key] = fig
+    st.session_state.setdefault(state.VIEW_FIGURES, {})[key] = shared(fig)  # margins settled, its dict made once
     hide_cell_numbers_below(fig, key)
     return st.plotly_chart(
         fig, key=key, theme=None, on_select=on_select, selection_mode=selection_mode,
