@@ -531,3 +531,18 @@ def test_back_to_the_pretrained_model_restores_its_shape_and_weights():
     shape = {f: at.session_state[f] for f in ("d_model", "n_heads", "n_encoder_layers", "max_len", "positional")}
     assert shape == {"d_model": 64, "n_heads": 4, "n_encoder_layers": 2, "max_len": 0, "positional": "sinusoidal"}
     assert at.session_state["weights"] == "pretrained"
+
+
+def test_inside_one_head_draws_a_folded_step_only_once_opened():
+    """At d_model 64 the four d_model-wide steps open folded; their charts are not sent until a student opens
+    one (Streamlit's lazy expander): a folded chart cost the browser as much as one shown."""
+    at = run_page("head")
+    drawn = {chart.proto.id.rsplit("-", 1)[-1] for chart in at.get("plotly_chart")}
+    assert "head_step_qk" in drawn and not drawn & {"head_step_x", "head_step_projections", "head_step_concat",
+                                                      "head_step_output"}
+    from transformer_viz.app.session import state
+
+    at.session_state[state.HEAD_OPEN.format("x")] = True  # as a click on the expander's label sets it
+    at.run()
+    drawn = {chart.proto.id.rsplit("-", 1)[-1] for chart in at.get("plotly_chart")}
+    assert "head_step_x" in drawn and "head_step_projections" not in drawn

@@ -48,9 +48,11 @@ def render() -> None:
     steps, dot = ctx.figures(head_figures, kind, layer, head, (query, key))
     wide = walk.d_model > READABLE_WIDTH  # then the d_model-wide steps open folded: rows of a few pixels
     for step, fig in steps:
-        if wide and step in WIDE_STEPS:
-            with st.expander(tr("head.wide", step=tr(f"head.step.{step}"), d_model=walk.d_model)):
-                chart(fig, key=f"head_step_{step}")
+        if wide and step in WIDE_STEPS:  # drawn only once opened (Streamlit's lazy expander): four charts less
+            label = tr("head.wide", step=tr(f"head.step.{step}"), d_model=walk.d_model)
+            with (folded := st.expander(label, key=state.HEAD_OPEN.format(step), on_change="rerun")):
+                if folded.open:
+                    chart(fig, key=f"head_step_{step}")
         else:
             st.markdown(f"**{tr(step_text(walk, step))}**")
             chart(fig, key=f"head_step_{step}")

@@ -71,6 +71,7 @@ WEIGHTS_DOWNLOAD, WEIGHTS_UPLOAD = "weights_download", "weights_upload"  # Train
 UPLOAD_NOTICE = "_upload_notice"  # what became of the last upload: (catalog key, values), shown once
 SHOWN = "_shown_{}"  # a button's result stays shown for the session once pressed
 LESSON_REVEAL = "lesson_reveal_{}"  # one per step: a new step opens with its answer hidden
+HEAD_OPEN = "head_open_{}"  # Inside one head: a folded d_model-wide step, opened (its chart drawn only then)
 
 # Class rooms (app/rooms/): a teacher shares the page and view, the students follow.
 ROOM = "room"  # the query parameter of a student's link (/?room=K7QX…, the link code); not a view field
