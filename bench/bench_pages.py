@@ -67,7 +67,7 @@ from devtools.browser import (  # noqa: E402
     wait_until_serving,
 )
 from devtools.servers import cpu_seconds, health, machine_busy_seconds  # noqa: E402
-from transformer_viz.app.frame.navigation import PAGES  # noqa: E402
+from transformer_viz.app.frame.navigation import HOME, PAGES  # noqa: E402
 
 PAGE_SIGNATURE = f"() => (document.querySelector('h1')?.innerText.trim() || '') + '\\n' + ({SIGNATURE})()"
 # Every chart drawn, nothing stale or loading, the app idle: the frame that shows the whole target page.
@@ -283,18 +283,20 @@ def schedule(app: list[Target], yard: list[Target], rng: random.Random, every: i
     return out
 
 
-def every_page(browser, clicks: int, every: int, seed: int) -> tuple[list[Target], list[Target]]:
+def every_page(browser, clicks: int, every: int, seed: int, only: list[str] | None = None
+               ) -> tuple[list[Target], list[Target]]:
     texts = app_texts()
     with streamlit_server("app.py") as app_url, streamlit_server("bench/minimal_pages_app.py") as yard_url:
         app_tab, yard_tab = open_tab(browser, app_url), open_tab(browser, yard_url)
-        app = [Target(name, texts[f"nav.{name}"], app_tab) for name in PAGES]
+        app = [Target(name, texts[f"nav.{name}"], app_tab) for name in PAGES if not only or name in (*only, HOME)]
         yard = [Target("yard:scores", "Scores", yard_tab), Target("yard:weights", "Weights", yard_tab)]
         started = time.monotonic()
         # A new session's first switch between Decoding and "Is attention an explanation?" (either way) shows
         # StreamlitValueBelowMinError (choose_step's slider): the two are learnt apart, before the switches.
         order = app[1:] + app[:1]  # ... Decoding, Training, Attribution, ..., back to the home page shown first
-        at = order.index(next(t for t in app if t.name == "attribution"))
-        order[at], order[at + 1] = order[at + 1], order[at]
+        if {"attribution", "decoding"} <= {t.name for t in app}:
+            at = order.index(next(t for t in app if t.name == "attribution"))
+            order[at], order[at + 1] = order[at + 1], order[at]
         for target in order + yard:
             learn(target)
         for target in app[1:] + app[:1] + yard:  # warm the measured path once, check that the signatures hold
@@ -427,13 +429,15 @@ def main() -> None:
     parser.add_argument("--quiet-wait", type=float, default=25, help="minutes to wait for load < 1.5")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip", choices=("pages", "first"), help="leave one part out")
+    parser.add_argument("--pages", help="only these pages (ids, comma-separated; the home page always)")
     args = parser.parse_args()
     sys.setswitchinterval(0.0005)  # the relay's threads note a chunk's time without waiting for the GIL long
     wait_for_quiet(args.quiet_wait)
     started, busy, ours = time.monotonic(), machine_busy_seconds(), own_cpu()
     with chromium() as browser:
         if args.skip != "pages":
-            report_pages(*every_page(browser, args.clicks, args.every, args.seed))
+            only = args.pages.split(",") if args.pages else None
+            report_pages(*every_page(browser, args.clicks, args.every, args.seed, only))
         if args.skip != "first":
             first = first_pages(browser, args.starts, args.fresh)
         others = (machine_busy_seconds() - busy) - (own_cpu() - ours)
