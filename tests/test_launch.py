@@ -65,6 +65,7 @@ def served(monkeypatch):
 
     started = []
     monkeypatch.setattr(cli, "main", lambda args, prog_name: started.append((args, limits())))
+    monkeypatch.setattr(launch, "warm_up", lambda url: None)  # no server starts here
 
     def serve(**variables):
         monkeypatch.delenv("TVIZ_HF_DOWNLOADS", raising=False)
@@ -107,3 +108,30 @@ def test_the_public_names_load_their_modules_on_first_use():
     assert {alias.name: node.module for node in checked.body for alias in node.names} == homes
     with pytest.raises(AttributeError, match="no attribute 'Transformers'"):
         transformer_viz.Transformers  # noqa: B018 - a typo still fails
+
+
+def test_the_served_app_runs_its_home_page_once_before_any_student():
+    """`transformer-viz` asks its own server for Streamlit's script health check as soon as it answers: torch, the
+    shipped model and the home page's figures are loaded before the first browser connects (none does here)."""
+    from devtools.browser import free_port, stop_process
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "transformer_viz", "--host", "127.0.0.1", "--port", str(port)],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              start_new_session=True)  # stop_process stops its process group
+    try:
+        said = ""
+        for line in server.stdout:  # until the warm-up reports (the launcher gives up after WARM_UP_SECONDS)
+            said += line
+            if "transformer-viz: " in line and ("warmed up" in line or "could not warm up" in line):
+                break
+        assert "transformer-viz: warmed up: the home page ran once" in said, said
+    finally:
+        stop_process(server)
+
+
+def test_the_warm_up_address_follows_the_served_options():
+    assert launch.served_url(launch.streamlit_args(["--port", "8600"])) == "http://127.0.0.1:8600"
+    assert launch.served_url(launch.streamlit_args(["--host", "10.0.0.5", "--", "--server.port=9000"])) == \
+        "http://10.0.0.5:9000"
+    assert launch.served_url(launch.streamlit_args(["--host", "0.0.0.0"])) == "http://127.0.0.1:8501"

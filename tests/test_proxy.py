@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.browser,
 def topology(tmp_path_factory):
     with redis_server() as redis_url, Servers(replicas=2, proxy=True, app="app.py",
                                               workdir=tmp_path_factory.mktemp("proxy"),
-                                              env={"TVIZ_REDIS_URL": redis_url}) as servers:
+                                              env={"TVIZ_REDIS_URL": redis_url,  # and the check as the launcher's
+                                                   "STREAMLIT_SERVER_SCRIPT_HEALTH_CHECK_ENABLED": "true"}) as servers:
         yield servers
 
 
@@ -30,6 +31,19 @@ def test_the_shipped_template_passes_nginx_t(topology):
     result = subprocess.run([NGINX, "-t", "-c", str(topology.workdir / "nginx.conf"), "-p", str(topology.workdir)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_warm_up_check_is_not_reachable_through_nginx(topology):
+    """Each request to Streamlit's script health check runs the app once: only a replica's own launcher asks."""
+    from urllib.error import HTTPError
+
+    from devtools.servers import NO_PROXY
+
+    replica = f"http://127.0.0.1:{topology.ports[0]}"
+    with NO_PROXY.open(f"{replica}/_stcore/script-health-check", timeout=120) as answer:
+        assert answer.status == 200  # there, as `transformer-viz` serves it
+    with pytest.raises(HTTPError, match="404"):
+        NO_PROXY.open(f"{topology.url}/_stcore/script-health-check", timeout=30)
 
 
 def open_student(browser, url: str, figures: bool = True):
