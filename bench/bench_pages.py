@@ -332,16 +332,29 @@ def report_pages(app: list[Target], yard: list[Target]) -> None:
 
 @contextlib.contextmanager
 def packaged_server():
-    """`transformer-viz --host 127.0.0.1 --port <free>` (the installed command, else `python -m transformer_viz`)."""
+    """`transformer-viz --host 127.0.0.1 --port <free>` (the installed command, else `python -m transformer_viz`),
+    once it has warmed up (its launcher runs the home page once as soon as the server answers: what a class's
+    server has done before the first student arrives)."""
     port = free_port()
     command = [shutil.which("transformer-viz")] if shutil.which("transformer-viz") else [
         sys.executable, "-m", "transformer_viz"]
     process = subprocess.Popen([*command, "--host", "127.0.0.1", "--port", str(port), "--",
                                 "--browser.gatherUsageStats", "false"],
-                               cwd="/tmp", stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+                               cwd="/tmp", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    warmed = threading.Event()
+
+    def read_output() -> None:  # drained to the end, so that the server never blocks on a full pipe
+        for line in process.stdout:
+            if "transformer-viz: " in line and "warm" in line:
+                print(f"  {line.strip()}", flush=True)
+                warmed.set()
+
+    threading.Thread(target=read_output, daemon=True).start()
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(process, lambda: health(url), f"transformer-viz on {url}", 90, 0.3)
+        warmed.wait(180)
         yield url
     finally:
         stop_process(process)
