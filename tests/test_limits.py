@@ -68,8 +68,8 @@ def test_the_command_runs_the_packaged_script_with_its_settings_beside_it(monkey
     monkeypatch.delenv("TVIZ_CHECKPOINTS", raising=False)
     args = streamlit_args(["--host", "127.0.0.1", "--port", "8600", "--checkpoints", "/tmp/w", "--",
                            "--server.maxUploadSize", "5"])
-    assert args == ["run", str(SCRIPT), "--server.port", "8600", "--server.address", "127.0.0.1",
-                    "--server.maxUploadSize", "5"]
+    assert args == ["run", str(SCRIPT), "--server.port", "8600", "--server.scriptHealthCheckEnabled", "true",
+                    "--server.address", "127.0.0.1", "--server.maxUploadSize", "5"]  # the check: its warm-up
     assert os.environ["TVIZ_CHECKPOINTS"] == "/tmp/w"
     assert (SCRIPT.parent / ".streamlit" / "config.toml").is_file()
     assert sorted(p.name for p in SCRIPT.parent.glob("*.py")) == ["streamlit_app.py"]  # alone on sys.path

@@ -420,7 +420,7 @@ def test_the_launcher_adds_its_folders_to_the_environment_variable(tmp_path, mon
 
     monkeypatch.setenv(CHECKPOINTS_ENV, "/already/there")
     command = streamlit_args(["--checkpoints", str(tmp_path), "--port", "8600"])
-    assert command[-2:] == ["--server.port", "8600"]
+    assert command[2:4] == ["--server.port", "8600"]
     assert os.environ[CHECKPOINTS_ENV] == os.pathsep.join([str(tmp_path.resolve()), "/already/there"])
 
 

@@ -10,21 +10,21 @@ Widths are fit.py's estimates, rounded up: a label is never cut, a margin is at 
 from __future__ import annotations
 
 import base64
-import itertools
 import math
 import re
 from collections.abc import Iterator
 
 import numpy as np
+import plotly.graph_objects as go
 
-from transformer_viz.figures.fit import GAP_PX, LINE_EM, shown_text, text_em
+from transformer_viz.figures.fit import LINE_EM, shown_text, text_em
 
 PLOTLY_MARGIN = dict(l=80, r=80, t=100, b=80)  # Plotly's defaults, for a side the figure does not set
 PUSH_PAD = 12  # Plotly adds min(12, the smallest margin) to what pushes a margin
 SLACK = 3  # px more than estimated beside an axis: its labels are never cut
 LABEL_GAP = 3  # between a plot's edge and its tick labels, px
-TITLE_STANDOFF = 10  # about Plotly's own distance from the tick labels to an axis title that sets none
-NARROW_PLOT_PX = 600  # the plot width an x axis's automatic tick angle is chosen for (a narrow screen)
+TITLE_STANDOFF = 0  # Plotly's own distance from the tick labels to an axis title that sets none: next to them
+AUTO_SIN, AUTO_COS = math.sin(math.radians(30)), math.cos(math.radians(30))  # Plotly's first turn of tick labels
 WIDEST_PLOT_PX = 1880  # the widest a plot is drawn (MAX_MAIN_WIDTH): what a place right of it in plot widths is
 LEGEND_ROW_PX = 400  # the px of legend entries assumed to fit a row (a narrow screen at 150 %)
 EDGE = 0.01  # an axis whose plot starts within this share of the figure's edge labels into the margin
@@ -59,6 +59,14 @@ def settle_margins(figure: dict) -> dict:
     return figure
 
 
+def lined_up(figures: list[go.Figure]) -> list[go.Figure]:
+    """Copies of `figures`, drawn one above the other, whose plots line up: each gets the widest left and the
+    widest right margin that any of them needs (the originals, maybe shared, are not changed)."""
+    margins = [settle_margins(figure.to_dict())["layout"]["margin"] for figure in figures]
+    left, right = (max(margin.get(side, PLOTLY_MARGIN[side]) for margin in margins) for side in "lr")
+    return [go.Figure(figure).update_layout(margin_l=left, margin_r=right) for figure in figures]
+
+
 def _axes(layout: dict) -> Iterator[tuple[str, dict]]:
     for key, axis in layout.items():
         match = AXIS_KEY.match(key)
@@ -67,8 +75,8 @@ def _axes(layout: dict) -> Iterator[tuple[str, dict]]:
 
 
 def _axis_needs(name: str, axis: dict, layout: dict, data, font: float) -> dict[str, float]:
-    """The px this axis's tick labels and title take in each margin they reach ("l", "r", "t", "b"). An x axis
-    whose labels Plotly would turn by itself gets the angle it would choose on a narrow screen, written in."""
+    """The px this axis's tick labels and title take in each margin they reach ("l", "r", "t", "b"). Where Plotly
+    chooses the angle of an x axis's labels itself, there is room for every angle it may choose."""
     if axis.get("visible") is False:
         return {}
     letter = name[0]
@@ -83,22 +91,26 @@ def _axis_needs(name: str, axis: dict, layout: dict, data, font: float) -> dict[
         tick_font = axis.get("tickfont", {}).get("size", font)
         widest = max(text_em(label) for label in labels) * tick_font
         high = tick_font * LINE_EM * max(len(shown_text(label)) for label in labels)
-        if letter == "x" and not isinstance(axis.get("tickangle"), int | float):
-            axis["tickangle"] = _auto_angle(axis, labels, widest, high, along[1] - along[0])
-        angle = math.radians(axis.get("tickangle", 0) if letter == "x" else 0)
+        automatic = letter == "x" and not isinstance(axis.get("tickangle"), int | float)
+        degrees = 0 if automatic or letter == "y" else axis.get("tickangle", 0)
+        angle = math.radians(degrees)
         turned_across = widest * abs(math.sin(angle)) + high * abs(math.cos(angle))  # from the axis outwards
         turned_along = widest * abs(math.cos(angle)) + high * abs(math.sin(angle))
-        slanted = letter == "x" and 0 < abs(axis.get("tickangle", 0)) < 90
+        slanted = 0 < abs(degrees) < 90
+        if automatic:  # Plotly turns them by 30° or 90° where they would meet (autotickangles): room for either
+            turned_across = max(high, widest * AUTO_SIN + high * AUTO_COS, widest) + 2 * LABEL_GAP
         depth = LABEL_GAP + (turned_across + LABEL_GAP * slanted if letter == "x" else widest)
         if slanted:  # the end label leans out of the plot
-            rising = (axis["tickangle"] < 0) == (side == "top")
+            rising = (degrees < 0) == (side == "top")
             edge, at = ("r", along[1] >= 1 - EDGE) if rising else ("l", along[0] <= EDGE)
             if at:
                 needs[edge] = turned_along
-        elif letter == "x" and angle == 0:  # half of each end label beyond the plot, at most
-            for edge, at, label in (("l", along[0] <= EDGE, labels[0]), ("r", along[1] >= 1 - EDGE, labels[-1])):
+        elif letter == "x":  # half of each end label beyond the plot, at most (turned by 30°: the first leans out)
+            first = widest * AUTO_COS if automatic else _half_across(labels[0], degrees, high, tick_font)
+            last = _half_across(labels[-1], degrees, high, tick_font)
+            for edge, at, room in (("l", along[0] <= EDGE, first), ("r", along[1] >= 1 - EDGE, last)):
                 if at:
-                    needs[edge] = text_em(label) * tick_font / 2
+                    needs[edge] = room
         if letter == "y":  # the end labels stand half a line beyond the plot
             needs.update({k: high / 2 for k, at in (("b", along[0] <= EDGE), ("t", along[1] >= 1 - EDGE)) if at})
     title = axis.get("title", {})
@@ -112,22 +124,14 @@ def _axis_needs(name: str, axis: dict, layout: dict, data, font: float) -> dict[
     return needs
 
 
+def _half_across(label: str, degrees: float, high: float, font: float) -> float:
+    """Half the width a flat (or upright) tick label takes along its axis."""
+    return high / 2 if abs(degrees) == 90 else text_em(label) * font / 2
+
+
 def _axis_key(name: str) -> str:
     """"x2" -> "xaxis2"."""
     return f"{name[0]}axis{name[1:]}"
-
-
-def _auto_angle(axis: dict, labels: list[str], widest: float, high: float, share: float) -> int:
-    """The angle Plotly's autotickangles (0, 30, 90) gives these labels in a plot NARROW_PLOT_PX wide: flat if
-    neighbours do not meet, 30° if their lines do not, else upright."""
-    values = axis.get("tickvals")
-    numeric = values and all(isinstance(v, int | float) for v in values)
-    span = abs(axis["range"][1] - axis["range"][0]) if "range" in axis else len(labels)
-    step = min((abs(b - a) for a, b in itertools.pairwise(values)), default=1) if numeric else 1
-    pitch = NARROW_PLOT_PX * share / max(span, 1) * step
-    if widest + GAP_PX <= pitch:
-        return 0
-    return 30 if high <= pitch * math.sin(math.radians(30)) else 90
 
 
 def _tick_labels(name: str, axis: dict, data) -> list[str]:
@@ -189,7 +193,7 @@ def _nice_labels(low: float, high: float, axis: dict) -> list[str]:
         power = 10 ** math.floor(math.log10(raw))
         step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
         first = math.ceil(low / step) * step
-        ticks = np.arange(first, high + step / 2, step)
+        ticks = np.arange(first, high + step * 1e-6, step)
         texts += [_number(v, axis, step) for v in ticks]
     return texts
 

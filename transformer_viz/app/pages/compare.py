@@ -24,6 +24,7 @@ from transformer_viz.app.session.widgets import (
 )
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
+from transformer_viz.figures.margins import lined_up
 
 # A, B and B − A one under the other, each as wide as the main column at its narrowest (MAIN_WIDTH): side by side,
 # half a column left no room for the keys' names, and the three line up tile for tile, cell for cell.
@@ -59,18 +60,22 @@ def render() -> None:
         except ValueError:  # A's answer is no valid target (an untrained model's rambling): each reads its own
             traces[side] = greedy.trace
         shown[side] = kind if kind in traces[side].attention_kinds() else "decoder_self"
-        if shown[side] != kind:  # a decoder-only model: no encoder, no cross-attention
-            st.caption(tr("compare.kind_missing", side=side.upper(), kind=tr(f"kind.{kind}")))
-        chart(attention_grid(traces[side], shown[side], width=GRID_WIDTH, whose=side.upper(),
-                             min_font=figure_min_font(), lang=lang()), key=f"compare_grid_{side}")
     a, b = traces["a"], traces["b"]
-    st.subheader(tr("compare.difference"))
-    kind = shown["a"]
+    chosen, kind = kind, shown["a"]
     same_shape = shown["a"] == shown["b"] and (a.config.n_heads, a.n_layers(kind), a.attention_tokens(kind)) == (
         b.config.n_heads, b.n_layers(kind), b.attention_tokens(kind))
+    grids = [attention_grid(traces[side], shown[side], width=GRID_WIDTH, whose=side.upper(),
+                            min_font=figure_min_font(), lang=lang()) for side in sides]
     if same_shape:
-        chart(difference_grid(a, b, kind, width=GRID_WIDTH, min_font=figure_min_font(), lang=lang()),
-              key="compare_difference")
+        grids.append(difference_grid(a, b, kind, width=GRID_WIDTH, min_font=figure_min_font(), lang=lang()))
+    grids = lined_up(grids)  # the three plots one above the other, their tiles in the same columns
+    for side, grid in zip(sides, grids[:2], strict=True):
+        if shown[side] != chosen:  # a decoder-only model: no encoder, no cross-attention
+            st.caption(tr("compare.kind_missing", side=side.upper(), kind=tr(f"kind.{chosen}")))
+        chart(grid, key=f"compare_grid_{side}")
+    st.subheader(tr("compare.difference"))
+    if same_shape:
+        chart(grids[-1], key="compare_difference")
     else:
         st.caption(tr("compare.no_difference"))
 
