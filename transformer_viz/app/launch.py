@@ -28,6 +28,8 @@ SERVED_DEFAULTS = {"TVIZ_HF_DOWNLOADS": "0"}
 # one 3.1 s). deploy/nginx.conf.template keeps the check's address from the outside.
 WARM_UP = "/_stcore/script-health-check"
 WARM_UP_SECONDS = 600  # the longest the launcher waits for the server to answer, then for the run
+# The server is on this machine: never through an http_proxy a school's network may set in the environment.
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 EPILOG = ("The server's limits are TVIZ_* environment variables (README, \"Host it for a class\"). Served this way, "
           "the app downloads no Hugging Face model unless TVIZ_HF_DOWNLOADS=1.")
 
@@ -90,7 +92,7 @@ def warm_up(url: str, seconds: float = WARM_UP_SECONDS) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5):
+            with DIRECT.open(f"{url}/_stcore/health", timeout=5):
                 break
         except OSError:
             time.sleep(0.25)
@@ -99,7 +101,7 @@ def warm_up(url: str, seconds: float = WARM_UP_SECONDS) -> bool:
         return False
     started = time.monotonic()
     try:
-        with urllib.request.urlopen(f"{url}{WARM_UP}", timeout=max(deadline - time.monotonic(), 1)) as answer:
+        with DIRECT.open(f"{url}{WARM_UP}", timeout=max(deadline - time.monotonic(), 1)) as answer:
             ran = answer.status == 200
     except OSError:
         ran = False

@@ -59,12 +59,13 @@ def settle_margins(figure: dict) -> dict:
     return figure
 
 
-def lined_up(figures: list[go.Figure]) -> list[go.Figure]:
-    """Copies of `figures`, drawn one above the other, whose plots line up: each gets the widest left and the
-    widest right margin that any of them needs (the originals, maybe shared, are not changed)."""
+def line_up(figures: list[go.Figure]) -> None:
+    """Give `figures`, drawn one above the other, the widest left and the widest right margin any of them needs,
+    so that their plots line up. Changes them: figures built for this run, never ones shared by the figure cache."""
     margins = [settle_margins(figure.to_dict())["layout"]["margin"] for figure in figures]
     left, right = (max(margin.get(side, PLOTLY_MARGIN[side]) for margin in margins) for side in "lr")
-    return [go.Figure(figure).update_layout(margin_l=left, margin_r=right) for figure in figures]
+    for figure in figures:
+        figure.layout.margin.update(l=left, r=right)
 
 
 def _axes(layout: dict) -> Iterator[tuple[str, dict]]:

@@ -24,7 +24,7 @@ from transformer_viz.app.session.widgets import (
 )
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
-from transformer_viz.figures.margins import lined_up
+from transformer_viz.figures.margins import line_up
 
 # A, B and B − A one under the other, each as wide as the main column at its narrowest (MAIN_WIDTH): side by side,
 # half a column left no room for the keys' names, and the three line up tile for tile, cell for cell.
@@ -68,7 +68,7 @@ def render() -> None:
                             min_font=figure_min_font(), lang=lang()) for side in sides]
     if same_shape:
         grids.append(difference_grid(a, b, kind, width=GRID_WIDTH, min_font=figure_min_font(), lang=lang()))
-    grids = lined_up(grids)  # the three plots one above the other, their tiles in the same columns
+    line_up(grids)  # the three plots one above the other, their tiles in the same columns (built for this run)
     for side, grid in zip(sides, grids[:2], strict=True):
         if shown[side] != chosen:  # a decoder-only model: no encoder, no cross-attention
             st.caption(tr("compare.kind_missing", side=side.upper(), kind=tr(f"kind.{chosen}")))
