@@ -1,9 +1,12 @@
 """The app in a real Chromium: it loads, a control change redraws the grid, a click opens a head."""
 
+import contextlib
+import json
 import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from devtools.browser import (
     choose_option,
@@ -162,15 +165,21 @@ def test_the_weights_uploader_speaks_the_sessions_language(app_url, lang, button
     """Streamlit writes "Upload" and "16MB per file" in English only: the page draws the catalog's words instead."""
     with chromium_page() as page:
         open_app(page, f"{app_url}/training?lang={lang}", figures=False)
-        page.wait_for_selector("[data-testid=stFileUploaderDropzoneInstructions] span", timeout=60_000)
-        drawn = page.evaluate("""() => {
+        words = """() => {
             const zone = document.querySelector('[data-testid=stFileUploaderDropzone]');
             const shown = element => {
+                if (element === null) return null;
                 const own = getComputedStyle(element), after = getComputedStyle(element, '::after');
                 return own.fontSize === '0px' ? JSON.parse(after.content) : element.innerText;
             };
-            return [shown(zone.querySelector('button [data-testid=stMarkdownContainer] p')),
-                    shown(zone.querySelector('[data-testid=stFileUploaderDropzoneInstructions] span'))];
-        }""")
+            return zone && [shown(zone.querySelector('button [data-testid=stMarkdownContainer] p')),
+                            shown(zone.querySelector('[data-testid=stFileUploaderDropzoneInstructions] span'))];
+        }"""
+        # the uploader and the style that renames its words arrive as separate elements: wait until both are drawn
+        expected = json.dumps([button, limit], ensure_ascii=False)
+        with contextlib.suppress(PlaywrightTimeout):  # the assertion below shows what is drawn instead
+            page.wait_for_function(f"() => JSON.stringify(({words})()) === JSON.stringify({expected})",
+                                   timeout=60_000)
+        drawn = page.evaluate(words)
         assert drawn == [button, limit]
         assert exceptions(page) == []
