@@ -4,6 +4,7 @@ import json
 import time
 from pathlib import Path
 
+import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -51,6 +52,13 @@ def chart_specs(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
+def assert_valid_figures(at: AppTest) -> None:
+    """Every chart the page sent passes Plotly's own validation: the figures are assembled without it
+    (figures/common.py `assembled_figure`), so an invalid property would otherwise reach the browser unnoticed."""
+    for spec in chart_specs(at):
+        go.Figure(spec)  # raises ValueError naming the invalid property
+
+
 def grid_tiles(at: AppTest) -> int:
     """Markers of the click layer over the attention grid: one per (layer, head) tile."""
     grid = chart_specs(at)[0]
@@ -66,6 +74,7 @@ def test_every_page_renders(page, config):
     assert not at.error, [e.value for e in at.error]
     if page != "training":
         assert at.get("plotly_chart"), "the page drew no figure"
+    assert_valid_figures(at)
 
 
 def test_the_whole_app_starts_on_the_lesson():

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from test_app import PAGES, chart_specs, run_page
+from test_app import PAGES, assert_valid_figures, chart_specs, run_page
 
 DECODER_ONLY = {"architecture": "decoder_only"}
 
@@ -26,6 +26,7 @@ def test_every_page_draws_the_shipped_decoder_only_model(page):
     assert not at.error, [e.value for e in at.error]
     if page != "training":
         assert at.get("plotly_chart"), "the page drew no figure"
+    assert_valid_figures(at)
     if page not in ("lesson", "training", "compare", "break_it"):
         assert any("Decoder-only (GPT-style)" in caption.value and "100.0%" in caption.value
                    for caption in at.caption), "the banner names the shipped decoder-only model and its exact match"

@@ -8,7 +8,7 @@ import uuid
 import numpy as np
 import pytest
 import torch
-from test_app import run_page
+from test_app import assert_valid_figures, run_page
 from test_chinese_everywhere import assert_chinese
 
 import transformer_viz.app.session.widgets
@@ -83,6 +83,7 @@ def test_every_step_renders_with_a_formula_a_question_and_figures(number, lang):
     assert at.session_state["lesson_step"] == number
     assert at.get("latex"), "no formula"
     assert at.get("plotly_chart"), "no figure"  # the training step too, before anything is trained
+    assert_valid_figures(at)
     assert not [m.value for e in at.expander for m in e.markdown], "an answer before Reveal"
     assert answer(reveal(at, number))
     if lang == "zh":

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from transformer_viz.figures.fit import MIN_FONT_PX, TITLE_FONT_PX, at_least, fit_title
 from transformer_viz.i18n import text
@@ -38,6 +39,8 @@ BLOCKED_GREY = "#c8c8c8"
 MINUS = "−"  # a true minus sign: "-" is a hyphen
 
 
+# Plotly's template "none" as the dict it stands for (what validating template="none" writes into a figure).
+NO_TEMPLATE = pio.templates["none"].to_plotly_json()
 # The shared look of every axis (base_layout).
 AXIS_LOOK = dict(gridcolor=GRID_COLOUR, linecolor=GRID_COLOUR, zerolinecolor=GRID_COLOUR, ticks="", automargin=True,
                  title=dict(standoff=15))
@@ -65,9 +68,22 @@ def base_layout(fig: go.Figure, title: str | None = None, height: int | None = N
 
 def styled_figure(data, layout: dict | None = None, title: str | None = None, height: int | None = None,
                   width: int | None = None, then: dict | None = None, min_font: int = MIN_FONT_PX) -> go.Figure:
-    """`base_layout(go.Figure(data, layout), title, height, width, then, min_font)`, the same figure with its layout
-    validated once. `layout` (used up) and `then` in nested form: {"margin": {"t": 10}}, not {"margin_t": 10}."""
-    return go.Figure(data, styled_layout(layout or {}, title, height, width, then, min_font))
+    """`base_layout(go.Figure(data, layout), title, height, width, then, min_font)`, the same figure built once.
+    `layout` (used up) and `then` in nested form: {"margin": {"t": 10}}, not {"margin_t": 10}. `data`: go traces
+    (each validated as it was made)."""
+    return assembled_figure(data, styled_layout(layout or {}, title, height, width, then, min_font))
+
+
+def assembled_figure(traces: Sequence[go.BaseTraceType] | go.BaseTraceType, layout: dict) -> go.Figure:
+    """go.Figure(traces, layout) without Plotly validating every property a second time (about half of what
+    building a figure costs): each trace was validated as it was made, and every chart the app draws passes
+    Plotly's validation in its tests (test_app's assert_valid_figures). Later changes are validated as usual.
+    `layout` loses its empty lists (no annotations, no shapes), as validation would drop them."""
+    layout = {key: value for key, value in layout.items() if not (isinstance(value, list) and not value)}
+    fig = go.Figure(traces, layout, _validate=False)
+    for part in (fig, fig.layout, *fig.data):
+        part._validate = True
+    return fig
 
 
 def styled_layout(layout: dict, title: str | None, height: int | None, width: int | None,
@@ -77,12 +93,13 @@ def styled_layout(layout: dict, title: str | None, height: int | None, width: in
     if title and width:
         title, title_font = fit_title(title, width, min_font=min_font)
     merge_into(layout, dict(
-        template="none", font=dict(FONT, size=at_least(FONT["size"], min_font), color=TEXT_COLOUR),
+        font=dict(FONT, size=at_least(FONT["size"], min_font), color=TEXT_COLOUR),
         paper_bgcolor="white", plot_bgcolor="white",
         colorway=list(LINE_COLOURS), hovermode="closest",
         margin=dict(l=10, r=10, t=(50 + 26 * title.count("<br>")) if title else 20, b=10),
         hoverlabel=dict(font=dict(size=14)),
     ))
+    layout["template"] = copy.deepcopy(NO_TEMPLATE)  # replaced, never merged into a template already there
     if title:
         # One line at the very top: Plotly's default centres a title in the top margin, where top tick labels and
         # axis titles also go once that margin grows. Plotly misplaces a title of several lines anchored at the
@@ -102,7 +119,10 @@ def styled_layout(layout: dict, title: str | None, height: int | None, width: in
     # update_xaxes / update_yaxes: the first axes always, and every other one the layout has.
     for key in dict.fromkeys(["xaxis", "yaxis", *(k for k in layout if re.fullmatch(r"[xy]axis\d*", k))]):
         merge_into(titled(layout.setdefault(key, {})), copy.deepcopy(AXIS_LOOK))
-    return merge_into(layout, then or {})
+    merge_into(layout, then or {})
+    for key in [k for k in layout if re.fullmatch(r"[xy]axis\d*", k)]:  # a text title from `then` replaced the
+        titled(layout[key])  # axis's title: written {"text": ...}, as Plotly's validation would
+    return titled(layout)
 
 
 def subplot_row(cols: int, spacing: float, shared_yaxes: bool = False, titles: Sequence[str] | None = None,
