@@ -7,6 +7,7 @@ softmax(QKᵀ/√d_k, blocked scores replaced by the mask value)·V, then the co
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 import numpy as np
@@ -54,30 +55,42 @@ def source_text(source: InputSource, lang: str = "en") -> str:
     return text(f"source.{source.recorded}", lang)  # src_embed.out, tgt_embed.out, encoder.out
 
 
-def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None, *, min_font: int = MIN_FONT_PX,
-                        lang: str = "en") -> list[tuple[str, go.Figure]]:
-    """The steps of one head as (step key, figure), keys as in STEP_KEYS; `cell` (query, key) is outlined.
+def step_keys(w: HeadWalkthrough) -> tuple[str, ...]:
+    """The walkthrough's steps in order (STEP_KEYS; "rotate" only where the model rotates queries and keys)."""
+    return tuple(key for key in STEP_KEYS if key != "rotate" or w.q_rot is not None)
 
-    No text under `min_font`; `lang` is the language of every word drawn (formulas stay formulas).
+
+def walkthrough_figures(w: HeadWalkthrough, cell: tuple[int, int] | None = None, *,
+                        steps: Collection[str] | None = None, min_font: int = MIN_FONT_PX,
+                        lang: str = "en") -> list[tuple[str, go.Figure]]:
+    """The steps of one head as (step key, figure), in the order of `step_keys`; `cell` (query, key) is outlined.
+
+    `steps`: only these (None: all; one the walkthrough lacks is left out). No text under `min_font`; `lang` is
+    the language of every word drawn (formulas stay formulas).
     """
     if cell is not None:
         cell = check_cell(cell, len(w.query_tokens), len(w.key_tokens), ("query", "key"), "cell")
-    steps = {
-        "x": _input_step(w, lang),
-        "projections": _projections_step(w, lang),
-        **({"rotate": _rotate_step(w, cell, lang)} if w.q_rot is not None else {}),  # rotary positions only
-        "qk": _qk_step(w, cell),
-        "scale": _scale_step(w, cell, lang),
-        "mask": _mask_step(w, cell, lang),
-        "softmax": _softmax_step(w, cell, lang),
-        "weighted_sum": _weighted_sum_step(w, lang),
-        "concat": _concat_step(w, lang),
-        "output": _output_step(w, lang, min_font),
+    makers = {
+        "x": lambda: _input_step(w, lang),
+        "projections": lambda: _projections_step(w, lang),
+        "rotate": lambda: _rotate_step(w, cell, lang),  # rotary positions only (step_keys)
+        "qk": lambda: _qk_step(w, cell),
+        "scale": lambda: _scale_step(w, cell, lang),
+        "mask": lambda: _mask_step(w, cell, lang),
+        "softmax": lambda: _softmax_step(w, cell, lang),
+        "weighted_sum": lambda: _weighted_sum_step(w, lang),
+        "concat": lambda: _concat_step(w, lang),
+        "output": lambda: _output_step(w, lang, min_font),
     }
     context = _walk_text("context", lang, kind=text(f"kind.{w.kind}", lang), layer=w.layer + 1, head=w.head + 1,
                          heads=w.n_heads)
-    return [(key, panel_grid(cells, title, subtitle=context, colorbar=len(cells) * len(cells[0]) == 1,
-                             min_font=min_font, lang=lang)) for key, (cells, title) in steps.items()]
+    figures = []
+    for key in step_keys(w):
+        if steps is None or key in steps:
+            cells, title = makers[key]()
+            figures.append((key, panel_grid(cells, title, subtitle=context, colorbar=len(cells) * len(cells[0]) == 1,
+                                            min_font=min_font, lang=lang)))
+    return figures
 
 
 def _input_step(w: HeadWalkthrough, lang: str) -> _Step:

@@ -10,7 +10,7 @@ from transformer_viz.app.frame.code import show_code
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
 from transformer_viz.app.session.widgets import chart, error_text, tr
-from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
+from transformer_viz.figures.head import dot_product_figure, step_keys, walkthrough_figures
 from transformer_viz.weights import hf, hf_causal, hf_causal_views
 
 SMALL_MODEL = {state.D_MODEL: 8, state.N_HEADS: 2, state.N_ENCODER_LAYERS: 1, state.N_DECODER_LAYERS: 1,
@@ -45,17 +45,20 @@ def render() -> None:
         return
 
     query, key = cell_selectors(walk.query_tokens, walk.key_tokens, *st.columns(2))
-    steps, dot = ctx.figures(head_figures, kind, layer, head, (query, key))
     wide = walk.d_model > READABLE_WIDTH  # then the d_model-wide steps open folded: rows of a few pixels
-    for step, fig in steps:
-        if wide and step in WIDE_STEPS:  # drawn only once opened (Streamlit's lazy expander): four charts less
+    folded = [step for step in step_keys(walk) if wide and step in WIDE_STEPS]  # built only once opened
+    figures, dot = ctx.figures(head_figures, kind, layer, head, (query, key),
+                               tuple(step for step in step_keys(walk) if step not in folded))
+    for step in step_keys(walk):
+        if step in folded:  # drawn only once opened (Streamlit's lazy expander): four charts less
             label = tr("head.wide", step=tr(f"head.step.{step}"), d_model=walk.d_model)
-            with (folded := st.expander(label, key=state.HEAD_OPEN.format(step), on_change="rerun")):
-                if folded.open:
-                    chart(fig, key=f"head_step_{step}")
+            with (expander := st.expander(label, key=state.HEAD_OPEN.format(step), on_change="rerun")):
+                if expander.open:  # these steps do not depend on the chosen cell
+                    opened, _ = ctx.figures(head_figures, kind, layer, head, None, (step,))
+                    chart(opened[step], key=f"head_step_{step}")
         else:
             st.markdown(f"**{tr(step_text(walk, step))}**")
-            chart(fig, key=f"head_step_{step}")
+            chart(figures[step], key=f"head_step_{step}")
         if not hugging_face:
             show_code([head_step_code(step, ctx.trace.config.norm_first)])
         if step == "qk":
@@ -87,11 +90,11 @@ def walkthrough(ctx: PageContext, kind: str, layer: int, head: int):
     return head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
 
 
-def head_figures(ctx: PageContext, kind: str, layer: int, head: int, cell: tuple[int, int], *, min_font: int,
-                 lang: str):
-    """The walkthrough's steps as (step, figure) and the dot product of `cell` (built once per run and view); no
-    text under `min_font`."""
+def head_figures(ctx: PageContext, kind: str, layer: int, head: int, cell: tuple[int, int] | None,
+                 steps: tuple[str, ...], *, min_font: int, lang: str):
+    """The walkthrough's `steps` as {step: figure}, and the dot product of `cell` (None without a cell), built
+    once per run and view; no text under `min_font`."""
     walk = walkthrough(ctx, kind, layer, head)
-    return (walkthrough_figures(walk, cell=cell, min_font=min_font, lang=lang),
-            dot_product_figure(walk, *cell, min_font=min_font, lang=lang))
+    figures = dict(walkthrough_figures(walk, cell=cell, steps=steps, min_font=min_font, lang=lang))
+    return figures, None if cell is None else dot_product_figure(walk, *cell, min_font=min_font, lang=lang)
 
