@@ -63,11 +63,11 @@ def embedding_heatmap(matrix, tokens: Sequence[str] | None, title: str, zmax: fl
     """
     matrix = as_numpy(matrix)  # (positions, d_model)
     limit = zmax if zmax is not None else symmetric_limit(matrix)
-    fig = go.Figure(embedding_heatmap_trace(matrix, tokens, limit, lang=lang))
-    base_layout(fig, title, height=max(260, 60 + 28 * matrix.shape[0]), min_font=min_font)
-    fig.update_xaxes(title_text=text("dimension", lang), showgrid=False, zeroline=False)
-    fig.update_yaxes(token_axis(tokens, len(matrix), reverse=True), title_text=text("position", lang))
-    return fig
+    return styled_figure([embedding_heatmap_trace(matrix, tokens, limit, lang=lang)], {}, title,
+                         height=max(260, 60 + 28 * matrix.shape[0]), min_font=min_font, then=dict(
+                             xaxis=dict(title=dict(text=text("dimension", lang)), showgrid=False, zeroline=False),
+                             yaxis=dict(token_axis(tokens, len(matrix), reverse=True),
+                                        title=dict(text=text("position", lang)))))
 
 
 def wave_kind(column: np.ndarray) -> str:

@@ -15,10 +15,10 @@ import plotly.graph_objects as go
 
 from transformer_viz.analysis.walkthrough import HeadWalkthrough, InputSource
 from transformer_viz.figures.common import (
-    base_layout,
     check_cell,
     escape_text,
     format_number,
+    styled_figure,
 )
 from transformer_viz.figures.fit import (
     MIN_FONT_PX,
@@ -254,28 +254,28 @@ def dot_product_figure(w: HeadWalkthrough, query: int, key: int, *, min_font: in
                        for name, a, b in zip(labels[:-1], q, k, strict=True)]
     hover = [f"{format_number(a)} × {format_number(b)} = {format_number(p)}"
              for a, b, p in zip(q, k, products, strict=True)]
-    fig = go.Figure(go.Waterfall(
+    waterfall = go.Waterfall(
         x=labels, y=[*products, 0.0], measure=["relative"] * len(products) + ["total"],
         text=[format_number(p) for p in products] + [format_number(total)],
         textposition="outside" if len(products) <= MAX_VALUE_COLS else "none",
         hovertext=[*hover, text("dot.sum", lang, total=format_number(total))], hoverinfo="text",
         increasing=dict(marker_color="#d6604d"), decreasing=dict(marker_color="#4393c3"),
         totals=dict(marker_color="#3b3b3b"), connector=dict(line=dict(color="#9e9e9e", width=1)),
-    ))
+    )
     q_token, k_token = escape_text(w.query_tokens[query]), escape_text(w.key_tokens[key])
     bias = 0.0 if w.position_bias is None else float(w.position_bias[query, key])
     title_key = ("dot.title" + ("_bias" if w.position_bias is not None else "") + ("_turned" if turned else "")
                  + ("_folded" if w.unscaled else ""))
     title = text(title_key, lang, query=q_token, key=k_token, total=format_number(total),
                   scale=f"{w.scale:.2f}", bias=format_number(bias), score=format_number(total / w.scale + bias))
-    base_layout(fig, title, height=420, min_font=min_font)
     note = text("dot.turned", lang) if turned else ""
     note += "" if w.mask[query, key] else text("dot.blocked", lang, fill=format_number(w.mask_value))
-    fig.update_layout(showlegend=False, title_subtitle_text=text(
-        "dot.subtitle", lang, query=query, query_text=q_token, key=key, key_text=k_token, head=w.head + 1) + note,
-        title_subtitle_font_size=at_least(14, min_font), margin_t=90)
-    fig.update_yaxes(zeroline=True, zerolinecolor="#666666", title_text=text("dot.axis", lang))
-    return fig
+    subtitle = text("dot.subtitle", lang, query=query, query_text=q_token, key=key, key_text=k_token,
+                    head=w.head + 1) + note
+    return styled_figure([waterfall], {}, title, height=420, min_font=min_font, then=dict(
+        showlegend=False, margin=dict(t=90), title=dict(subtitle=dict(text=subtitle, font=dict(
+            size=at_least(14, min_font)))),
+        yaxis=dict(zeroline=True, zerolinecolor="#666666", title=dict(text=text("dot.axis", lang)))))
 
 
 def _head_marks(w: HeadWalkthrough) -> tuple[dict, ...]:

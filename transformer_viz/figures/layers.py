@@ -19,6 +19,7 @@ from transformer_viz.figures.common import (
     SEQUENTIAL,
     as_numpy,
     base_layout,
+    styled_figure,
     token_axis,
     token_texts,
 )
@@ -94,17 +95,16 @@ def ffn_figure(trace, stack: str, layer: int, *, min_font: int = MIN_FONT_PX, la
     hidden = as_numpy(trace[recorded])[0].astype(np.float32)  # (seq_len, d_ff)
     seq_len, d_ff = hidden.shape
     active = float((hidden > 0).mean()) if hidden.size else 0.0
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=hidden, x=np.arange(d_ff), y=np.arange(seq_len), zmin=0.0, zmax=max(float(hidden.max(initial=0.0)), 1e-6),
         colorscale=SEQUENTIAL, colorbar=dict(title=text("ffn.activation", lang), thickness=14),
         hovertemplate=text("ffn.hover", lang) + "<extra></extra>",
-    ))
+    )
     title = text("ffn.title", lang, stack=text(f"stack.{stack}", lang), layer=layer + 1, active=f"{active:.0%}")
-    base_layout(fig, title, height=max(300, 150 + 22 * seq_len), min_font=min_font)
-    fig.update_xaxes(title_text=text("ffn.unit", lang), showgrid=False, zeroline=False)
-    fig.update_yaxes(token_axis(_stack_tokens(trace, stack), seq_len, reverse=True),
-                     title_text=text("ffn.tokens", lang))
-    return fig
+    return styled_figure([heatmap], {}, title, height=max(300, 150 + 22 * seq_len), min_font=min_font, then=dict(
+        xaxis=dict(title=dict(text=text("ffn.unit", lang)), showgrid=False, zeroline=False),
+        yaxis=dict(token_axis(_stack_tokens(trace, stack), seq_len, reverse=True),
+                   title=dict(text=text("ffn.tokens", lang)))))
 
 
 def logit_lens_figure(lens: LogitLens, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
@@ -130,15 +130,15 @@ def logit_lens_figure(lens: LogitLens, *, min_font: int = MIN_FONT_PX, lang: str
     fitting = 560 / max(tgt_len, 1) / 3.2  # the font at which a cell holds about three characters
     smallest = LENS_MIN_PX if min_font <= MIN_FONT_PX else min_font
     font, shown = int(np.clip(fitting, smallest, at_least(16, min_font))), fitting >= smallest
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=probabilities, x=np.arange(tgt_len), y=np.arange(rows), zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL,
         text=np.array(top, dtype=object), texttemplate="%{text}" if shown else "", textfont_size=font,
         customdata=cells,
         hovertemplate="%{customdata}<extra></extra>",
-        colorbar=dict(title=text("probability", lang), thickness=14),
-    ))
-    base_layout(fig, text("lens.title", lang), height=160 + 44 * rows, min_font=min_font)
-    fig.update_traces(colorbar_title_side="right")  # beside the bar: above it, it meets the top tick label
-    fig.update_xaxes(token_axis(lens.input_tokens, tgt_len), title_text=text("lens.x", lang))
-    fig.update_yaxes(token_axis(row_names, rows, reverse=True))
-    return fig
+        colorbar=dict(title=dict(text=text("probability", lang), side="right"),  # beside the bar: above it, it
+                      thickness=14),  # meets the top tick label
+    )
+    return styled_figure([heatmap], {}, text("lens.title", lang), height=160 + 44 * rows, min_font=min_font,
+                         then=dict(xaxis=dict(token_axis(lens.input_tokens, tgt_len),
+                                              title=dict(text=text("lens.x", lang))),
+                                   yaxis=token_axis(row_names, rows, reverse=True)))
