@@ -153,9 +153,30 @@ def _subplot_row(cols: int, spacing: float, shared_yaxes: bool, titled: tuple[bo
     return layout
 
 
-def subplot_axes(col: int) -> dict:
-    """The axes a trace in column `col` (from 1) of a `subplot_row` draws on."""
-    suffix = "" if col == 1 else str(col)
+def subplot_column(rows: int, spacing: float, titles: Sequence[str]) -> dict:
+    """The layout `make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=spacing,
+    subplot_titles=titles)` starts a figure with, as a new dict (made once for its shape, as `subplot_row`)."""
+    layout = copy.deepcopy(_subplot_column(rows, spacing))
+    for annotation, title in zip(layout["annotations"], titles, strict=True):
+        annotation["text"] = title
+    return layout
+
+
+@functools.lru_cache(maxsize=16)
+def _subplot_column(rows: int, spacing: float) -> dict:
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=spacing,
+                        subplot_titles=[str(row) for row in range(rows)])
+    layout = fig.layout.to_plotly_json()
+    layout.pop("template", None)  # the look replaces it
+    return layout
+
+
+def subplot_axes(n: int) -> dict:
+    """The axes a trace in subplot `n` (from 1: the column of a `subplot_row`, the row of a `subplot_column`)
+    draws on."""
+    suffix = "" if n == 1 else str(n)
     return dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}")
 
 

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from transformer_viz.analysis.measures import LogitLens, residual_norms, sublayers_of
 from transformer_viz.figures.common import (
     LINE_COLOURS,
     SEQUENTIAL,
     as_numpy,
-    base_layout,
+    merge_into,
     styled_figure,
+    subplot_axes,
+    subplot_column,
     token_axis,
     token_texts,
 )
@@ -47,36 +48,39 @@ def residual_figure(trace, stack: str, *, min_font: int = MIN_FONT_PX, lang: str
     layers, seq_len = norms["resid_post"].shape
     texts = token_texts(_stack_tokens(trace, stack), seq_len)
     positions = np.arange(seq_len)
-    fig = make_subplots(rows=layers, cols=1, shared_xaxes=True, vertical_spacing=0.12 / layers,
-                        subplot_titles=[text("layer", lang, layer=layer + 1) for layer in range(layers)])
+    layout = subplot_column(layers, 0.12 / layers, [text("layer", lang, layer=layer + 1) for layer in range(layers)])
 
     def hover(what: str) -> str:
         return text("residual.hover", lang, token="%{customdata}", position="%{x}", what=what,
                      value="%{y:.2f}") + "<extra></extra>"
 
+    traces = []
     for layer in range(layers):
+        axes = subplot_axes(layer + 1)
         for colour, (sublayer, _) in zip(LINE_COLOURS, sublayers_of(trace, stack), strict=False):
             what = text(f"residual.{sublayer}", lang)
-            fig.add_trace(go.Bar(x=positions, y=norms[sublayer][layer], name=what, marker_color=colour,
+            traces.append(go.Bar(x=positions, y=norms[sublayer][layer], name=what, marker_color=colour,
                                  legendgroup=sublayer, showlegend=layer == 0, customdata=texts,
-                                 hovertemplate=hover(what)), row=layer + 1, col=1)
+                                 hovertemplate=hover(what), **axes))
         for key, dash, colour in (("input", "dot", "#444444"), ("resid_post", "solid", "#000000")):
             what = text("residual.input" if key == "input" else "residual.stream", lang)
-            fig.add_trace(go.Scatter(x=positions, y=norms[key][layer], name=what, mode="lines+markers",
+            traces.append(go.Scatter(x=positions, y=norms[key][layer], name=what, mode="lines+markers",
                                      line=dict(dash=dash, color=colour, width=2), marker=dict(size=6, color=colour),
                                      legendgroup=key, showlegend=layer == 0, customdata=texts,
-                                     hovertemplate=hover(what)), row=layer + 1, col=1)
-        fig.update_yaxes(title_text=text("residual.axis", lang), rangemode="tozero", row=layer + 1, col=1)
+                                     hovertemplate=hover(what), **axes))
+        merge_into(layout["yaxis" + axes["yaxis"][1:]], dict(title=dict(text=text("residual.axis", lang)),
+                                                              rangemode="tozero"))
     title = text("residual.title", lang, stack=text(f"stack.{stack}", lang))
     config = getattr(trace, "config", None)
     if config is not None:
         note = text("residual.pre_ln" if config.norm_first else "residual.post_ln", lang)
         title += f"<br><span style='font-size:{at_least(13, min_font)}px'>{note}</span>"
-    base_layout(fig, title, height=140 + 200 * layers, min_font=min_font)  # the layers' titles: 16 px already
-    fig.update_layout(barmode="group", bargap=0.2, margin=dict(t=104),  # the two-line title clears "Layer 1"
-                      legend=dict(orientation="h", yanchor="top", y=-0.08 / layers - 0.04))
-    fig.update_xaxes(token_axis(_stack_tokens(trace, stack), seq_len), row=layers, col=1)
-    return fig
+    last_x = "xaxis" + subplot_axes(layers)["xaxis"][1:]
+    # The layers' titles are 16 px already (make_subplots')
+    return styled_figure(traces, layout, title, height=140 + 200 * layers, min_font=min_font, then={
+        "barmode": "group", "bargap": 0.2, "margin": dict(t=104),  # the two-line title clears "Layer 1"
+        "legend": dict(orientation="h", yanchor="top", y=-0.08 / layers - 0.04),
+        last_x: token_axis(_stack_tokens(trace, stack), seq_len)})
 
 
 def ffn_figure(trace, stack: str, layer: int, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
