@@ -6,6 +6,7 @@ line marked: the picture of a step and the code that made its numbers, side by s
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ HEAD_STEP_CODE: dict[str, tuple[Callable, tuple[str, ...]]] = {
 }
 
 
+@functools.cache  # the running source does not change; inspect finds it in ~1 ms (Inside one head asks ten times a run)
 def code_excerpt(function: Callable, beginnings: tuple[str, ...]) -> CodeExcerpt:
     """`function`'s source with the lines that begin (after indentation) with one of `beginnings` marked.
 
