@@ -76,7 +76,7 @@ def residual_figure(trace, stack: str, *, min_font: int = MIN_FONT_PX, lang: str
         note = text("residual.pre_ln" if config.norm_first else "residual.post_ln", lang)
         title += f"<br><span style='font-size:{at_least(13, min_font)}px'>{note}</span>"
     last_x = "xaxis" + subplot_axes(layers)["xaxis"][1:]
-    # The layers' titles are 16 px already (make_subplots')
+    # The layers' titles (make_subplots' annotations) are 16 px already: min_font leaves them
     return styled_figure(traces, layout, title, height=140 + 200 * layers, min_font=min_font, then={
         "barmode": "group", "bargap": 0.2, "margin": dict(t=104),  # the two-line title clears "Layer 1"
         "legend": dict(orientation="h", yanchor="top", y=-0.08 / layers - 0.04),
