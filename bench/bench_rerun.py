@@ -12,6 +12,10 @@ Measured on the 2-core development machine, ms of CPU per interaction, mean of 3
 | page switch (Lesson steps too) | 139 → **54** | 125 → 40 | 117 → 39 | 127 → 39 |
 | **every interaction** | **163 → 57** | 146 → 43 | 137 → 43 | 168 → 48 |
 
+Later (issue 23), with figures assembled once (figures/common.py `assembled_figure`) and Inside one head building
+only the steps it draws, `--server`, same day, back to back: every interaction 106 → 74 ms; cache hit 54 → 52,
+layer / head 119 → 74, kind 124 → 77, input 163 → 109, page switch 98 → 70.
+
 Where the ~140 ms of a rerun went (before, sampled in AppTest): building Plotly figures 82 % (validation and,
 above all, update_layout / update_xaxes after building: ~4 ms per axis; Inside one head, Decoding, Embeddings
 and parts of the Lesson rebuilt every figure on every rerun), Streamlit widgets and elements 6 %, the figures'
