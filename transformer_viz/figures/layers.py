@@ -17,6 +17,7 @@ from transformer_viz.figures.common import (
     LINE_COLOURS,
     SEQUENTIAL,
     as_numpy,
+    axis_key,
     merge_into,
     styled_figure,
     subplot_axes,
@@ -68,19 +69,18 @@ def residual_figure(trace, stack: str, *, min_font: int = MIN_FONT_PX, lang: str
                                      line=dict(dash=dash, color=colour, width=2), marker=dict(size=6, color=colour),
                                      legendgroup=key, showlegend=layer == 0, customdata=texts,
                                      hovertemplate=hover(what), **axes))
-        merge_into(layout["yaxis" + axes["yaxis"][1:]], dict(title=dict(text=text("residual.axis", lang)),
-                                                              rangemode="tozero"))
+        merge_into(layout[axis_key(axes["yaxis"])], dict(title=dict(text=text("residual.axis", lang)),
+                                                          rangemode="tozero"))
     title = text("residual.title", lang, stack=text(f"stack.{stack}", lang))
     config = getattr(trace, "config", None)
     if config is not None:
         note = text("residual.pre_ln" if config.norm_first else "residual.post_ln", lang)
         title += f"<br><span style='font-size:{at_least(13, min_font)}px'>{note}</span>"
-    last_x = "xaxis" + subplot_axes(layers)["xaxis"][1:]
     # The layers' titles (make_subplots' annotations) are 16 px already: min_font leaves them
     return styled_figure(traces, layout, title, height=140 + 200 * layers, min_font=min_font, then={
         "barmode": "group", "bargap": 0.2, "margin": dict(t=104),  # the two-line title clears "Layer 1"
         "legend": dict(orientation="h", yanchor="top", y=-0.08 / layers - 0.04),
-        last_x: token_axis(_stack_tokens(trace, stack), seq_len)})
+        axis_key(subplot_axes(layers)["xaxis"]): token_axis(_stack_tokens(trace, stack), seq_len)})
 
 
 def ffn_figure(trace, stack: str, layer: int, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:

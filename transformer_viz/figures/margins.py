@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 import plotly.graph_objects as go
 
+from transformer_viz.figures.common import axis_key
 from transformer_viz.figures.fit import LINE_EM, shown_text, text_em
 
 PLOTLY_MARGIN = dict(l=80, r=80, t=100, b=80)  # Plotly's defaults, for a side the figure does not set
@@ -43,7 +44,7 @@ def settle_margins(figure: dict) -> dict:
     for trace in figure.get("data", ()):  # an axis a trace draws on that the layout leaves to Plotly's defaults
         if {"x", "y", "z"} & trace.keys():
             for letter in "xy":
-                layout.setdefault(_axis_key(trace.get(f"{letter}axis", letter)), {})
+                layout.setdefault(axis_key(trace.get(f"{letter}axis", letter)), {})
     for name, axis in _axes(layout):
         if axis.get("automargin", True):
             for side, depth in _axis_needs(name, axis, layout, figure.get("data", ()), font).items():
@@ -81,7 +82,7 @@ def _axis_needs(name: str, axis: dict, layout: dict, data, font: float) -> dict[
     if axis.get("visible") is False:
         return {}
     letter = name[0]
-    other = layout.get(_axis_key(axis.get("anchor", "y" if letter == "x" else "x")), {})
+    other = layout.get(axis_key(axis.get("anchor", "y" if letter == "x" else "x")), {})
     across = other.get("domain", [0, 1]) if axis.get("anchor") != "free" else [0, 1]
     along = axis.get("domain", [0, 1])
     side = axis.get("side", "bottom" if letter == "x" else "left")
@@ -128,11 +129,6 @@ def _axis_needs(name: str, axis: dict, layout: dict, data, font: float) -> dict[
 def _half_across(label: str, degrees: float, high: float, font: float) -> float:
     """Half the width a flat (or upright) tick label takes along its axis."""
     return high / 2 if abs(degrees) == 90 else text_em(label) * font / 2
-
-
-def _axis_key(name: str) -> str:
-    """"x2" -> "xaxis2"."""
-    return f"{name[0]}axis{name[1:]}"
 
 
 def _tick_labels(name: str, axis: dict, data) -> list[str]:
