@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import exceptions, new_page, open_app
+from devtools.browser import exceptions, new_page, open_app, wait_for_idle
 
 pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
@@ -45,6 +45,7 @@ def test_the_attention_page_shows_head_scores_rollout_and_the_downloads(app_url,
     page = new_page(browser)
     open_app(page, f"{app_url}/attention?kind=encoder_self")
     page.get_by_text("Attention rollout (an approximation)").first.wait_for()
+    wait_for_idle(page)  # the table and the buttons come later in the same run than the rollout's heading
     assert page.locator("[data-testid=stDataFrame]").count() == 1  # the sortable head-score table
     for label in ("The trace (.npz)", "Attention weights (.csv)", "This page's figures (HTML, offline)"):
         assert page.get_by_role("button", name=label).count() == 1, label
