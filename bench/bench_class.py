@@ -5,7 +5,7 @@ For every configuration (topology × N students × K of them training) the bench
 one visit of every page, then runs N simulated students for `--duration` seconds. A student speaks Streamlit's own
 websocket protocol (devtools/class_client.py; no browser), all of them in this one asyncio process, loopback only:
 
-  non-trainers  GET /attention (the page's HTML; behind nginx this sets the route cookie), open the websocket, run
+  non-trainers  GET /attention (the page's HTML; behind nginx this sets the replica cookie), open the websocket, run
                 the page; then, page after page (--pages), with a think time (--think) before every action: switch
                 page, type a text of their own into the sidebar's source text, change layer, head and attention kind
                 where the page has them (fragment reruns on the Attention page).
@@ -204,7 +204,7 @@ class Run:
     failure_examples: list = field(default_factory=list)
     checkers: list = field(default_factory=list)
     training_runs: list = field(default_factory=list)  # (steps, seconds, finished, wall seconds)
-    cookies: dict = field(default_factory=dict)  # student index -> route cookie
+    cookies: dict = field(default_factory=dict)  # student index -> replica cookie
 
 
 class Classroom:

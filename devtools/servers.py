@@ -101,26 +101,7 @@ class Servers:
             raise
 
     def start_nginx(self) -> None:
-        port = free_port()
-        servers = " ".join(f"server 127.0.0.1:{p};" for p in self.ports)
-        snippet = (TEMPLATE.read_text().replace("${TVIZ_LISTEN}", f"127.0.0.1:{port}")
-                   .replace("${TVIZ_UPSTREAM_SERVERS}", servers).replace("${TVIZ_ACCESS_LOG}", str(self.access_log)))
-        (self.workdir / "tviz.conf").write_text(snippet)
-        temp = "\n".join(f"    {kind}_temp_path {self.workdir}/{kind};"
-                         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-        conf = self.workdir / "nginx.conf"
-        conf.write_text(f"worker_processes 1;\npid {self.workdir}/nginx.pid;\nerror_log {self.workdir}/error.log;\n"
-                        f"events {{ worker_connections 1024; }}\n"
-                        f"http {{\n{temp}\n    include {self.workdir}/tviz.conf;\n}}\n")
-        os.chmod(self.workdir, 0o755)  # nginx's workers run as nobody
-        check = subprocess.run([NGINX, "-t", "-c", str(conf), "-p", str(self.workdir)], capture_output=True, text=True)
-        if check.returncode:
-            raise RuntimeError(f"nginx -t: {check.stderr}")
-        log = open(self.workdir / "nginx.out", "wb")  # noqa: SIM115
-        self.nginx = subprocess.Popen([NGINX, "-c", str(conf), "-p", str(self.workdir), "-g", "daemon off;"],
-                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        self.url = f"http://127.0.0.1:{port}"
-        wait_until_serving(self.nginx, lambda: health(self.url), f"nginx on {port}", 30, 0.2)
+        self.nginx, self.url = start_nginx([f"127.0.0.1:{p}" for p in self.ports], self.workdir, self.access_log)
 
     def __exit__(self, *_exc) -> None:
         if self.nginx is not None:
@@ -133,7 +114,7 @@ class Servers:
         return [p.pid for p in self.apps]
 
     def routes(self, offset: int) -> dict[str, set[str]]:
-        """route cookie -> the upstreams its requests went to, from the access log past `offset` bytes."""
+        """replica cookie -> the upstreams its requests went to, from the access log past `offset` bytes."""
         routes: dict[str, set[str]] = defaultdict(set)
         with open(self.access_log) as f:
             f.seek(offset)
@@ -147,17 +128,48 @@ class Servers:
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only, whatever the environment
 
 
+def render_template(replicas: list[str], listen: str, access_log: Path) -> str:
+    """deploy/nginx.conf.template with its placeholders filled as deploy/replicas.envsh fills them in compose."""
+    values = {"TVIZ_LISTEN": listen, "TVIZ_ACCESS_LOG": str(access_log),
+              "TVIZ_UPSTREAM_SERVERS": " ".join(f"server {address};" for address in replicas),
+              "TVIZ_REPLICA_ROUTES": " ".join(f"{address} {address};" for address in replicas)}
+    return re.sub(r"\$\{(TVIZ_\w+)\}", lambda found: values[found[1]], TEMPLATE.read_text())
+
+
+def start_nginx(replicas: list[str], workdir: Path, access_log: Path) -> tuple[subprocess.Popen, str]:
+    """Debian's nginx with the template in front of `replicas` ("127.0.0.1:PORT"), its files in `workdir`; the
+    process (stop it with stop_process) and its url, once it serves /_stcore/health."""
+    port = free_port()
+    (workdir / "tviz.conf").write_text(render_template(replicas, f"127.0.0.1:{port}", access_log))
+    kinds = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    temp = "\n".join(f"    {kind}_temp_path {workdir}/{kind};" for kind in kinds)
+    conf = workdir / "nginx.conf"
+    conf.write_text(f"worker_processes 2;\npid {workdir}/nginx.pid;\nerror_log {workdir}/error.log;\n"
+                    f"events {{ worker_connections 1024; }}\n"
+                    f"http {{\n{temp}\n    include {workdir}/tviz.conf;\n}}\n")
+    os.chmod(workdir, 0o755)  # nginx's workers run as nobody
+    check = subprocess.run([NGINX, "-t", "-c", str(conf), "-p", str(workdir)], capture_output=True, text=True)
+    if check.returncode:
+        raise RuntimeError(f"nginx -t: {check.stderr}")
+    log = open(workdir / "nginx.out", "wb")  # noqa: SIM115
+    nginx = subprocess.Popen([NGINX, "-c", str(conf), "-p", str(workdir), "-g", "daemon off;"],
+                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    wait_until_serving(nginx, lambda: health(url), f"nginx on {port}", 30, 0.2)
+    return nginx, url
+
+
 def health(url: str) -> bool:
     with NO_PROXY.open(f"{url}/_stcore/health", timeout=2) as response:
         return response.status == 200
 
 
 def get_page(url: str) -> str | None:
-    """GET a page as a browser does first; the route cookie nginx sets, if any ("tviz_route=...")."""
+    """GET a page as a browser does first; the replica cookie nginx sets, if any ("tviz_replica=...")."""
     with NO_PROXY.open(url, timeout=PAGE_HTML_TIMEOUT) as response:
         response.read()
         for header in response.headers.get_all("Set-Cookie") or []:
-            if header.startswith("tviz_route="):
+            if header.startswith("tviz_replica="):
                 return header.split(";", 1)[0]
     return None
 

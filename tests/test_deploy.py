@@ -1,14 +1,18 @@
 """The deployment files agree with each other and with the app: image, compose, nginx template."""
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 TEMPLATE = (ROOT / "deploy" / "nginx.conf.template").read_text()
+ENVSH_EXPORTS = ("TVIZ_UPSTREAM_SERVERS", "TVIZ_REPLICA_ROUTES")  # what deploy/replicas.envsh fills in
 
 
 def test_the_image_runs_the_packaged_command_as_a_user_with_a_health_check():
@@ -45,15 +49,42 @@ def test_compose_builds_that_image_and_fills_every_placeholder_of_the_template()
     app, proxy = COMPOSE["services"]["app"], COMPOSE["services"]["proxy"]
     assert (ROOT / "deploy" / app["build"]["context"] / app["build"]["dockerfile"]).resolve() == ROOT / "Dockerfile"
     assert app["deploy"]["replicas"] >= 2 and app["environment"]["TVIZ_REDIS_URL"].startswith("redis://redis:")
-    mounted = {volume.split(":")[0] for volume in proxy["volumes"]}
-    assert "./nginx.conf.template" in mounted
+    mounted = dict(volume.split(":")[:2] for volume in proxy["volumes"])
+    assert mounted["./nginx.conf.template"].startswith("/etc/nginx/templates/")
+    envsh = mounted["./replicas.envsh"]
+    assert re.fullmatch(r"/docker-entrypoint\.d/1\d-[\w-]+\.envsh", envsh)  # sourced before envsubst's 20-...sh
+    assert os.access(ROOT / "deploy" / "replicas.envsh", os.X_OK)  # the entrypoint sources only executable ones
     placeholders = set(re.findall(r"\$\{(TVIZ_\w+)\}", TEMPLATE))
-    assert placeholders == set(proxy["environment"]) and "8501" in proxy["environment"]["TVIZ_UPSTREAM_SERVERS"]
+    assert placeholders == set(proxy["environment"]) - {"TVIZ_APP"} | set(ENVSH_EXPORTS)
+    assert proxy["environment"]["TVIZ_APP"] == "app:8501" and proxy["image"].startswith("nginx:1.27-bookworm")
 
 
-def test_sessions_are_sticky_by_a_cookie_not_by_address():
+def source_envsh(app: str) -> subprocess.CompletedProcess:
+    """Source deploy/replicas.envsh as the nginx image's entrypoint does, with TVIZ_APP=app; print its exports."""
+    script = f'. "{ROOT / "deploy" / "replicas.envsh"}" && ' + " && ".join(f'echo "${name}"' for name in ENVSH_EXPORTS)
+    return subprocess.run(["sh", "-ec", script], env={"PATH": os.environ["PATH"], "TVIZ_APP": app},
+                          capture_output=True, text=True, timeout=30)
+
+
+def test_the_proxy_lists_every_address_of_the_replicas_service():
+    result = source_envsh("localhost:8501")
+    assert result.returncode == 0, result.stderr
+    servers, routes = result.stdout.splitlines()
+    assert servers.split() == ["server", "127.0.0.1:8501;"]
+    assert routes.split() == ["127.0.0.1:8501", "127.0.0.1:8501;"]
+
+
+@pytest.mark.parametrize("app", ["no-such-replica.invalid:8501", "localhost", ""])
+def test_the_proxy_does_not_start_without_a_replica(app):
+    result = source_envsh(app)
+    assert result.returncode != 0 and "no app replica" in result.stderr
+
+
+def test_browsers_are_placed_in_turn_and_kept_by_a_cookie_not_by_address():
+    """tests/test_nginx_placement.py checks the behaviour on nginx itself."""
     upstream = re.search(r"upstream tviz_app \{(.*?)\}", TEMPLATE, re.S)[1]
-    assert "hash $tviz_route consistent;" in upstream and "ip_hash" not in upstream
+    assert "least_conn;" in upstream and "zone " in upstream and "hash" not in upstream
+    assert not re.search(r"^\s*ip_hash", TEMPLATE, re.M) and "proxy_pass http://$tviz_replica;" in TEMPLATE
     assert "proxy_set_header Upgrade $http_upgrade;" in TEMPLATE  # Streamlit's websocket
 
 

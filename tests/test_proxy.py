@@ -47,16 +47,16 @@ def test_the_warm_up_check_is_not_reachable_through_nginx(topology):
 
 
 def open_student(browser, url: str, figures: bool = True):
-    """A new browser context (a new student, no cookie yet) on `url`; (page, its route cookie)."""
+    """A new browser context (a new student, no cookie yet) on `url`; (page, its replica cookie)."""
     page = new_page(browser)
     open_app(page, url, figures=figures)
     assert page.locator(EXCEPTION).count() == 0
-    return page, next(c["value"] for c in page.context.cookies() if c["name"] == "tviz_route")
+    return page, next(c["value"] for c in page.context.cookies() if c["name"] == "tviz_replica")
 
 
 def test_each_session_stays_on_one_replica_and_the_sessions_spread(topology, browser):
     seen: dict[str, set[str]] = {}
-    while len(set().union(*seen.values())) < 2:  # both replicas served someone (each new student: a coin toss)
+    while len(set().union(*seen.values())) < 2:  # both replicas served someone (new students are placed in turn)
         assert len(seen) < 30, seen
         page, route = open_student(browser, f"{topology.url}/attention")
         assert page.get_by_text("Cross-attention (decoder → encoder)").count() > 0
