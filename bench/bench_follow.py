@@ -15,19 +15,23 @@ pile-up into one run). Then --idle s of polling alone, then --rounds rounds of f
 new source text, change the Attention page's layer, open Overview, open Attention again; after every follower
 has shown a move, --pause s and up to 0.5 s more at random (a move falls anywhere between two polls).
 
+The app pushes a move to its followers (transformer_viz/app/rooms/push.py: the server reruns their sessions, and
+their browsers send nothing); with `--app` an app whose followers poll, the polls are measured as below.
 Latency: from sending the teacher's move to a follower's first *finished* full run after it (script_finished),
 which must show the move (the page, the source text box and, after a layer move, the layer box as the teacher
 set them); a failure otherwise, and also when no such run comes within --deadline s, a follower's page shows an
 exception, or a follower's page differs from the teacher's after the pause. Where the time goes:
-  poll wait  move -> the auto rerun (tick) that served the follower's poll that saw the new version (the poll
-             ending in st.rerun): the teacher's run until it publishes, and the timer's phase (0-0.5 s);
+  poll wait  move -> the follower's first full run after it, pushed by the server (its start), or the auto rerun
+             (tick) that served the follower's poll that saw the new version (the poll ending in st.rerun): the
+             teacher's run until it publishes, then the push thread's phase (0-0.1 s) or the timer's (0-0.5 s);
              below zero when a tick sent before the move waited in the server's queue until after the publish;
-  server     that tick -> the follower's finished run: the server's queue, the poll, catch_up's rerun and the
-             page's full rerun (every follower its own), behind the other followers' reruns;
+  server     that run's start or tick -> the follower's finished run: the server's queue, the poll, catch_up's
+             rerun and the page's full rerun (every follower its own), behind the other followers' reruns;
   queue      an auto rerun's tick -> the start of the poll that served it (all polls of the moves);
   CPU        the app process's CPU (utime + stime, /proc): per fragment run while the followers only poll
-             (the teacher's section included); during the moves, beyond the polls, per follower catch-up
-             (the teacher's own runs included: noticeable with one follower only), and by kind of move.
+             (the teacher's section included; where the server pushes, its only polls: the idle CPU per poll);
+             during the moves, beyond the polls, per follower catch-up (the teacher's own runs included:
+             noticeable with one follower only), and by kind of move.
 Times are this process's: a run's start is when its new_session arrives, which the server may send late while
 its script threads hold the interpreter. A run whose script_finished never comes (the next run starts first)
 is a run whose end the server dropped (see LiveSession): a failure for a follower, counted and printed.
@@ -117,8 +121,8 @@ class Follower:
             self.full_runs += 1
             if self.seen_poll is None:  # the poll before the first full run saw the new version (and called st.rerun)
                 polls_since = [r for r in self.session.runs if not r.full and move.sent <= r.started < run.started]
-                self.seen_poll = polls_since[-1] if polls_since else run
-                self.asked = self.asked_at(self.seen_poll)
+                self.seen_poll = polls_since[-1] if polls_since else run  # or the server pushed this run
+                self.asked = self.asked_at(self.seen_poll) if polls_since else run.started
             if run.status == ForwardMsg.FINISHED_SUCCESSFULLY:
                 self.check(move, run)
 

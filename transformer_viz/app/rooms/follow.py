@@ -1,9 +1,10 @@
 """A room's students: join by code or link, follow the teacher's page and view, leave and rejoin.
 
-A student's session polls the store every POLL_SECONDS in a fragment drawn first thing in the run; at a new
-version it reruns the app, whose start sets the view fields to the teacher's values (dropping the ones the
-teacher has not set), after opening the teacher's page with `st.switch_page` if it is another one (the run's
-end writes the view into the student's link).
+The server pushes a room's new version to its students' sessions (rooms/push.py: it reruns them); where it cannot
+(AppTest, another Streamlit), a student's session polls the store every POLL_SECONDS in a fragment drawn first
+thing in the run, which reruns the app at a new version. The run sets the view fields to the teacher's values at
+its start (dropping the ones the teacher has not set), after opening the teacher's page with `st.switch_page` if
+it is another one (the run's end writes the view into the student's link).
 A student's own changes last until the teacher's next change (said on screen); "Leave" stops following,
 "Rejoin" catches up at once. The section says when the teacher has not been heard from for a while.
 A session may try JOIN_TRIES short codes per JOIN_WINDOW seconds: the codes are short enough to guess.
@@ -27,6 +28,12 @@ from transformer_viz.app.rooms.common import (
     store_answered,
     store_trouble,
 )
+from transformer_viz.app.rooms.push import (
+    away_minutes,
+    forget_this_session,
+    needs_redraw,
+    watch_this_session,
+)
 from transformer_viz.app.rooms.store import (
     CODE_LENGTH,
     LINK_CODE_LENGTH,
@@ -39,8 +46,7 @@ from transformer_viz.app.session import state
 from transformer_viz.app.session.state import Joined, checked_view
 from transformer_viz.app.session.widgets import literal, tr
 
-POLL_SECONDS = 0.5  # how often a following student asks the store for a change (~6 ms of server CPU each)
-AWAY_SECONDS = 90  # a teacher not heard from for this long (3 missed heartbeats) is said to be away
+POLL_SECONDS = 0.5  # where the server cannot push: how often a student asks the store (~5 ms of server CPU each)
 JOIN_TRIES, JOIN_WINDOW = 5, 60.0  # short codes a session may try per window (seconds)
 MAX_TYPED = 200  # characters of the Join box: a code, or a pasted link
 
@@ -142,26 +148,18 @@ def catch_up() -> None:
     take_teachers_view(room)
 
 
-def away_minutes(room: RoomState) -> int:
-    """Whole minutes since the teacher was last heard from, once that is more than AWAY_SECONDS (else 0)."""
-    silent = time.time() - room.teacher_seen
-    return max(1, int(silent // 60)) if silent > AWAY_SECONDS else 0
-
-
 def following() -> Joined | None:
     joined = st.session_state.get(state.JOINED)
     return joined if joined is not None and joined.following else None
 
 
 def teacher_changed(joined: Joined) -> bool:
-    """Whether the page must be drawn again: the room has ended, has a version this session has not seen, or the
-    store stopped or started answering again (said above the page)."""
-    was_down = bool(st.session_state.get(state.ROOM_DOWN))
+    """Whether the page must be drawn again (push.needs_redraw), as the store says now."""
     try:
-        room = room_store().get(joined.code)
+        room, unreachable = room_store().get(joined.code), False
     except RoomStoreError:  # the next poll asks again
-        return not was_down
-    return was_down or room is None or room.version not in (0, joined.seen) or away_minutes(room) != joined.away
+        room, unreachable = None, True
+    return needs_redraw(room, unreachable, joined, bool(st.session_state.get(state.ROOM_DOWN)))
 
 
 def enter_from_link() -> None:
@@ -195,11 +193,18 @@ def follow_room(url_path: str) -> None:
 
 
 def poll_teacher(section) -> None:
-    """A following student's poll, drawn into `section` before anything else of the run. Its timer (an
-    `auto_rerun` message) then reaches the browser long before the run ends: a poll that arrives while a run
-    is ending makes Streamlit drop that run's last messages, and a timer drawn last could be lost with them
-    (the student would stop following for good)."""
-    if following() is not None:
+    """A following student's session, before anything else of the run: the server pushes its room's changes to it
+    from now on (push.watch_this_session); where it cannot, its poll is drawn into `section`.
+
+    No poll where the server pushes: each request a browser sends as one of its runs ends can make Streamlit
+    drop the rest of that run (it starts a new ScriptRunner and ignores the old one's last events), and a
+    student whose catch-up lost its end would show a half-drawn page until the teacher's next move. Where it
+    polls, the poll's timer (an `auto_rerun` message) is drawn first, so that it reaches the browser long before
+    the run ends: a timer drawn last could be lost that way, and the student would stop following for good."""
+    joined = following()
+    if joined is None:
+        forget_this_session()
+    elif not watch_this_session(room_store(), joined, bool(st.session_state.get(state.ROOM_DOWN))):
         with section:
             follow_teacher()
 
