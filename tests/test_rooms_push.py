@@ -1,6 +1,7 @@
 """rooms/push.py's watcher without a server: one store read per room, one rerun per change a student has not seen,
 and a session that has gone is forgotten. (tests/test_follow_protocol.py checks the push on a real server.)"""
 
+import itertools
 import time
 
 import pytest
@@ -23,6 +24,11 @@ class Store:
         return self.rooms.get(code)
 
 
+def later():
+    """A clock that moves on by more than PUSH_GAP_SECONDS at every look (the tests that do not time the gap)."""
+    return itertools.count(step=push.PUSH_GAP_SECONDS + 1).__next__
+
+
 def room(version: int, teacher_seen: float | None = None) -> RoomState:
     now = time.time()
     return RoomState("attention", {}, version, now, teacher_seen=now if teacher_seen is None else teacher_seen)
@@ -43,7 +49,7 @@ def reruns(monkeypatch) -> list[str]:
 
 def test_a_new_version_reruns_each_student_who_has_not_seen_it_once_with_one_read_per_room(reruns):
     store = Store(ABCD=room(3), EFGH=room(1))
-    watcher = push.Watcher(every=None)
+    watcher = push.Watcher(every=None, clock=later())
     for session, code, seen in [("s1", "ABCD", 2), ("s2", "ABCD", 2), ("s3", "ABCD", 3), ("s4", "EFGH", 1)]:
         watcher.watch(session, store, Joined(code, code + "k", seen=seen), was_down=False)
     watcher.push_once()
@@ -58,7 +64,7 @@ def test_a_new_version_reruns_each_student_who_has_not_seen_it_once_with_one_rea
 
 def test_an_ended_room_an_absent_teacher_and_the_store_going_away_and_back_rerun_the_students(reruns):
     store = Store(ABCD=room(3, teacher_seen=time.time() - 5 * 60))
-    watcher = push.Watcher(every=None)
+    watcher = push.Watcher(every=None, clock=later())
     watcher.watch("away", store, Joined("ABCD", "ABCDk", seen=3), was_down=False)  # saw the teacher here
     watcher.watch("ended", store, Joined("WXYZ", "WXYZk", seen=3), was_down=False)
     watcher.push_once()
@@ -77,10 +83,24 @@ def test_an_ended_room_an_absent_teacher_and_the_store_going_away_and_back_rerun
 
 def test_a_session_that_has_gone_is_forgotten(reruns):
     store = Store(ABCD=room(2))
-    watcher = push.Watcher(every=None)
+    watcher = push.Watcher(every=None, clock=later())
     watcher.watch("gone", store, Joined("ABCD", "ABCDk", seen=1), was_down=False)
     watcher.push_once()
     watcher.watch("gone", store, Joined("ABCD", "ABCDk", seen=1), was_down=False)  # (a late report)
     watcher.forget("gone")
     watcher.push_once()
     assert reruns == ["gone"] and store.reads == 1
+
+
+def test_a_teacher_changing_the_view_many_times_a_second_reruns_a_student_at_most_every_gap(reruns):
+    store, now = Store(ABCD=room(1)), [0.0]
+    watcher = push.Watcher(every=None, clock=lambda: now[0])
+    for version in range(2, 12):  # ten changes, each seen by the student's run at once
+        store.rooms["ABCD"] = room(version)
+        watcher.push_once()
+        watcher.watch("s1", store, Joined("ABCD", "ABCDk", seen=version - 1), was_down=False)
+        now[0] += push.PUSH_GAP_SECONDS / 10
+    assert reruns == ["s1"]
+    now[0] += push.PUSH_GAP_SECONDS
+    watcher.push_once()
+    assert reruns == ["s1", "s1"]  # the last change is drawn once the gap has passed

@@ -16,6 +16,7 @@ client state and event loop are not (`_client_state`, `_event_loop`). Where they
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections import defaultdict
@@ -30,6 +31,9 @@ from transformer_viz.app.session.state import Joined
 
 _LOGGER = logging.getLogger(__name__)
 PUSH_SECONDS = 0.1  # how often the thread reads the rooms followed here (one store read per room: ~0.1 ms in Redis)
+# A student's session is rerun at most this often: a teacher (or a script) changing the view 20 times a second costs
+# the server no more than the students' old polls did (2 a second each), whatever the size of the class.
+PUSH_GAP_SECONDS = 0.5
 AWAY_SECONDS = 90  # a teacher not heard from for this long (3 missed heartbeats) is said to be away
 PUSHES = callable(getattr(Runtime, "get_app_session", None)) and {"_client_state", "_event_loop"} <= set(
     AppSession.__init__.__code__.co_names)
@@ -62,11 +66,12 @@ class Watched:
 class Watcher:
     """The following students of this process, and the thread that reruns them when their room changes."""
 
-    def __init__(self, every: float | None = PUSH_SECONDS) -> None:
+    def __init__(self, every: float | None = PUSH_SECONDS, clock=time.monotonic) -> None:
         """`every` seconds a thread pushes, from the first watch on (None: only when push_once is called)."""
-        self._every = every
+        self._every, self._clock = every, clock
         self._lock = threading.Lock()
         self._watched: dict[str, Watched] = {}  # session id ->
+        self._pushed_at: dict[str, float] = {}  # session id -> the clock's time of its last rerun
         self._thread: threading.Thread | None = None
 
     def watch(self, session_id: str, store: RoomStore, joined: Joined, was_down: bool) -> None:
@@ -79,6 +84,7 @@ class Watcher:
     def forget(self, session_id: str) -> None:
         with self._lock:
             self._watched.pop(session_id, None)
+            self._pushed_at.pop(session_id, None)
 
     def _run(self) -> None:
         while True:
@@ -89,11 +95,13 @@ class Watcher:
                 _LOGGER.exception("pushing the rooms' changes")
 
     def push_once(self) -> None:
-        """Read each followed room once; rerun each student whose page must be drawn again (once per full run)."""
+        """Read each followed room once; rerun each student whose page must be drawn again (once per full run, at
+        most once per PUSH_GAP_SECONDS)."""
+        now = self._clock()
         with self._lock:
             rooms: dict[tuple[int, str], list[tuple[str, Watched]]] = defaultdict(list)
             for session_id, watched in self._watched.items():
-                if not watched.pushed:
+                if not watched.pushed and now - self._pushed_at.get(session_id, -math.inf) >= PUSH_GAP_SECONDS:
                     rooms[id(watched.store), watched.joined.code].append((session_id, watched))
         for students in rooms.values():
             store, code = students[0][1].store, students[0][1].joined.code
@@ -104,6 +112,8 @@ class Watcher:
             for session_id, watched in students:
                 if needs_redraw(room, unreachable, watched.joined, watched.was_down):
                     watched.pushed = True
+                    with self._lock:
+                        self._pushed_at[session_id] = now
                     if not rerun(session_id):
                         self.forget(session_id)
 
