@@ -1,12 +1,13 @@
 """The teacher's moves pushed to the following students of this server process.
 
-One thread per process reads the rooms that its following students follow, one store read per room every
-PUSH_SECONDS, and asks Streamlit to rerun each student whose room changed, as Streamlit's own rerun-on-save does
-(the session's last page and link). The student's run then takes the teacher's view at its start (follow.catch_up):
-one full run after the move, where a poll per student every 0.5 s cost two fragment runs a second per student,
-a rerun from the poll, and, when a poll arrived as a run ended, that run's last messages (Streamlit then starts a
-new ScriptRunner and ignores the old one's events): with no poll, a following student's browser sends nothing
-unless the student clicks.
+One thread per process reads each room that its following students follow (one store read per room every
+PUSH_SECONDS) and asks Streamlit to rerun each student whose room changed, with the session's last page and link,
+as Streamlit's own rerun-on-save does. The student's run takes the teacher's view at its start (follow.catch_up).
+
+Before, each student polled every 0.5 s: two fragment runs a second per student, one more run to rerun the app,
+and a race: a poll that reached the server as a run ended made Streamlit start a new ScriptRunner and ignore the
+old one's last events, and the student's page stayed half-drawn. A pushed student's browser sends nothing unless
+the student clicks.
 
 Streamlit has no public way to rerun another session: `Runtime.get_app_session` is public, the session's last
 client state and event loop are not (`_client_state`, `_event_loop`). Where they are missing (another Streamlit),
