@@ -35,21 +35,20 @@ def room(version: int, teacher_seen: float | None = None) -> RoomState:
 
 
 @pytest.fixture
-def reruns(monkeypatch) -> list[str]:
-    """The sessions the watcher asked Streamlit to rerun; "gone" is a session that has left the server."""
-    asked: list[str] = []
+def reruns() -> "Reruns":
+    """The sessions the test's watcher asked to rerun (its `rerun=reruns.ask`); "gone" has left the server."""
+    return Reruns()
 
-    def rerun(session_id: str) -> bool:
-        asked.append(session_id)
+
+class Reruns(list):
+    def ask(self, session_id: str) -> bool:
+        self.append(session_id)
         return session_id != "gone"
-
-    monkeypatch.setattr(push, "rerun", rerun)
-    return asked
 
 
 def test_a_new_version_reruns_each_student_who_has_not_seen_it_once_with_one_read_per_room(reruns):
     store = Store(ABCD=room(3), EFGH=room(1))
-    watcher = push.Watcher(every=None, clock=later())
+    watcher = push.Watcher(every=None, clock=later(), rerun=reruns.ask)
     for session, code, seen in [("s1", "ABCD", 2), ("s2", "ABCD", 2), ("s3", "ABCD", 3), ("s4", "EFGH", 1)]:
         watcher.watch(session, store, Joined(code, code + "k", seen=seen), was_down=False)
     watcher.push_once()
@@ -64,7 +63,7 @@ def test_a_new_version_reruns_each_student_who_has_not_seen_it_once_with_one_rea
 
 def test_an_ended_room_an_absent_teacher_and_the_store_going_away_and_back_rerun_the_students(reruns):
     store = Store(ABCD=room(3, teacher_seen=time.time() - 5 * 60))
-    watcher = push.Watcher(every=None, clock=later())
+    watcher = push.Watcher(every=None, clock=later(), rerun=reruns.ask)
     watcher.watch("away", store, Joined("ABCD", "ABCDk", seen=3), was_down=False)  # saw the teacher here
     watcher.watch("ended", store, Joined("WXYZ", "WXYZk", seen=3), was_down=False)
     watcher.push_once()
@@ -83,7 +82,7 @@ def test_an_ended_room_an_absent_teacher_and_the_store_going_away_and_back_rerun
 
 def test_a_session_that_has_gone_is_forgotten(reruns):
     store = Store(ABCD=room(2))
-    watcher = push.Watcher(every=None, clock=later())
+    watcher = push.Watcher(every=None, clock=later(), rerun=reruns.ask)
     watcher.watch("gone", store, Joined("ABCD", "ABCDk", seen=1), was_down=False)
     watcher.push_once()
     watcher.watch("gone", store, Joined("ABCD", "ABCDk", seen=1), was_down=False)  # (a late report)
@@ -94,7 +93,7 @@ def test_a_session_that_has_gone_is_forgotten(reruns):
 
 def test_a_teacher_changing_the_view_many_times_a_second_reruns_a_student_at_most_every_gap(reruns):
     store, now = Store(ABCD=room(1)), [0.0]
-    watcher = push.Watcher(every=None, clock=lambda: now[0])
+    watcher = push.Watcher(every=None, clock=lambda: now[0], rerun=reruns.ask)
     for version in range(2, 12):  # ten changes, each seen by the student's run at once
         store.rooms["ABCD"] = room(version)
         watcher.push_once()

@@ -67,9 +67,10 @@ class Watched:
 class Watcher:
     """The following students of this process, and the thread that reruns them when their room changes."""
 
-    def __init__(self, every: float | None = PUSH_SECONDS, clock=time.monotonic) -> None:
-        """`every` seconds a thread pushes, from the first watch on (None: only when push_once is called)."""
-        self._every, self._clock = every, clock
+    def __init__(self, every: float | None = PUSH_SECONDS, clock=time.monotonic, rerun=None) -> None:
+        """`every` seconds a thread pushes, from the first watch on (None: only when push_once is called);
+        `rerun(session_id) -> bool` asks for a session's rerun (default: Streamlit's, `rerun_session`)."""
+        self._every, self._clock, self._rerun = every, clock, rerun or rerun_session
         self._lock = threading.Lock()
         self._watched: dict[str, Watched] = {}  # session id ->
         self._pushed_at: dict[str, float] = {}  # session id -> the clock's time of its last rerun
@@ -115,11 +116,11 @@ class Watcher:
                     watched.pushed = True
                     with self._lock:
                         self._pushed_at[session_id] = now
-                    if not rerun(session_id):
+                    if not self._rerun(session_id):
                         self.forget(session_id)
 
 
-def rerun(session_id: str) -> bool:
+def rerun_session(session_id: str) -> bool:
     """Ask Streamlit to rerun a session with its last page and link, on its event loop; False when it is gone."""
     session = Runtime.instance().get_app_session(session_id)
     if session is None:
@@ -132,9 +133,12 @@ WATCHER = Watcher()
 
 
 def this_session() -> str | None:
-    """This run's session id, where the server can push to it (not in AppTest, which runs the app without one)."""
+    """This run's session id, where the server can push to it: a session of this process's Streamlit server (not
+    one of AppTest, which runs the app without a server, even in a process where a server runs)."""
     ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None and PUSHES and Runtime.exists() else None
+    if ctx is None or not PUSHES or not Runtime.exists():
+        return None
+    return ctx.session_id if Runtime.instance().get_app_session(ctx.session_id) is not None else None
 
 
 def watch_this_session(store: RoomStore, joined: Joined, was_down: bool) -> bool:
