@@ -20,18 +20,18 @@ FOLLOW_DEADLINE_MS = 60_000  # how long a student's page may take to show a move
 
 
 @contextlib.contextmanager
-def app_with_rooms(store: str):
-    """The app's URL, and the Redis URL its rooms live in (None: in the server's process). RuntimeError when
-    `store` is "redis" and redis-server is missing."""
+def app_with_rooms(store: str, env: dict[str, str] | None = None):
+    """The app's URL, and the Redis URL its rooms live in (None: in the server's process); `env`: more of the
+    server's environment. RuntimeError when `store` is "redis" and redis-server is missing."""
     if store == "memory":
-        with streamlit_server(extra_args=FULL_ERRORS) as url:
+        with streamlit_server(extra_args=FULL_ERRORS, env=env) as url:
             yield url, None
         return
     reason = redis_missing_reason()
     if reason:
         raise RuntimeError(reason)
-    with redis_server() as redis_url, streamlit_server(extra_args=FULL_ERRORS,
-                                                                 env={"TVIZ_REDIS_URL": redis_url}) as url:
+    with redis_server() as redis_url, streamlit_server(
+            extra_args=FULL_ERRORS, env={**(env or {}), "TVIZ_REDIS_URL": redis_url}) as url:
         yield url, redis_url
 
 

@@ -2,7 +2,9 @@
 
 How a following student's session learns of the teacher's move (devtools/class_client.py plays the browser): the
 server pushes it, and the student's browser sends nothing, so no request of the student's can reach the server as
-one of its runs ends (Streamlit may then drop the rest of that run).
+one of its runs ends (Streamlit may then drop the rest of that run). Where the server does not push, the student's
+poll: two races a browser test cannot stage on purpose, a poll that reaches the server as a run ends, and polls
+carrying the page's old values while the student catches up.
 """
 
 from __future__ import annotations
@@ -26,13 +28,17 @@ DEADLINE = 120.0  # s: generous, for a busy machine
 
 @dataclass
 class Student(LiveSession):
-    """A LiveSession that notes every message's kind and place, and counts what it sends."""
+    """A LiveSession that notes every message's kind and place, counts what it sends, and can answer the server's
+    messages with polls made from the page it had before (what a browser sends until the new values arrived)."""
 
     messages: list = field(default_factory=list)  # (kind, delta path)
     sent: int = 0  # BackMsgs sent to the server
+    stale_polls: list = field(default_factory=list)  # BackMsgs still to send, one per message received
 
     def _receive(self, msg: ForwardMsg) -> None:
         self.messages.append((msg.WhichOneof("type"), tuple(msg.metadata.delta_path)))
+        if self.stale_polls and msg.WhichOneof("type") in ("new_session", "delta"):
+            asyncio.get_running_loop().create_task(self._send(self.stale_polls.pop()))
         super()._receive(msg)
 
     async def _send(self, message) -> None:
@@ -43,6 +49,14 @@ class Student(LiveSession):
 @pytest.fixture(scope="module")
 def url():
     with app_with_rooms("memory") as (app_url, _redis):
+        yield app_url
+
+
+@pytest.fixture(scope="module")
+def polling_url():
+    """A server that does not push (TVIZ_ROOM_PUSH=0): its following students poll, as on a Streamlit without
+    the internals rooms/push.py uses."""
+    with app_with_rooms("memory", env={"TVIZ_ROOM_PUSH": "0"}) as (app_url, _redis):
         yield app_url
 
 
@@ -136,3 +150,80 @@ def test_a_catch_up_to_another_page_takes_two_runs_and_no_more(url):
             await teacher.close()
 
     asyncio.run(lesson(url))
+
+
+# Where the server does not push: the student's poll
+
+
+def test_a_following_students_poll_timer_is_sent_before_the_page(polling_url):
+    """A poll that reaches the server as a run ends makes Streamlit drop that run's last messages: a poll timer
+    sent last would be lost with them, and the student would stop following for good."""
+
+    async def lesson(url):
+        teacher, link_code = await room(url)
+        follower = await student(url, link_code)
+        try:
+            kinds = follower.messages
+            timer = next(i for i, (kind, _path) in enumerate(kinds) if kind == "auto_rerun")
+            main_area = next(i for i, (kind, path) in enumerate(kinds) if kind == "delta" and path[:1] == (0,))
+            assert timer < main_area, "the poll's timer came after the page's first element"
+        finally:
+            await follower.close()
+            await teacher.close()
+
+    asyncio.run(lesson(polling_url))
+
+
+def test_polls_sent_with_the_old_page_while_a_student_catches_up_do_not_bring_the_old_view_back(polling_url):
+    """Until the teacher's new values arrive, each poll carries the old ones. None of them may win over the
+    teacher's values: the student ends up showing the teacher's input."""
+
+    async def lesson(url):
+        teacher, link_code = await room(url)
+        follower = await student(url, link_code)
+        try:
+            poll_id = next(iter(follower._timers))
+            follower.stop_timers()  # the polls are sent by hand here: a fixed number, old values
+            stale = follower._client_state(fragment_id=poll_id)
+            stale.rerun_script.is_auto_rerun = True
+            assert shown_text(follower) != "banana"
+            await teacher.set_value("src_text", "banana")
+            follower.stale_polls = [stale] * 12
+            await follower._run(stale)  # the poll that finds the change, and the catch-up it starts
+            await until(lambda: not follower.stale_polls, "the old polls sent")
+            done = len(follower.runs)
+            fresh = follower._client_state(fragment_id=poll_id)  # the browser's next poll: what it shows now
+            await follower._run(fresh)
+            await until(lambda: len(follower.runs) > done and follower._current is None, "the runs settled")
+            assert shown_text(follower) == "banana"
+        finally:
+            await follower.close()
+            await teacher.close()
+
+    asyncio.run(lesson(polling_url))
+
+
+def test_after_a_catch_up_to_another_page_the_next_poll_draws_it_once_more_and_then_stops(polling_url):
+    """A poll that reaches the server as the catch-up ends can make Streamlit drop the rest of it (the new page's
+    whole body, at worst): after a page switch the page is drawn once more, from the poll's own run, and once."""
+
+    async def lesson(url):
+        teacher, link_code = await room(url)
+        follower = await student(url, link_code)
+        try:
+            await until(lambda: follower._timers, "the poll's timer set")
+            moved = len(follower.runs)
+            await teacher.switch_page("attention")
+
+            def full_runs_since_the_move() -> int:
+                return sum(run.full for run in follower.runs[moved:])
+
+            await until(lambda: full_runs_since_the_move() >= 1, "the catch-up")
+            polls = sum(not run.full for run in follower.runs)
+            await until(lambda: sum(not run.full for run in follower.runs) >= polls + 4, "four more polls")
+            assert full_runs_since_the_move() == 3 and follower.page_path == "attention"  # switch, page, once more
+        finally:
+            await follower.close()
+            await teacher.close()
+
+    asyncio.run(lesson(polling_url))

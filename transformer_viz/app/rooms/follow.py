@@ -1,10 +1,10 @@
 """A room's students: join by code or link, follow the teacher's page and view, leave and rejoin.
 
-The server pushes a room's new version to its students' sessions (rooms/push.py: it reruns them); where it cannot
-(AppTest, another Streamlit), a student's session polls the store every POLL_SECONDS in a fragment drawn first
-thing in the run, which reruns the app at a new version. The run sets the view fields to the teacher's values at
-its start (dropping the ones the teacher has not set), after opening the teacher's page with `st.switch_page` if
-it is another one (the run's end writes the view into the student's link).
+The server pushes a room's new version to its students' sessions (rooms/push.py: it reruns them). Where it cannot
+(another Streamlit) or must not (TVIZ_ROOM_PUSH=0), a student's session polls the store every POLL_SECONDS in a
+fragment drawn first thing in the run, which reruns the app at a new version. The run sets the view fields to the
+teacher's values at its start (dropping the ones the teacher has not set), after opening the teacher's page with
+`st.switch_page` if it is another one (the run's end writes the view into the student's link).
 A student's own changes last until the teacher's next change (said on screen); "Leave" stops following,
 "Rejoin" catches up at once. The section says when the teacher has not been heard from for a while.
 A session may try JOIN_TRIES short codes per JOIN_WINDOW seconds: the codes are short enough to guess.

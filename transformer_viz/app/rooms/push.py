@@ -11,7 +11,7 @@ the student clicks.
 
 Streamlit has no public way to rerun another session: `Runtime.get_app_session` is public, the session's last
 client state and event loop are not (`_client_state`, `_event_loop`). Where they are missing (another Streamlit),
-`PUSHES` is False and following polls (follow.POLL_SECONDS), as it does in AppTest, which has no server.
+`PUSHES` is False and following polls (follow.POLL_SECONDS), as it does with TVIZ_ROOM_PUSH=0.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from transformer_viz.app.rooms.store import RoomState, RoomStore, RoomStoreError
+from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session.state import Joined
 
 _LOGGER = logging.getLogger(__name__)
@@ -133,10 +134,10 @@ WATCHER = Watcher()
 
 
 def this_session() -> str | None:
-    """This run's session id, where the server can push to it: a session of this process's Streamlit server (not
-    one of AppTest, which runs the app without a server, even in a process where a server runs)."""
+    """This run's session id, where the server pushes to it: a session its Streamlit runtime knows (AppTest's
+    too), unless TVIZ_ROOM_PUSH=0."""
     ctx = get_script_run_ctx()
-    if ctx is None or not PUSHES or not Runtime.exists():
+    if ctx is None or not PUSHES or not limits().room_push or not Runtime.exists():
         return None
     return ctx.session_id if Runtime.instance().get_app_session(ctx.session_id) is not None else None
 

@@ -67,6 +67,7 @@ class ServerLimits:
     hf_parameters: float = 5e8  # the largest Hugging Face model loaded (parameters; float32: 4 bytes each)
     room_idle_minutes: int = 30  # a class room ends this long after the last sign of its teacher
     rooms: int = 1000  # class rooms kept at once (in this process, or in Redis for all replicas)
+    room_push: int = 1  # 1: the server pushes a room's changes to its students (rooms/push.py); 0: they poll
 
     def __post_init__(self):
         if self.trainings_at_once == 0:
@@ -104,7 +105,7 @@ RANGES = {"d_model": (64, SIZE_LIMITS["d_model"]), "heads": (4, SIZE_LIMITS["n_h
           "input_tokens": (16, SIZE_LIMITS["max_len"]), "train_steps": (100, 100_000), "training_budget": (1e8, 1e13),
           "trainings_at_once": (0, 256), "training_processes": (0, 1), "run_cache_mib": (64, 65_536),
           "hf_downloads": (0, 1), "hf_parameters": (1e6, 1e11), "room_idle_minutes": (1, 24 * 60),
-          "rooms": (1, 1_000_000)}
+          "rooms": (1, 1_000_000), "room_push": (0, 1)}
 
 
 @functools.cache
