@@ -62,7 +62,7 @@ class Watched:
     store: RoomStore
     joined: Joined
     was_down: bool  # the store did not answer that run
-    pushed: bool = False  # a rerun was asked for since
+    since: float  # the watcher's clock when that run reported
 
 
 class Watcher:
@@ -79,7 +79,7 @@ class Watcher:
 
     def watch(self, session_id: str, store: RoomStore, joined: Joined, was_down: bool) -> None:
         with self._lock:
-            self._watched[session_id] = Watched(store, joined, was_down)
+            self._watched[session_id] = Watched(store, joined, was_down, self._clock())
             if self._thread is None and self._every is not None:
                 self._thread = threading.Thread(target=self._run, name="tviz-room-push", daemon=True)
                 self._thread.start()
@@ -98,13 +98,14 @@ class Watcher:
                 _LOGGER.exception("pushing the rooms' changes")
 
     def push_once(self) -> None:
-        """Read each followed room once; rerun each student whose page must be drawn again (once per full run, at
-        most once per PUSH_GAP_SECONDS)."""
+        """Read each followed room once; rerun each student whose page must be drawn again: once per full run (not
+        again before the session's next run reports), and at most once per PUSH_GAP_SECONDS."""
         now = self._clock()
         with self._lock:
             rooms: dict[tuple[int, str], list[tuple[str, Watched]]] = defaultdict(list)
             for session_id, watched in self._watched.items():
-                if not watched.pushed and now - self._pushed_at.get(session_id, -math.inf) >= PUSH_GAP_SECONDS:
+                pushed_at = self._pushed_at.get(session_id, -math.inf)
+                if pushed_at < watched.since and now - pushed_at >= PUSH_GAP_SECONDS:
                     rooms[id(watched.store), watched.joined.code].append((session_id, watched))
         for students in rooms.values():
             store, code = students[0][1].store, students[0][1].joined.code
@@ -114,7 +115,6 @@ class Watcher:
                 room, unreachable = None, True
             for session_id, watched in students:
                 if needs_redraw(room, unreachable, watched.joined, watched.was_down):
-                    watched.pushed = True
                     with self._lock:
                         self._pushed_at[session_id] = now
                     if not self._rerun(session_id):
