@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import exceptions, new_page, open_app, wait_for_idle
+from devtools.browser import choose_option, exceptions, new_page, open_app, rerun_after, wait_for_idle
 
 pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
@@ -53,5 +53,27 @@ def test_the_attention_page_shows_head_scores_rollout_and_the_downloads(app_url,
         page.get_by_role("button", name="This page's figures (HTML, offline)").click()
     html = Path(download.value.path()).read_text()
     assert html.count("Plotly.newPlot") >= 4 and "<script src=" not in html
+    assert exceptions(page) == []
+    page.context.close()
+
+
+TABLE_HAS_ALIGNMENT = """() => (document.querySelector('[data-testid=stDataFrame]')?.textContent || '')
+    .toLowerCase().includes('alignment')"""
+
+
+def test_a_new_kind_redraws_the_head_scores_and_rollout_below_the_explorer(app_url, browser):
+    """They are a fragment of their own, which a change of layer, head or value does not rerun: a change of kind
+    must rerun it too."""
+    page = new_page(browser)
+    open_app(page, f"{app_url}/attention")  # cross-attention: no rollout, and a table with gold alignment
+    cross_only = page.get_by_text("Rollout chains square self-attention maps", exact=False)
+    cross_only.wait_for()
+    page.wait_for_function(TABLE_HAS_ALIGNMENT)
+    rerun_after(page, lambda: choose_option(page, page.locator(".st-key-kind"), "Encoder self-attention"),
+                until="document.querySelectorAll('.st-key-attention_rollout .js-plotly-plot').length === 1")
+    assert cross_only.count() == 0
+    page.wait_for_function(f"() => !({TABLE_HAS_ALIGNMENT})()", timeout=30_000)
+    rerun_after(page, lambda: choose_option(page, page.locator(".st-key-value"), "scaled scores q·k/√d_k"))
+    assert page.locator(".st-key-attention_rollout .js-plotly-plot").count() == 1  # still there, unchanged
     assert exceptions(page) == []
     page.context.close()

@@ -1,5 +1,8 @@
 """Attention page: every layer and head of one kind as a grid, one head large, the numbers behind a cell; below,
-head scores, attention rollout and the trace to take home."""
+head scores, attention rollout and the trace to take home.
+
+Two fragments: the explorer (its controls, the grid, the large head) and what lies below it, which depends on the
+kind alone. A change of layer, head or value reruns the explorer only; a change of kind reruns both."""
 
 from __future__ import annotations
 
@@ -12,7 +15,13 @@ from transformer_viz.app.frame.link import write_link
 from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.rooms.teach import share_view
 from transformer_viz.app.session import state
-from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
+from transformer_viz.app.session.page import (
+    PageContext,
+    attention_selectors,
+    cell_selectors,
+    chosen_kind,
+    page_context,
+)
 from transformer_viz.app.session.state import View
 from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, lang, literal, tr, view_widget
 from transformer_viz.data.tasks import get_task
@@ -21,6 +30,7 @@ from transformer_viz.figures.common import ATTENTION_VALUES, format_number
 from transformer_viz.figures.grid import attention_grid, grid_selection
 from transformer_viz.figures.rollout import head_score_table, rollout_figure
 
+EXPLORER, BELOW = "attention_explorer", "attention_below"  # the two fragments' keys
 GRID_WIDTH = MAIN_WIDTH  # px, see MAIN_WIDTH
 HEAD_WIDTH, MAX_HEAD_WIDTH = 455, 1100  # px: the large head's column (3/5 of MAIN_WIDTH, MAX_MAIN_WIDTH)
 
@@ -30,9 +40,10 @@ def render() -> None:
     ctx = page_context()
     if ctx is not None:
         explorer(ctx)
+        below_the_explorer(ctx)
 
 
-@st.fragment
+@st.fragment(key=EXPLORER)
 def explorer(ctx: PageContext) -> None:
     """Controls, grid, one head and entropy: a change here reruns only this part, not the sidebar."""
     share_view()  # a teacher's room sees a change made here at once, not at the next full run
@@ -43,7 +54,8 @@ def explorer(ctx: PageContext) -> None:
         # q·k/√d_k"), and at 150 % zoom a third of it cut them off.
         kind_column, value_column = st.container(), st.container()
         layer_column, head_column = st.columns(2)
-        kind, layer, head = attention_selectors(ctx.trace, kind_column, layer_column, head_column)
+        kind, layer, head = attention_selectors(ctx.trace, kind_column, layer_column, head_column,
+                                                on_kind_change=rerun_both)
         value = view_widget(value_column.selectbox, state.VALUE, tr("attention.value"), ATTENTION_VALUES,
                             index=ATTENTION_VALUES.index(View.value))
     with text_column:
@@ -59,7 +71,18 @@ def explorer(ctx: PageContext) -> None:
     st.subheader(tr("attention.entropy"))
     st.caption(tr("attention.entropy_help"))
     chart(ctx.figure(head_entropy, kind, min_font=figure_min_font()), key="attention_entropy")
-    head_scores_and_rollout(ctx, kind)
+
+
+def rerun_both() -> None:
+    """A new kind changes what lies below the explorer too: rerun both fragments (still not the whole page)."""
+    st.rerun([EXPLORER, BELOW])
+
+
+@st.fragment(key=BELOW)
+def below_the_explorer(ctx: PageContext) -> None:
+    """Head scores, rollout and downloads: not rerun by a change of layer, head or value, which they do not show
+    (the head-score table alone made each of those reruns ~35 ms slower in the browser, `bench/bench_ui.py`)."""
+    head_scores_and_rollout(ctx, chosen_kind(ctx.trace))
     trace_downloads(ctx)
 
 

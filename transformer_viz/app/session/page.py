@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import html
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import streamlit as st
@@ -205,15 +206,26 @@ def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool
     return PageContext(view, resolved, run, pad_to)
 
 
-def attention_selectors(trace, kind_column, layer_column, head_column, kind_field: str = state.KIND
-                        ) -> tuple[str, int, int]:
+def attention_selectors(trace, kind_column, layer_column, head_column, kind_field: str = state.KIND,
+                        on_kind_change: Callable | None = None) -> tuple[str, int, int]:
     """The kind, layer and head choosers every attention page shares (one view field each; the Masks page
-    has its own kind field)."""
+    has its own kind field). `on_kind_change` runs when the kind really changes."""
     kinds = trace.attention_kinds()  # a decoder-only model: its self-attention alone
     default = getattr(View, kind_field)
+    extra = {} if on_kind_change is None else {"on_change": on_kind_change}
     kind = view_widget(kind_column.selectbox, kind_field, tr("attention.kind"), kinds,
-                       index=kinds.index(default) if default in kinds else 0)
+                       index=kinds.index(default) if default in kinds else 0, **extra)
     return kind, *layer_and_head(trace, kind, layer_column, head_column)
+
+
+def chosen_kind(trace, kind_field: str = state.KIND) -> str:
+    """The attention kind the session chose, as `attention_selectors` shows it, for a part of a page drawn
+    apart from the selectors (a fragment of its own)."""
+    kinds = trace.attention_kinds()
+    for kind in (st.session_state.get(kind_field), getattr(View, kind_field)):
+        if kind in kinds:
+            return kind
+    return kinds[0]
 
 
 def layer_and_head(trace, kind: str, layer_column, head_column) -> tuple[int, int]:
