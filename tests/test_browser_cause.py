@@ -61,7 +61,7 @@ TABLE_HAS_ALIGNMENT = """() => (document.querySelector('[data-testid=stDataFrame
     .toLowerCase().includes('alignment')"""
 
 
-def test_a_new_kind_redraws_the_head_scores_and_rollout_below_the_explorer(app_url, browser):
+def test_a_new_kind_redraws_the_entropy_head_scores_and_rollout_below_the_explorer(app_url, browser):
     """They are a fragment of their own, which a change of layer, head or value does not rerun: a change of kind
     must rerun it too."""
     page = new_page(browser)
@@ -73,6 +73,8 @@ def test_a_new_kind_redraws_the_head_scores_and_rollout_below_the_explorer(app_u
                 until="document.querySelectorAll('.st-key-attention_rollout .js-plotly-plot').length === 1")
     assert cross_only.count() == 0
     page.wait_for_function(f"() => !({TABLE_HAS_ALIGNMENT})()", timeout=30_000)
+    page.wait_for_function("() => (document.querySelector('.st-key-attention_entropy .js-plotly-plot')"
+                           "?._fullLayout.title.text || '').includes('Encoder self-attention')", timeout=30_000)
     rerun_after(page, lambda: choose_option(page, page.locator(".st-key-value"), "scaled scores q·k/√d_k"))
     assert page.locator(".st-key-attention_rollout .js-plotly-plot").count() == 1  # still there, unchanged
     assert exceptions(page) == []

@@ -1,8 +1,9 @@
 """Attention page: every layer and head of one kind as a grid, one head large, the numbers behind a cell; below,
 head scores, attention rollout and the trace to take home.
 
-Two fragments: the explorer (its controls, the grid, the large head) and what lies below it, which depends on the
-kind alone. A change of layer, head or value reruns the explorer only; a change of kind reruns both."""
+Two fragments: the explorer (its controls, the grid, the large head) and what lies below it (entropy, head scores,
+rollout, downloads), which depends on the kind alone. A change of layer, head or value reruns the explorer only;
+a change of kind reruns both."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def render() -> None:
 
 @st.fragment(key=EXPLORER)
 def explorer(ctx: PageContext) -> None:
-    """Controls, grid, one head and entropy: a change here reruns only this part, not the sidebar."""
+    """Controls, grid and one head: a change here reruns only this part, not the sidebar or what lies below."""
     share_view()  # a teacher's room sees a change made here at once, not at the next full run
     write_link()  # and so does the address bar
     text_column, control_column = st.columns([1, 1], gap="large")
@@ -68,9 +69,6 @@ def explorer(ctx: PageContext) -> None:
                       min_font=figure_min_font())
     chart(grid, key=state.GRID_CHART, on_select=on_grid_click)
     head_view(ctx, kind, layer, head, value)
-    st.subheader(tr("attention.entropy"))
-    st.caption(tr("attention.entropy_help"))
-    chart(ctx.figure(head_entropy, kind, min_font=figure_min_font()), key="attention_entropy")
 
 
 def rerun_both() -> None:
@@ -80,9 +78,13 @@ def rerun_both() -> None:
 
 @st.fragment(key=BELOW)
 def below_the_explorer(ctx: PageContext) -> None:
-    """Head scores, rollout and downloads: not rerun by a change of layer, head or value, which they do not show
-    (the head-score table alone made each of those reruns ~35 ms slower in the browser, `bench/bench_ui.py`)."""
-    head_scores_and_rollout(ctx, chosen_kind(ctx.trace))
+    """Entropy, head scores, rollout and downloads: not rerun by a change of layer, head or value, which they do
+    not show (the head-score table alone made each of those reruns ~35 ms slower, `bench/bench_ui.py`)."""
+    kind = chosen_kind(ctx.trace)
+    st.subheader(tr("attention.entropy"))
+    st.caption(tr("attention.entropy_help"))
+    chart(ctx.figure(head_entropy, kind, min_font=figure_min_font()), key="attention_entropy")
+    head_scores_and_rollout(ctx, kind)
     trace_downloads(ctx)
 
 
