@@ -13,6 +13,10 @@ Whatever the app uses for it (a radio or a selectbox), the minimal app draws the
   c        bench/minimal_app.py: one 32×32 heatmap and one "Draw" control (the yardstick)
   a-gc,    a and b against a second server started with `--runner.postScriptGC true` (Streamlit's default; the
   b-gc     app's .streamlit/config.toml turns the full collection after every rerun off)
+  a-before, b-before, g-before
+           with `--before OTHER/app.py`: a, b and g on a server of another checkout (e.g. `git worktree add
+           ../before HEAD~1`), in the same interleaved rounds, so that a change's effect is not lost in the
+           machine's drift between two runs; the report ends with before → after per case
 
 Method. Every page gets an init script (tests/browser.py and WS_HOOK below) that records,
 in the page's own clock (performance.now / Event.timeStamp):
@@ -331,6 +335,14 @@ def report(cases: list[Case], baseline: str, budgets: dict[str, float]) -> None:
               f"{np.median(c.spec) / 1000:11.0f} kB "
               f"{np.median(c.wire) / 1000:7.0f} kB {np.median(c.charts):6.0f} ({np.median(c.refs):.0f}){verdict}")
     print()
+    for name in ("a", "b", "g"):
+        after = next((c for c in cases if c.name == name), None)
+        before = next((c for c in cases if c.name == f"{name}-before"), None)
+        if after is not None and before is not None:
+            print(f"before → after, case {name}: p50 {pct(before.latency, 50):.0f} → {pct(after.latency, 50):.0f} ms "
+                  f"({pct(before.latency, 50) / base50:.2f}× → {pct(after.latency, 50) / base50:.2f}×), "
+                  f"server p50 {pct(before.server_ms, 50):.0f} → {pct(after.server_ms, 50):.0f} ms, "
+                  f"client p50 {pct(before.client_ms, 50):.0f} → {pct(after.client_ms, 50):.0f} ms")
     for name in ("a", "b"):
         on = next((c for c in cases if c.name == name), None)
         off = next((c for c in cases if c.name == f"{name}-gc"), None)  # on: as configured (false)
@@ -352,6 +364,7 @@ def main() -> None:
     parser.add_argument("--no-gc-compare", action="store_true", help="skip the postScriptGC true server")
     parser.add_argument("--app", default="app.py", help="the app script to measure (e.g. a variant of app.py)")
     parser.add_argument("--no-figures", action="store_true", help="skip the Python figure-build table")
+    parser.add_argument("--before", metavar="APP", help="another checkout's app.py: its a, b and g interleaved")
     args = parser.parse_args()
 
     texts = app_texts()
@@ -374,6 +387,10 @@ def main() -> None:
         cases += [Case("a-gc", "app-gc", "/attention", draw, options),
                   Case("b-gc", "app-gc", big, draw, options)]
 
+    if args.before:
+        servers["before"] = (str(Path(args.before).resolve()), ())
+        cases += [Case(f"{case.name}-before", "before", case.path, case.control, case.options)
+                  for case in cases[:3]]  # a, b, g (fresh lists: dataclasses.replace would share them)
     started, widget = time.monotonic(), "?"
     with contextlib.ExitStack() as stack:
         urls = {name: stack.enter_context(streamlit_server(script, extra)) for name, (script, extra) in
