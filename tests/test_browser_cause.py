@@ -76,6 +76,6 @@ def test_a_new_kind_redraws_the_entropy_head_scores_and_rollout_below_the_explor
     page.wait_for_function("() => (document.querySelector('.st-key-attention_entropy .js-plotly-plot')"
                            "?._fullLayout.title.text || '').includes('Encoder self-attention')", timeout=30_000)
     rerun_after(page, lambda: choose_option(page, page.locator(".st-key-value"), "scaled scores q·k/√d_k"))
-    assert page.locator(".st-key-attention_rollout .js-plotly-plot").count() == 1  # still there, unchanged
+    assert page.locator(".st-key-attention_rollout .js-plotly-plot").count() == 1  # the explorer's rerun kept it
     assert exceptions(page) == []
     page.context.close()

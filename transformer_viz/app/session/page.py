@@ -211,21 +211,24 @@ def attention_selectors(trace, kind_column, layer_column, head_column, kind_fiel
     """The kind, layer and head choosers every attention page shares (one view field each; the Masks page
     has its own kind field). `on_kind_change` runs when the kind really changes."""
     kinds = trace.attention_kinds()  # a decoder-only model: its self-attention alone
-    default = getattr(View, kind_field)
     extra = {} if on_kind_change is None else {"on_change": on_kind_change}
     kind = view_widget(kind_column.selectbox, kind_field, tr("attention.kind"), kinds,
-                       index=kinds.index(default) if default in kinds else 0, **extra)
+                       index=kinds.index(default_kind(kinds, kind_field)), **extra)
     return kind, *layer_and_head(trace, kind, layer_column, head_column)
+
+
+def default_kind(kinds: tuple[str, ...], kind_field: str = state.KIND) -> str:
+    """The view's default kind where the model has it, else its first."""
+    default = getattr(View, kind_field)
+    return default if default in kinds else kinds[0]
 
 
 def chosen_kind(trace, kind_field: str = state.KIND) -> str:
     """The attention kind the session chose, as `attention_selectors` shows it, for a part of a page drawn
     apart from the selectors (a fragment of its own)."""
     kinds = trace.attention_kinds()
-    for kind in (st.session_state.get(kind_field), getattr(View, kind_field)):
-        if kind in kinds:
-            return kind
-    return kinds[0]
+    chosen = st.session_state.get(kind_field)
+    return chosen if chosen in kinds else default_kind(kinds, kind_field)
 
 
 def layer_and_head(trace, kind: str, layer_column, head_column) -> tuple[int, int]:
