@@ -3,14 +3,19 @@
 Prints the median time of each and their ratio, for the encoder-decoder and the decoder-only model (budget:
 traced <= 1.3x untraced at the default config, batch 1, 16 tokens; decoder-only <= 1.1x at the default size and at
 6 layers x 8 heads x 64 tokens).
+
+The process's allocator is set as the app's server sets it (app/server/allocator.py: freed trace memory stays
+mapped); `--glibc-defaults` measures with glibc's own settings instead.
 """
 
+import argparse
 import statistics
 import time
 
 import torch
 
 from transformer_viz import ModelConfig
+from transformer_viz.app.server.allocator import keep_freed_memory_mapped
 from transformer_viz.model import build_model
 
 
@@ -49,8 +54,12 @@ def measure(label: str, config: ModelConfig, length: int, repeats: int = 300) ->
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--glibc-defaults", action="store_true", help="leave the C allocator as glibc sets it")
+    as_server = not parser.parse_args().glibc_defaults and keep_freed_memory_mapped()
     torch.set_num_threads(1)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread")
+    allocator = "as the app's server sets it" if as_server else "C library defaults"
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread, allocator {allocator}")
     measure("default (2+2 layers, 4 heads), 16 tok", ModelConfig(src_vocab_size=20, tgt_vocab_size=20), 16)
     measure("6+6 layers x 8 heads, 32 tok", ModelConfig(
         src_vocab_size=20, tgt_vocab_size=20, n_heads=8, n_encoder_layers=6, n_decoder_layers=6), 32)

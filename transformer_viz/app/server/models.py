@@ -16,6 +16,7 @@ from cachetools import LRUCache
 
 from transformer_viz.analysis.inference import TextRun, run_text
 from transformer_viz.app.server import checkpoints, hf_folders
+from transformer_viz.app.server.allocator import keep_freed_memory_mapped
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import TrainedModel, View, tasks_for
@@ -48,7 +49,8 @@ class Resolved:
 
 @st.cache_resource(show_spinner=False)
 def set_up_server() -> None:
-    """Once per server: one torch thread per rerun or training, and long-lived objects out of the GC's way.
+    """Once per server: one torch thread per rerun or training, freed trace memory kept for the next trace
+    (allocator.py), and long-lived objects out of the GC's way.
 
     Many sessions share the cores: with torch's default of a thread per core every op waits for a busy core.
     A full collection scans every object not frozen: with what is loaded by now (torch, plotly, streamlit:
@@ -56,6 +58,7 @@ def set_up_server() -> None:
     .streamlit/config.toml: the shared figures would make it cost 15-30 ms a rerun.)
     """
     torch.set_num_threads(1)
+    keep_freed_memory_mapped()
     gc.collect()
     gc.freeze()
 
