@@ -269,6 +269,26 @@ def widgets_shown(page, keys) -> dict[str, str]:
     return {key: value for key, value in shown.items() if value is not None}
 
 
+# Where a data point of a chart is on the page, from Plotly's own axes (click targets draw one SVG marker for
+# all their points, figures/common.py target_marker, so there is no element per point to find).
+POINT_POSITION = """([chart, name, point]) => {
+  const plot = document.querySelectorAll('.js-plotly-plot')[chart];
+  plot.scrollIntoView({block: 'center'});
+  const trace = plot._fullData.findIndex(t => t.name === name);
+  const axis = id => plot._fullLayout[id.replace(/^([xy])/, '$1axis')];
+  const [xaxis, yaxis] = [axis(plot._fullData[trace].xaxis), axis(plot._fullData[trace].yaxis)];
+  const at = plot.calcdata[trace][point], box = plot.getBoundingClientRect();
+  return [box.left + xaxis._offset + xaxis.c2p(at.x), box.top + yaxis._offset + yaxis.c2p(at.y)];
+}"""
+
+
+def point_position(page, chart: int, trace_name: str, point: int) -> tuple[float, float]:
+    """The page coordinates of point `point` of the trace named `trace_name` in the `chart`-th Plotly chart,
+    scrolled into view."""
+    x, y = page.evaluate(POINT_POSITION, [chart, trace_name, point])
+    return x, y
+
+
 def figure_data(page) -> list[tuple[str, int]]:
     return [tuple(f) for f in page.evaluate(FIGURE_DATA)]
 

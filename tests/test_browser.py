@@ -13,6 +13,7 @@ from devtools.browser import (
     chromium_page,
     exceptions,
     open_app,
+    point_position,
     rerun_after,
     streamlit_server,
 )
@@ -29,14 +30,10 @@ TILES = f"""() => {{
 }}"""
 
 
-# (index of the "tiles" trace among the grid's scatter traces, index of the tile's marker in it)
-TILE_MARKER = f"""([layer, head]) => {{
-  const scatters = {GRID}.data.filter(t => t.type === 'scatter');
-  const trace = Math.max(0, scatters.findIndex(t => t.name === 'tiles'));
-  const tiles = scatters[trace];
-  const heads = new Set(tiles.x).size;
-  const found = (tiles.customdata || []).findIndex(c => c[0] === layer && c[1] === head);
-  return [trace, found >= 0 ? found : layer * heads + head];
+# The index of a (layer, head) tile's point in the grid's "tiles" trace.
+TILE_POINT = f"""([layer, head]) => {{
+  const tiles = {GRID}.data.find(t => t.name === 'tiles');
+  return tiles.customdata.findIndex(c => c[0] === layer && c[1] === head);
 }}"""
 
 
@@ -79,16 +76,11 @@ def test_attention_page_in_chromium(app_url, screenshots):
 
         # Click the tile of the last layer, head 5: the large view follows (a full rerun).
         layer, head = layers - 1, 4
-        trace, index = page.evaluate(TILE_MARKER, [layer, head])
-        marker = page.locator(".js-plotly-plot").first.locator(".scatterlayer .trace").nth(trace).locator(".point")
-        marker.nth(index).scroll_into_view_if_needed()
-        box = marker.nth(index).bounding_box()
-        assert box is not None
+        x, y = point_position(page, 0, "tiles", page.evaluate(TILE_POINT, [layer, head]))
         title_text = f"Layer {layer + 1}, head {head + 1}"
         title = page.get_by_role("heading", name=title_text, exact=True)
         shown = f"Array.from(document.querySelectorAll('h3')).some(h => h.textContent.trim() === '{title_text}')"
-        rerun_after(page, lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2),
-                    until=shown)
+        rerun_after(page, lambda: page.mouse.click(x, y), until=shown)
         title.wait_for(timeout=30_000)
         assert exceptions(page) == []
         title.scroll_into_view_if_needed()
@@ -99,15 +91,9 @@ def test_attention_page_in_chromium(app_url, screenshots):
 def test_clicking_a_cell_of_the_large_view_shows_its_arithmetic(app_url, screenshots):
     with chromium_page() as page:
         open_app(page, f"{app_url}/attention?src_text=stressed")
-        heads = page.locator(".js-plotly-plot")
-        big = heads.nth(1)  # the large view of the selected head
-        cells = big.locator(".scatterlayer .trace").last.locator(".point")  # its click layer, one per cell
-        cells.first.scroll_into_view_if_needed()
-        box = cells.nth(3).bounding_box()  # query 0 (<bos>), key 3
-        assert box is not None
+        x, y = point_position(page, 1, "cells", 3)  # the large view's click layer: query 0 (<bos>), key 3
         shown = "Array.from(document.querySelectorAll('h4')).some(h => h.textContent.includes('→ key'))"
-        rerun_after(page, lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2),
-                    until=shown)
+        rerun_after(page, lambda: page.mouse.click(x, y), until=shown)
         assert exceptions(page) == []
         heading = page.locator("h4").filter(has_text="→ key").first.text_content()
         assert heading.startswith("Query <bos> → key e"), heading  # query <bos>, key 3 of "stressed" is "e"
@@ -124,12 +110,9 @@ def test_a_click_on_the_architecture_opens_the_block_page_and_keeps_the_view(app
         index = page.evaluate("document.querySelector('.js-plotly-plot').data[0].customdata"
                               ".findIndex(c => (Array.isArray(c) ? c[0] : c) === 'masks')")
         assert index >= 0
-        block = page.locator(".js-plotly-plot").first.locator(".scatterlayer .trace").first.locator(".point")
-        block.nth(index).scroll_into_view_if_needed()
-        box = block.nth(index).bounding_box()
+        x, y = point_position(page, 0, "blocks", index)
         shown = "Array.from(document.querySelectorAll('h1')).some(h => h.textContent.trim() === 'Masks')"
-        rerun_after(page, lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2),
-                    until=shown)
+        rerun_after(page, lambda: page.mouse.click(x, y), until=shown)
         assert exceptions(page) == []
         page.wait_for_function("document.location.pathname === '/masks'", timeout=30_000)
         address = page.evaluate("document.location.search")

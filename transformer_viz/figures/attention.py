@@ -20,8 +20,6 @@ from plotly.colors import sample_colorscale
 
 from transformer_viz.analysis.measures import entropy_bits
 from transformer_viz.figures.common import (
-    CLICK_COLOUR,
-    CLICK_OPACITY,
     HIGHLIGHT,
     MUTED,
     SEQUENTIAL,
@@ -37,6 +35,7 @@ from transformer_viz.figures.common import (
     merge_into,
     selected_pair,
     styled_figure,
+    target_marker,
     token_axis,
     token_texts,
     value_plane,
@@ -149,8 +148,7 @@ def _cell_targets(arrays: AttentionArrays, q_text: list[str], k_text: list[str],
              for i, j, w, s, v in zip(query, key, arrays.weights.ravel(), arrays.scores.ravel(), verdict, strict=True)]
     return go.Scatter(
         x=key, y=query, mode="markers", name="cells", showlegend=False,
-        marker=dict(symbol="square", size=min(geometry.cell_width, geometry.cell_height), opacity=CLICK_OPACITY,
-                    color=CLICK_COLOUR),
+        marker=target_marker(min(geometry.cell_width, geometry.cell_height)),
         customdata=np.stack([query, key], 1), hovertext=np.array(hover), hovertemplate="%{hovertext}<extra></extra>",
     )
 

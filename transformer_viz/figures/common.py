@@ -347,6 +347,14 @@ CLICK_OPACITY = 0.01
 CLICK_COLOUR = "rgba(255, 255, 255, 0)"
 
 
+def target_marker(size: float) -> dict:
+    """The marker of click targets `size` px wide (the distance a hover or click finds them from).
+
+    Plotly draws one of them (`maxdisplayed`): hover, click and selection search every point by distance all the
+    same, and a 32 x 32 head's 1,024 SVG markers, each styled one by one, were the largest part of its redraw."""
+    return dict(symbol="square", size=size, opacity=CLICK_OPACITY, color=CLICK_COLOUR, maxdisplayed=1)
+
+
 def selected_pair(event, size: int = 2) -> tuple[int, ...] | None:
     """The first clicked point's customdata [a, b] (or [a] for size 1) as ints, from a Streamlit selection event."""
     selection = event.get("selection") if isinstance(event, Mapping) else None

@@ -15,8 +15,6 @@ import plotly.graph_objects as go
 
 from transformer_viz.figures.common import (
     BLOCKED_GREY,
-    CLICK_COLOUR,
-    CLICK_OPACITY,
     HIGHLIGHT,
     AttentionArrays,
     all_layers,
@@ -24,6 +22,7 @@ from transformer_viz.figures.common import (
     check_choice,
     selected_pair,
     styled_figure,
+    target_marker,
     token_labels,
     token_texts,
     value_plane,
@@ -173,8 +172,7 @@ def _click_targets(shape: tuple[int, ...], x_names: list[str], y_names: list[str
     centre_y = [y_names[layer * (q_len + layout.gap) + q_len // 2] for layer in range(layers)]
     return go.Scatter(
         x=centre_x * layers, y=np.repeat(centre_y, heads).tolist(), mode="markers", name="tiles",
-        marker=dict(symbol="square", size=layout.target_size, opacity=CLICK_OPACITY,
-                    color=CLICK_COLOUR),
+        marker=target_marker(layout.target_size),
         customdata=[[layer, head] for layer in range(layers) for head in range(heads)],
         hovertext=[f"<b>{text('layer_head', lang, layer=layer + 1, head=head + 1)}</b><br>"
                    + text("grid.open", lang) for layer in range(layers) for head in range(heads)],

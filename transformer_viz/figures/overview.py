@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from transformer_viz.figures.common import CLICK_COLOUR, CLICK_OPACITY, FONT, SEQUENTIAL
+from transformer_viz.figures.common import CLICK_OPACITY, FONT, SEQUENTIAL, target_marker
 from transformer_viz.figures.fit import GAP_PX, LINE_SPACING, MIN_FONT_PX, at_least, shown_text, wrapped
 from transformer_viz.figures.overview_blocks import (
     ROW,
@@ -340,7 +340,7 @@ def hover_targets(targets) -> list[go.Scatter]:
         traces.append(go.Scatter(
             x=xs, y=ys, mode="markers", hovertext=texts, hoverinfo="text", name="blocks" if clickable else "info",
             customdata=list(pages) if clickable else None,
-            marker=dict(size=20, symbol="square", color=CLICK_COLOUR, opacity=CLICK_OPACITY),
+            marker=target_marker(20),
             selected=dict(marker=dict(opacity=CLICK_OPACITY)), unselected=dict(marker=dict(opacity=CLICK_OPACITY)),
         ))
     return traces
