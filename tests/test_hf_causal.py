@@ -141,9 +141,16 @@ def _hooks(model):
     return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 
 
+def _hooks_after_a_forward(tiny) -> int:
+    """`_hooks` once the model has run: transformers installs hooks of its own at a model's first forward."""
+    with torch.no_grad():
+        tiny.model(_ids(tiny), output_attentions=True, use_cache=False)
+    return _hooks(tiny.model)
+
+
 @needs_transformers
 def test_the_weights_are_the_models_own_attentions_under_the_causal_mask(tiny):
-    ids, hooks = _ids(tiny), _hooks(tiny.model)
+    ids, hooks = _ids(tiny), _hooks_after_a_forward(tiny)
     _, trace = hf_causal.run_with_trace(tiny, ids)
     assert _hooks(tiny.model) == hooks
     with torch.no_grad():
@@ -334,7 +341,7 @@ def test_a_trace_that_disagrees_with_the_model_raises_and_leaves_no_hooks(gpt2_o
         pytest.skip("GPT-2 turns nothing")
     else:
         monkeypatch.setattr(hf_causal, "_rotate", lambda x, cos, sin: x)
-    hooks = _hooks(tiny.model)
+    hooks = _hooks_after_a_forward(tiny)
     with pytest.raises(RuntimeError, match="differ from the model's own"):
         hf_causal.run_with_trace(tiny, _ids(tiny))
     assert _hooks(tiny.model) == hooks
