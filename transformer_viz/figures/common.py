@@ -41,9 +41,11 @@ MINUS = "−"  # a true minus sign: "-" is a hyphen
 
 # Plotly's template "none" as the dict it stands for (what validating template="none" writes into a figure).
 NO_TEMPLATE = pio.templates["none"].to_plotly_json()
-# The shared look of every axis (base_layout).
+# The shared look of every axis (base_layout). Tick labels are planned to fit (fit.py, margins.py), so Plotly need
+# not measure each one to hide those past the figure's edge (`ticklabeloverflow`'s default, "hide past div": a
+# forced layout per label, half of a 32 x 32 head's draw).
 AXIS_LOOK = dict(gridcolor=GRID_COLOUR, linecolor=GRID_COLOUR, zerolinecolor=GRID_COLOUR, ticks="", automargin=True,
-                 title=dict(standoff=15))
+                 title=dict(standoff=15), ticklabeloverflow="allow")
 
 
 def base_layout(fig: go.Figure, title: str | None = None, height: int | None = None,
