@@ -13,6 +13,8 @@ of Streamlit's message cache, which forgets a message after two runs that did no
 of the page's charts. Arrivals are noted by a TCP relay between browser and server (Relay; put in the page's
 clock by the frame the click sent), not by the page's `message` events as bench_ui does: those (and Chromium's
 DevTools records of frames) wait for the main thread, late while it draws, which puts drawing on the server's side.
+`--before OTHER/app.py`: another checkout's pages in a tab of their own, their clicks taking turns with the app's
+in the same rounds (a before/after pair that the machine's noise hits alike).
 
 First page. A new student: a fresh browser context (no session, no cache) opens `/`, timed in its clock from
 the navigation's start (`performance.now()` counts from it) to the first chart drawn, and to the whole page
@@ -197,6 +199,7 @@ class Target:
     name: str
     title: str
     tab: Tab
+    side: str = ""  # "before" for another checkout's page (--before)
     signature: str = ""
     latency: list[float] = field(default_factory=list)
     server_ms: list[float] = field(default_factory=list)
@@ -268,14 +271,18 @@ def switch(target: Target, record: bool = True) -> None:
     target.charts.append(page.evaluate("() => document.querySelectorAll('.js-plotly-plot').length"))
 
 
-def schedule(app: list[Target], yard: list[Target], rng: random.Random, every: int, last: str) -> list[Target]:
-    """One round: every app page once in a random order (never the page already shown first), a yardstick
-    switch after every `every` of them (the yardstick's tab alternates between its two pages)."""
-    order = rng.sample(app, len(app))
-    if order[0].name == last:
-        order[0], order[-1] = order[-1], order[0]
+def schedule(page_sets: list[list[Target]], yard: list[Target], rng: random.Random, every: int) -> list[Target]:
+    """One round: every page of each set (one tab's) once in a random order (never first the page its tab
+    shows), the sets' clicks taking turns, a yardstick switch after every `every` of them (the yardstick's tab
+    alternates between its two pages)."""
+    orders = []
+    for pages in page_sets:
+        order = rng.sample(pages, len(pages))
+        if order[0].name == pages[0].tab.current:
+            order[0], order[-1] = order[-1], order[0]
+        orders.append(order)
     out, turn = [], 0
-    for i, target in enumerate(order, 1):
+    for i, target in enumerate((target for turns in zip(*orders, strict=True) for target in turns), 1):
         out.append(target)
         if i % every == 0:
             out.append(yard[turn % 2])
@@ -283,51 +290,67 @@ def schedule(app: list[Target], yard: list[Target], rng: random.Random, every: i
     return out
 
 
-def every_page(browser, clicks: int, every: int, seed: int, only: list[str] | None = None
-               ) -> tuple[list[Target], list[Target]]:
+def learning_order(pages: list[Target]) -> list[Target]:
+    """The menu's pages from the second on, back to the home page shown first. A new session's first switch
+    between Decoding and "Is attention an explanation?" (either way) shows StreamlitValueBelowMinError
+    (choose_step's slider): the two are learnt apart, before the switches."""
+    order = pages[1:] + pages[:1]
+    if {"attribution", "decoding"} <= {t.name for t in pages}:
+        at = order.index(next(t for t in pages if t.name == "attribution"))
+        order[at], order[at + 1] = order[at + 1], order[at]
+    return order
+
+
+def every_page(browser, clicks: int, every: int, seed: int, only: list[str] | None = None,
+               before: str | None = None) -> tuple[list[Target], list[Target], list[Target]]:
+    """(the app's pages, `before`'s pages (another checkout's app.py, its clicks taking turns with the app's; []
+    without it), the yardstick's two pages), each with its switches measured."""
     texts = app_texts()
-    with streamlit_server("app.py") as app_url, streamlit_server("bench/minimal_pages_app.py") as yard_url:
+    with contextlib.ExitStack() as servers:
+        app_url, yard_url = (servers.enter_context(streamlit_server(script))
+                             for script in ("app.py", "bench/minimal_pages_app.py"))
         app_tab, yard_tab = open_tab(browser, app_url), open_tab(browser, yard_url)
-        app = [Target(name, texts[f"nav.{name}"], app_tab) for name in PAGES if not only or name in (*only, HOME)]
+        tabs = [(app_tab, "")]
+        if before:
+            tabs.append((open_tab(browser, servers.enter_context(streamlit_server(before))), "before"))
+        sets = [[Target(name, texts[f"nav.{name}"], tab, side) for name in PAGES if not only or name in (*only, HOME)]
+                for tab, side in tabs]
         yard = [Target("yard:scores", "Scores", yard_tab), Target("yard:weights", "Weights", yard_tab)]
         started = time.monotonic()
-        # A new session's first switch between Decoding and "Is attention an explanation?" (either way) shows
-        # StreamlitValueBelowMinError (choose_step's slider): the two are learnt apart, before the switches.
-        order = app[1:] + app[:1]  # ... Decoding, Training, Attribution, ..., back to the home page shown first
-        if {"attribution", "decoding"} <= {t.name for t in app}:
-            at = order.index(next(t for t in app if t.name == "attribution"))
-            order[at], order[at + 1] = order[at + 1], order[at]
-        for target in order + yard:
+        for target in [*(t for pages in sets for t in learning_order(pages)), *yard]:
             learn(target)
-        for target in app[1:] + app[:1] + yard:  # warm the measured path once, check that the signatures hold
+        for target in [*(t for pages in sets for t in pages[1:] + pages[:1]), *yard]:  # warm, check signatures
             switch(target, record=False)
         print(f"  every page: learned and warmed in {time.monotonic() - started:.0f} s", flush=True)
         rng = random.Random(seed)
         for round_ in range(clicks):
-            for target in schedule(app, yard if yard_tab.current == "yard:weights" else yard[::-1], rng, every,
-                                   app_tab.current):
+            for target in schedule(sets, yard if yard_tab.current == "yard:weights" else yard[::-1], rng, every):
                 switch(target)
             if round_ % 5 == 4:
                 print(f"  round {round_ + 1}/{clicks} ({time.monotonic() - started:.0f} s, "
                       f"load {os.getloadavg()[0]:.1f})", flush=True)
-        app_tab.relay.close()
-        yard_tab.relay.close()
-    return app, yard
+        for tab in [app_tab, yard_tab, *(tab for tab, _ in tabs[1:])]:
+            tab.relay.close()
+    return sets[0], sets[1] if before else [], yard
 
 
-def report_pages(app: list[Target], yard: list[Target]) -> None:
+def report_pages(app: list[Target], before: list[Target], yard: list[Target]) -> None:
     base = [ms for target in yard for ms in target.latency]
     base50 = pct(base, 50)
     print(f"\n{'page':<30} {'n':>3} {'p50 ms':>7} {'p90 ms':>7} {'×yard p50':>9} {'server p50':>10} "
           f"{'client p50':>10} {'busy p50':>8} {'charts':>6} {'svg':>6} {'fig JSON':>9} {'sent (refs)':>11}")
-    for t in [*app, *yard]:
+    for t in [*app, *before, *yard]:
         p50 = pct(t.latency, 50)
         verdict = "" if t in yard else ("  ok" if p50 / base50 <= 1.5 else "  OVER 1.5×")
-        print(f"{t.title[:30]:<30} {len(t.latency):>3} {p50:7.0f} {pct(t.latency, 90):7.0f} {p50 / base50:9.2f} "
+        label = f"{t.side}: {t.title}" if t.side else t.title
+        print(f"{label[:30]:<30} {len(t.latency):>3} {p50:7.0f} {pct(t.latency, 90):7.0f} {p50 / base50:9.2f} "
               f"{pct(t.server_ms, 50):10.0f} {pct(t.client_ms, 50):10.0f} {pct(t.busy_ms, 50):8.0f} "
               f"{pct(t.charts, 50):6.0f} {t.svg:6} {pct(t.spec, 50) / 1000:6.0f} kB "
               f"{pct([n for n, _ in t.sent], 50):6.0f} ({pct([r for _, r in t.sent], 50):.0f}){verdict}")
     print(f"{'yardstick (both pages)':<30} {len(base):>3} {base50:7.0f} {pct(base, 90):7.0f}")
+    for old, new in zip(before, app, strict=False):
+        print(f"before → after, {new.title}: p50 {pct(old.latency, 50):.0f} → {pct(new.latency, 50):.0f} ms "
+              f"({pct(old.latency, 50) / base50:.2f}× → {pct(new.latency, 50) / base50:.2f}×)")
 
 
 @contextlib.contextmanager
@@ -443,6 +466,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip", choices=("pages", "first"), help="leave one part out")
     parser.add_argument("--pages", help="only these pages (ids, comma-separated; the home page always)")
+    parser.add_argument("--before", metavar="APP", help="another checkout's app.py: its page switches interleaved")
     args = parser.parse_args()
     sys.setswitchinterval(0.0005)  # the relay's threads note a chunk's time without waiting for the GIL long
     wait_for_quiet(args.quiet_wait)
@@ -450,7 +474,7 @@ def main() -> None:
     with chromium() as browser:
         if args.skip != "pages":
             only = args.pages.split(",") if args.pages else None
-            report_pages(*every_page(browser, args.clicks, args.every, args.seed, only))
+            report_pages(*every_page(browser, args.clicks, args.every, args.seed, only, args.before))
         if args.skip != "first":
             first = first_pages(browser, args.starts, args.fresh)
         others = (machine_busy_seconds() - busy) - (own_cpu() - ours)
