@@ -211,9 +211,8 @@ def attention_selectors(trace, kind_column, layer_column, head_column, kind_fiel
     """The kind, layer and head choosers every attention page shares (one view field each; the Masks page
     has its own kind field). `on_kind_change` runs when the kind really changes."""
     kinds = trace.attention_kinds()  # a decoder-only model: its self-attention alone
-    extra = {} if on_kind_change is None else {"on_change": on_kind_change}
     kind = view_widget(kind_column.selectbox, kind_field, tr("attention.kind"), kinds,
-                       index=kinds.index(default_kind(kinds, kind_field)), **extra)
+                       index=kinds.index(default_kind(kinds, kind_field)), on_change=on_kind_change)
     return kind, *layer_and_head(trace, kind, layer_column, head_column)
 
 

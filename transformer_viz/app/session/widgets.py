@@ -125,7 +125,7 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
     if translated:
         by_language = st.session_state.setdefault(state.CHOICE_LABELS, {}).setdefault(field, {})
         by_language[lang()] = {kwargs["format_func"](option): option for option in args[0]}
-    if "on_change" in kwargs:
+    if kwargs.get("on_change") is not None:
         kwargs["on_change"] = on_real_change(field, kwargs["on_change"])
     value = widget(label, *args, key=field, persist_state="session", **kwargs)
     if translated:
