@@ -413,16 +413,17 @@ FIRST_COMMANDS = {"streamlit run app.py": lambda: streamlit_server("app.py", sta
 
 
 def first_pages(browser, starts: int, warm: int) -> dict[str, dict[str, list[dict[str, float]]]]:
-    """Cold: the first session of each server (started `starts` times); warm: `warm` sessions per server after
-    it, the servers taking turns."""
+    """Cold: the first session of each server (started `starts` times, at least once); warm: `warm` sessions per
+    server after the first start's, the servers taking turns."""
     results = {name: {"cold": [], "warm": []} for name in FIRST_COMMANDS}
-    for start in range(starts):
+    for start in range(max(starts, 1)):
         with contextlib.ExitStack() as stack:
             relays = {name: Relay(stack.enter_context(server())) for name, server in FIRST_COMMANDS.items()}
             for name, relay in relays.items():
                 stack.callback(relay.close)
-                results[name]["cold"].append(first_page(browser, relay))
-                print(f"  {name}: cold first chart {results[name]['cold'][-1]['first chart']:.0f} ms", flush=True)
+                if start < starts:
+                    results[name]["cold"].append(first_page(browser, relay))
+                    print(f"  {name}: cold first chart {results[name]['cold'][-1]['first chart']:.0f} ms", flush=True)
             for _ in range(warm if start == 0 else 0):
                 for name, relay in relays.items():
                     results[name]["warm"].append(first_page(browser, relay))
@@ -433,7 +434,7 @@ def report_first(results) -> None:
     print(f"\n{'command':<22} {'when':<5} {'n':>3} {'1st msg p50':>11} {'last msg p50':>12} "
           f"{'first chart p50':>15} {'p90':>6} {'busy p50':>8} {'whole page p50':>14}   (ms from navigation start)")
     for name, runs in results.items():
-        for when, samples in runs.items():
+        for when, samples in filter(lambda run: run[1], runs.items()):
             col = {key: [s[key] for s in samples] for key in samples[0]}
             print(f"{name:<22} {when:<5} {len(samples):>3} {pct(col['1st msg'], 50):11.0f} "
                   f"{pct(col['last msg'], 50):12.0f} {pct(col['first chart'], 50):15.0f} "

@@ -283,6 +283,17 @@ def apptest_do(at, step: Step, texts) -> None:
         next(b for b in at.sidebar.button if b.label == reset_label()).click()
 
 
+def new_session():
+    """An AppTest session of the app, the sidebar's shape and variants opened: the "reset" step's button is in it."""
+    from streamlit.testing.v1 import AppTest
+
+    from transformer_viz.app.session.state import SHAPE_OPEN
+
+    at = AppTest.from_function(app_script, default_timeout=300)
+    at.session_state[SHAPE_OPEN] = True
+    return at
+
+
 def reset_label() -> str:
     from transformer_viz.i18n import text
 
@@ -334,14 +345,13 @@ def quiet_streamlit() -> None:
 def class_bench(students: int, rounds: int) -> None:
     """`students` AppTest sessions in this process taking turns, step by step (each with its own texts): how
     the server-wide caches serve a class, where others' views come between a student's two reruns."""
-    from streamlit.testing.v1 import AppTest
 
     quiet_streamlit()
     meter = ScriptMeter()
     meter.install()
     sessions = []
     for student in range(students):
-        at = AppTest.from_function(app_script, default_timeout=300)
+        at = new_session()
         at.run()
         apptest_do(at, LESSON_STEP_2, None)
         at.run()
@@ -368,12 +378,11 @@ def class_bench(students: int, rounds: int) -> None:
 
 
 def apptest_bench(rounds: int, profile: bool, dump: Path | None = None) -> dict[str, list[Measured]]:
-    from streamlit.testing.v1 import AppTest
 
     quiet_streamlit()
     meter = ScriptMeter()
     meter.install()
-    at = AppTest.from_function(app_script, default_timeout=300)
+    at = new_session()
     at.run()  # the first run: imports, the lesson's setup
     apptest_do(at, LESSON_STEP_2, None)
     at.run()

@@ -1,4 +1,4 @@
-"""Small models, inputs and traces shared by the tests."""
+"""Small models, inputs and traces shared by the tests, and what an AppTest session shows."""
 
 import shutil
 from contextlib import contextmanager
@@ -114,3 +114,11 @@ def corrupt_reverse_checkpoint(folder, monkeypatch):
         yield
     finally:
         st.cache_resource.clear()
+
+
+def shown(at, field: str):
+    """A view field as an AppTest session's page used it: the session's value, or the default of a widget never
+    drawn (the sidebar's folded shape and variants)."""
+    from transformer_viz.app.session.state import View
+
+    return at.session_state[field] if field in at.session_state else getattr(View, field)

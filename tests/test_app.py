@@ -84,7 +84,7 @@ def test_the_whole_app_starts_on_the_lesson():
 
 
 def test_changing_heads_changes_the_number_of_tiles():
-    at = run_page("attention")
+    at = run_page("attention", shape_open=True)  # the sidebar's shape and variants, opened
     assert grid_tiles(at) == 2 * 4  # pretrained default: 2 encoder layers x 4 heads
     at.sidebar.selectbox(key="n_heads").set_value(8).run()
     assert not at.exception
@@ -121,7 +121,7 @@ def test_unknown_characters_are_shown_as_unk_with_a_warning():
 
 
 def test_heads_that_do_not_divide_d_model_are_fixed_with_a_message():
-    at = run_page("attention", n_heads=16)
+    at = run_page("attention", n_heads=16, shape_open=True)
     at.sidebar.slider(key="d_model").set_value(40).run()
     assert not at.exception
     assert any("cannot split" in w.value for w in at.sidebar.warning)
@@ -532,7 +532,7 @@ def test_choices_sent_in_the_old_language_after_a_switch_keep_their_values(page)
 
 def test_back_to_the_pretrained_model_restores_its_shape_and_weights():
     at = run_page("attention", link={"d_model": "32", "n_heads": "2", "n_encoder_layers": "1", "max_len": "32",
-                                     "positional": "learned", "weights": "random"})
+                                     "positional": "learned", "weights": "random"}, shape_open=True)
     linked = (at.session_state["d_model"], at.session_state["max_len"], at.session_state["positional"])
     assert linked == (32, 32, "learned")
     next(b for b in at.button if b.label == "Back to the pretrained model").click().run()
@@ -540,6 +540,17 @@ def test_back_to_the_pretrained_model_restores_its_shape_and_weights():
     shape = {f: at.session_state[f] for f in ("d_model", "n_heads", "n_encoder_layers", "max_len", "positional")}
     assert shape == {"d_model": 64, "n_heads": 4, "n_encoder_layers": 2, "max_len": 0, "positional": "sinusoidal"}
     assert at.session_state["weights"] == "pretrained"
+
+
+def test_the_sidebars_shape_and_variants_are_drawn_only_once_opened():
+    """Folded, its thirteen widgets cost a page nothing; the shape a link names still reaches the model."""
+    at = run_page("attention", link={"n_heads": "8", "weights": "random"})
+    assert not at.exception and not at.sidebar.slider and "n_heads" not in [box.key for box in at.sidebar.selectbox]
+    assert grid_tiles(at) == 2 * 8
+    at.session_state["shape_open"] = True  # as a click on the expander's label sets it
+    at.run()
+    assert at.sidebar.selectbox(key="n_heads").value == 8 and len(at.sidebar.slider) == 4  # d_model, layers, seed
+    assert grid_tiles(at) == 2 * 8
 
 
 def test_inside_one_head_draws_a_folded_step_only_once_opened():

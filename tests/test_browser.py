@@ -66,7 +66,9 @@ def test_attention_page_in_chromium(app_url, screenshots):
 
         # Change the heads control in the sidebar: open the expander, pick 8 heads.
         sidebar = page.get_by_test_id("stSidebar")
-        sidebar.get_by_text("Shape and variants").click()
+        heads_drawn = ("Array.from(document.querySelectorAll('[data-testid=stSidebar] [data-testid=stSelectbox]'))"
+                       ".some(box => box.textContent.includes('heads'))")
+        rerun_after(page, lambda: sidebar.get_by_text("Shape and variants").click(), until=heads_drawn)
         heads = sidebar.get_by_test_id("stSelectbox").filter(
             has=page.get_by_test_id("stWidgetLabel").filter(has_text="heads"))
         rerun_after(page, lambda: choose_option(page, heads, "8"), until=tile_count_is(layers * 8))

@@ -168,7 +168,8 @@ VIEWS = [
     ("decoding", {"tgt_text": "olleh"}),  # teacher forcing: nothing to decode
     ("attention", {"task": "en-zh", "src_text": "the cat eats rice"}),
     ("decoding", {"task": "en-fr", "src_text": "the cat sees the dog"}),
-    ("attention", {"n_heads": 8, "weights": "random"}),
+    ("attention", {"n_heads": 8, "weights": "random", "shape_open": True}),  # the sidebar's folded widgets
+    ("compare", {"compare_open_a": True, "compare_open_b": True}),
     # Errors the package explains: empty input, too long for the task or for the model, an odd d_model.
     ("attention", {"src_text": ""}),
     ("attention", {"src_text": "x" * 200}),

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import shown
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_app import run_page
@@ -49,12 +50,13 @@ START_RSS = rss_bytes()
 @pytest.mark.slow
 @settings(max_examples=int(os.environ.get("TV_FUZZ_EXAMPLES", 200)), deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
-@given(page=st.sampled_from(PAGES), link=LINKS)
-def test_no_link_breaks_a_page(page, link):
+@given(page=st.sampled_from(PAGES), link=LINKS, shape_open=st.booleans())
+def test_no_link_breaks_a_page(page, link, shape_open):
+    """The sidebar's shape widgets drawn (opened) or only checked (folded): a link gets through neither."""
     started = time.process_time()
-    at = run_page(page, link=link)
+    at = run_page(page, link=link, shape_open=shape_open)
     cpu = time.process_time() - started
-    assert not at.exception, (page, link, [e.value for e in at.exception])
+    assert not at.exception, (page, link, shape_open, [e.value for e in at.exception])
     assert cpu < RERUN_CPU_SECONDS, (page, link, cpu)
     # The figure cache counts estimated bytes; Plotly's own objects around them add up to as much again.
     assert rss_bytes() - START_RSS < run_cache_bytes() + 2 * FIGURE_CACHE_BYTES + RSS_SLACK
@@ -73,9 +75,11 @@ def test_the_pages_drawn_per_layer_and_head_at_the_edges_of_every_shape_setting(
         assert not at.sidebar.warning or field == "d_model", (page, field, value)  # each edge is a valid link
 
 
+@pytest.mark.parametrize("shape_open", (False, True))
 @pytest.mark.parametrize("text", ("inf", "-inf", "nan", "1e999"))
-def test_a_number_that_is_not_finite_is_reset_and_named(text):
-    at = run_page("attention", link={"d_model": text, "seed": text})
+def test_a_number_that_is_not_finite_is_reset_and_named(text, shape_open):
+    """Whether the sidebar's shape widgets are drawn (opened) or only check the session's values (folded)."""
+    at = run_page("attention", link={"d_model": text, "seed": text}, shape_open=shape_open)
     assert not at.exception, [e.value for e in at.exception]
     assert any("d_model" in w.value and "seed" in w.value for w in at.sidebar.warning)
-    assert at.session_state["d_model"] == 64 and at.session_state["seed"] == 0
+    assert shown(at, "d_model") == 64 and shown(at, "seed") == 0

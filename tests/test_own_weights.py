@@ -56,7 +56,7 @@ def test_an_extra_checkpoint_is_offered_for_its_task_and_chosen_through_the_view
 
 
 def test_a_shape_change_leaves_the_checkpoint_and_says_so(folder):
-    at = run_page("attention", weights="checkpoint:tiny", **TINY)
+    at = run_page("attention", weights="checkpoint:tiny", shape_open=True, **TINY)
     assert not at.warning
     at.sidebar.slider(key="d_model").set_value(32).run()
     assert at.session_state["weights"] == "random"

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from helpers import shown
 from streamlit.testing.v1 import AppTest
 
 from transformer_viz.app.rooms.common import base_url, page_path, qr_svg, room_link
@@ -27,6 +28,7 @@ def teaching() -> tuple[AppTest, str]:
     """A teacher's session that has started a room, and the room's code (on the home page, the lesson, with
     the input "hello" from its link: a link that chooses the view keeps the lesson from setting its own)."""
     teacher = session({state.SRC_TEXT: "hello"})
+    teacher.session_state[state.SHAPE_OPEN] = True  # the sidebar's shape and variants: the heads are in it
     teacher.button(key=state.ROOM_START).click().run()
     assert not teacher.exception
     return teacher, teacher.session_state[state.TEACHING].code
@@ -175,7 +177,7 @@ def test_a_shared_view_no_teacher_could_make_is_not_applied(view):
     store().publish(code, "attention", view)
     student = session({state.ROOM: code})
     assert not student.exception
-    assert student.session_state[state.N_DECODER_LAYERS] == 2 and "evil" not in student.session_state
+    assert shown(student, state.N_DECODER_LAYERS) == 2 and "evil" not in student.session_state
     assert any("a view this app cannot show" in w.value for w in student.sidebar.warning)
 
 

@@ -19,6 +19,7 @@ from transformer_viz.app.session.state import (
     tasks_for,
 )
 from transformer_viz.app.session.widgets import (
+    Fold,
     callback,
     current_view,
     language_widget,
@@ -133,31 +134,37 @@ def toy_model_controls(side) -> None:
     if lost is not None:
         side.warning(tr("side.weights_lost", weights=weights_label(lost)), icon=":material/casino:")
 
-    with side.expander(tr("side.shape"), expanded=False):
-        # Sliders, not number inputs: Streamlit's integer number_input raises on a linked "inf" or "nan".
-        view_widget(st.slider, state.D_MODEL, tr("side.d_model"), *d_model_range(), value=View.d_model, step=2,
-                    on_change=on_shape_change)
-        fit_heads_to_d_model()
-        heads = [h for h in divisors(st.session_state[state.D_MODEL]) if h <= limits().heads]
-        view_widget(st.selectbox, state.N_HEADS, tr("side.n_heads"), heads, index=heads.index(View.n_heads)
-                    if View.n_heads in heads else 0, on_change=on_shape_change)
-        if st.session_state[state.ARCHITECTURE] != "decoder_only":  # no encoder: its layers are not offered
-            view_widget(st.slider, state.N_ENCODER_LAYERS, tr("side.n_encoder_layers"), *layer_range(),
-                        value=View.n_encoder_layers, on_change=on_shape_change)
-        view_widget(st.slider, state.N_DECODER_LAYERS, tr("side.n_decoder_layers"), *layer_range(),
-                    value=View.n_decoder_layers, on_change=on_shape_change)
-        view_widget(st.select_slider, state.D_FF, tr("side.d_ff"), d_ff_choices(), value=View.d_ff,
-                    on_change=on_shape_change)
-        view_widget(st.select_slider, state.MAX_LEN, tr("side.max_len"), max_len_choices(), value=View.max_len,
-                    on_change=on_shape_change)
-        view_widget(st.selectbox, state.POSITIONAL, tr("side.positional"), POSITIONAL_ENCODINGS,
-                    on_change=on_shape_change)
-        view_widget(st.radio, state.NORM_FIRST, tr("side.norm_first"), (True, False), on_change=on_shape_change)
-        view_widget(st.checkbox, state.SCALE_EMBEDDINGS, tr("side.scale_embeddings"), on_change=on_shape_change)
-        view_widget(st.checkbox, state.EMBED_NORM, tr("side.embed_norm"), on_change=on_shape_change)
-        view_widget(st.selectbox, state.MASK_VALUE, tr("side.mask_value"), MASK_VALUES)
-        view_widget(st.slider, state.SEED, tr("side.seed"), 0, 9999, value=View.seed)
-        st.button(tr("side.reset"), on_click=back_to_pretrained, width="stretch")
+    shape_and_variants(Fold(side, tr("side.shape"), key=state.SHAPE_OPEN))
+
+
+def shape_and_variants(fold: Fold) -> None:
+    """A fresh model's shape and variants, in a fold: most students never open it, and their pages skip its
+    thirteen widgets."""
+    # Sliders, not number inputs: Streamlit's integer number_input raises on a linked "inf" or "nan".
+    fold.widget(st.slider, state.D_MODEL, tr("side.d_model"), *d_model_range(), value=View.d_model, step=2,
+                on_change=on_shape_change)
+    fit_heads_to_d_model()
+    heads = [h for h in divisors(st.session_state.get(state.D_MODEL, View.d_model)) if h <= limits().heads]
+    fold.widget(st.selectbox, state.N_HEADS, tr("side.n_heads"), heads, index=heads.index(View.n_heads)
+                if View.n_heads in heads else 0, on_change=on_shape_change)
+    if st.session_state[state.ARCHITECTURE] != "decoder_only":  # no encoder: its layers are not offered
+        fold.widget(st.slider, state.N_ENCODER_LAYERS, tr("side.n_encoder_layers"), *layer_range(),
+                    value=View.n_encoder_layers, on_change=on_shape_change)
+    fold.widget(st.slider, state.N_DECODER_LAYERS, tr("side.n_decoder_layers"), *layer_range(),
+                value=View.n_decoder_layers, on_change=on_shape_change)
+    fold.widget(st.select_slider, state.D_FF, tr("side.d_ff"), d_ff_choices(), value=View.d_ff,
+                on_change=on_shape_change)
+    fold.widget(st.select_slider, state.MAX_LEN, tr("side.max_len"), max_len_choices(), value=View.max_len,
+                on_change=on_shape_change)
+    fold.widget(st.selectbox, state.POSITIONAL, tr("side.positional"), POSITIONAL_ENCODINGS,
+                on_change=on_shape_change)
+    fold.widget(st.radio, state.NORM_FIRST, tr("side.norm_first"), (True, False), on_change=on_shape_change)
+    fold.widget(st.checkbox, state.SCALE_EMBEDDINGS, tr("side.scale_embeddings"), on_change=on_shape_change)
+    fold.widget(st.checkbox, state.EMBED_NORM, tr("side.embed_norm"), on_change=on_shape_change)
+    fold.widget(st.selectbox, state.MASK_VALUE, tr("side.mask_value"), MASK_VALUES)
+    fold.widget(st.slider, state.SEED, tr("side.seed"), 0, 9999, value=View.seed)
+    if fold.expander.open:
+        fold.expander.button(tr("side.reset"), on_click=back_to_pretrained, width="stretch")
 
 
 def hugging_face_controls(side) -> None:

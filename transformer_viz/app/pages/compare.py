@@ -14,6 +14,7 @@ from transformer_viz.app.session.page import token_chips, toy_only
 from transformer_viz.app.session.state import KINDS, WEIGHT_CHOICES, View
 from transformer_viz.app.session.widgets import (
     MAIN_WIDTH,
+    Fold,
     chart,
     current_view,
     error_text,
@@ -85,11 +86,11 @@ def one_side(view: View, side: str):
     -> (its view, its model, its intervention, its greedy run), or None after saying why there is none."""
     weights_field, variant_field, breaks_field, ablate_field = SIDES[side]
     st.markdown(f"### {side.upper()}")
-    with st.expander(tr("compare.change", side=side.upper()), expanded=False):
-        weights = view_widget(st.radio, weights_field, tr("side.weights"), WEIGHT_CHOICES,
-                              index=WEIGHT_CHOICES.index(getattr(View, weights_field)))
-        variant = view_widget(st.selectbox, variant_field, tr("compare.variant"), tuple(VARIANTS))
-        switches = view_widget(st.pills, breaks_field, tr("break.switches"), SWITCHES, selection_mode="multi")
+    fold = Fold(st, tr("compare.change", side=side.upper()), key=state.COMPARE_OPEN.format(side))
+    weights = fold.widget(st.radio, weights_field, tr("side.weights"), WEIGHT_CHOICES,
+                          index=WEIGHT_CHOICES.index(getattr(View, weights_field)))
+    variant = fold.widget(st.selectbox, variant_field, tr("compare.variant"), tuple(VARIANTS))
+    switches = fold.widget(st.pills, breaks_field, tr("break.switches"), SWITCHES, selection_mode="multi")
     side_view = replace(view, weights=weights, **VARIANTS[variant])
     resolved = models.resolve(side_view)
     if resolved.error:

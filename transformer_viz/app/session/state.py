@@ -71,6 +71,8 @@ WEIGHTS_DOWNLOAD, WEIGHTS_UPLOAD = "weights_download", "weights_upload"  # Train
 UPLOAD_NOTICE = "_upload_notice"  # what became of the last upload: (catalog key, values), shown once
 SHOWN = "_shown_{}"  # a button's result stays shown for the session once pressed
 LESSON_REVEAL = "lesson_reveal_{}"  # one per step: a new step opens with its answer hidden
+SHAPE_OPEN = "shape_open"  # the sidebar's shape and variants, opened (its widgets drawn only then)
+COMPARE_OPEN = "compare_open_{}"  # Compare: side A's or B's choices, opened
 HEAD_OPEN = "head_open_{}"  # Inside one head: a folded d_model-wide step, opened (its chart drawn only then)
 
 # Class rooms (app/rooms/): a teacher shares the page and view, the students follow.

@@ -133,6 +133,23 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
     return value
 
 
+class Fold:
+    """View widgets in an expander, drawn only while it is open (Streamlit's lazy expander): a folded widget costs
+    the page nothing. Folded, a field keeps its session value, checked as its widget would check it, and reads
+    as the widget would return it."""
+
+    def __init__(self, container, label: str, key: str):
+        self.expander = container.expander(label, key=key, on_change="rerun")
+
+    def widget(self, widget: Callable, field: str, label: str, *args, **kwargs):
+        """`view_widget(widget, field, label, ...)` in the fold; folded, the field's value without a widget."""
+        if self.expander.open:
+            with self.expander:
+                return view_widget(widget, field, label, *args, **kwargs)
+        fit_to_widget(widget.__name__, field, args)
+        return st.session_state.get(field, getattr(View, field))
+
+
 def fit_to_widget(name: str, field: str, args: tuple) -> None:
     """Make the session's value of `field` one the widget `name` (drawn with `args`) can show: a multiple choice
     keeps its known options; any other value it cannot show (an unknown option, a number out of a slider's range)
