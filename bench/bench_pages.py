@@ -14,7 +14,7 @@ of the page's charts. Arrivals are noted by a TCP relay between browser and serv
 clock by the frame the click sent), not by the page's `message` events as bench_ui does: those (and Chromium's
 DevTools records of frames) wait for the main thread, late while it draws, which puts drawing on the server's side.
 `--before OTHER/app.py`: another checkout's pages in a tab of their own, their clicks taking turns with the app's
-in the same rounds (a before/after pair that the machine's noise hits alike).
+in the same rounds (a before/after pair that the machine's noise hits alike); and its first pages, taking turns too.
 
 First page. A new student: a fresh browser context (no session, no cache) opens `/`, timed in its clock from
 the navigation's start (`performance.now()` counts from it) to the first chart drawn, and to the whole page
@@ -412,13 +412,15 @@ FIRST_COMMANDS = {"streamlit run app.py": lambda: streamlit_server("app.py", sta
                   "yardstick app": lambda: streamlit_server("bench/minimal_pages_app.py")}
 
 
-def first_pages(browser, starts: int, warm: int) -> dict[str, dict[str, list[dict[str, float]]]]:
+def first_pages(browser, starts: int, warm: int, before: str | None = None) -> dict[str, dict[str, list[dict]]]:
     """Cold: the first session of each server (started `starts` times, at least once); warm: `warm` sessions per
-    server after the first start's, the servers taking turns."""
-    results = {name: {"cold": [], "warm": []} for name in FIRST_COMMANDS}
+    server after the first start's, the servers taking turns (`before`: another checkout's app.py among them)."""
+    commands = FIRST_COMMANDS | ({"before: streamlit run": lambda: streamlit_server(before, startup_timeout=90)}
+                                 if before else {})
+    results = {name: {"cold": [], "warm": []} for name in commands}
     for start in range(max(starts, 1)):
         with contextlib.ExitStack() as stack:
-            relays = {name: Relay(stack.enter_context(server())) for name, server in FIRST_COMMANDS.items()}
+            relays = {name: Relay(stack.enter_context(server())) for name, server in commands.items()}
             for name, relay in relays.items():
                 stack.callback(relay.close)
                 if start < starts:
@@ -467,7 +469,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip", choices=("pages", "first"), help="leave one part out")
     parser.add_argument("--pages", help="only these pages (ids, comma-separated; the home page always)")
-    parser.add_argument("--before", metavar="APP", help="another checkout's app.py: its page switches interleaved")
+    parser.add_argument("--before", metavar="APP",
+                        help="another checkout's app.py: its page switches and first pages interleaved")
     args = parser.parse_args()
     sys.setswitchinterval(0.0005)  # the relay's threads note a chunk's time without waiting for the GIL long
     wait_for_quiet(args.quiet_wait)
@@ -477,7 +480,7 @@ def main() -> None:
             only = args.pages.split(",") if args.pages else None
             report_pages(*every_page(browser, args.clicks, args.every, args.seed, only, args.before))
         if args.skip != "first":
-            first = first_pages(browser, args.starts, args.fresh)
+            first = first_pages(browser, args.starts, args.fresh, args.before)
         others = (machine_busy_seconds() - busy) - (own_cpu() - ours)
     if args.skip != "first":
         report_first(first)
