@@ -28,7 +28,13 @@ from devtools.browser import (
     view_snapshot,
     widget_shown,
 )
+from transformer_viz.app.session import state
 from transformer_viz.app.session.state import VIEW_FIELDS
+
+# The sidebar's "Shape and variants" draws its widgets only while open, and a link opens it folded: the tour opens
+# it (bug 1 below is about one of them) and compares the other widgets with what a fresh link shows.
+FOLDED = (*[field for field in state.SHAPE_FIELDS if field != state.ARCHITECTURE], state.SEED)
+SNAPSHOT_FIELDS = tuple(field for field in VIEW_FIELDS if field not in FOLDED)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # browser: skipped, saying why, without Chromium
 
@@ -57,7 +63,7 @@ class Tour:
 
     def check(self, name: str) -> None:
         """After a step: no traceback; keep the link, the figures and the widgets for the second test."""
-        url, figures, widgets = view_snapshot(self.page, VIEW_FIELDS)
+        url, figures, widgets = view_snapshot(self.page, SNAPSHOT_FIELDS)
         assert exceptions(self.page) == [], (name, exceptions(self.page))
         self.steps.append((name, url, figures, widgets))
 
@@ -82,6 +88,10 @@ class Tour:
         button = self.page.locator(f".st-key-{key} button")
         rerun_after(self.page, button.click, until=until)
 
+    def open_fold(self, label: str, until: str) -> None:
+        fold = self.page.get_by_test_id("stSidebar").get_by_text(label, exact=True)
+        rerun_after(self.page, fold.click, until=f"({WIDGET_SHOWN})({json.dumps(until)}) !== null")
+
     def go(self, title: str, figures: bool = True) -> None:
         open_menu_page(self.page, title, figures)
 
@@ -105,6 +115,7 @@ class Tour:
         assert self.titles()[1] == "Layer 1 · Head 3"
 
         # Bug 1: switching the language corrupted the model (labels taken for values).
+        self.open_fold("Shape and variants", until="norm_first")
         self.click_radio("lang", "中文")
         self.check("中文")
         assert self.link()[1]["lang"] == "zh"  # the link names the language by its code
@@ -207,7 +218,7 @@ def test_widgets_figures_and_link_agree_along_a_tour(tour):
 def test_each_link_of_the_tour_opens_the_same_widgets_and_figures(browser, tour):
     for name, url, figures, widgets in tour:
         (_, fresh_figures, fresh_widgets), errors = snapshot_in_new_context(browser, url, figures, widgets,
-                                                                            VIEW_FIELDS)
+                                                                            SNAPSHOT_FIELDS)
         assert errors == [], name
         assert fresh_widgets == widgets, (name, url)
         assert fresh_figures == figures, (name, url)

@@ -9,7 +9,7 @@ from transformer_viz.analysis.walkthrough import head_walkthrough
 from transformer_viz.app.frame.code import show_code
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
-from transformer_viz.app.session.widgets import chart, error_text, tr
+from transformer_viz.app.session.widgets import chart, error_text, lazy_expander, tr
 from transformer_viz.figures.head import dot_product_figure, step_keys, walkthrough_figures
 from transformer_viz.weights import hf, hf_causal, hf_causal_views
 
@@ -52,7 +52,7 @@ def render() -> None:
     for step in step_keys(walk):
         if step in folded:  # drawn only once opened (Streamlit's lazy expander): four charts less
             label = tr("head.wide", step=tr(f"head.step.{step}"), d_model=walk.d_model)
-            with (expander := st.expander(label, key=state.HEAD_OPEN.format(step), on_change="rerun")):
+            with (expander := lazy_expander(st, label, state.HEAD_OPEN.format(step))):
                 if expander.open:  # these steps do not depend on the chosen cell
                     opened, _ = ctx.figures(head_figures, kind, layer, head, None, (step,))
                     chart(opened[step], key=f"head_step_{step}")

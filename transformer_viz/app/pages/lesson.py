@@ -28,6 +28,7 @@ from transformer_viz.app.session.widgets import (
     current_view,
     error_text,
     lang,
+    lazy_expander,
     literal,
     tr,
     view_widget,
@@ -213,7 +214,7 @@ def render() -> None:
     question_box = ask.container(border=True)
     question_slot = question_box.empty()
     # Opening it reruns the page: the step then draws what answers its question (see lessons/step.py)
-    reveal = question_box.expander(tr("lesson.reveal"), key=state.LESSON_REVEAL.format(number), on_change="rerun")
+    reveal = lazy_expander(question_box, tr("lesson.reveal"), state.LESSON_REVEAL.format(number))
     with ask:
         st.button(tr("lesson.open"), icon=":material/open_in_new:", on_click=open_in_explorer, args=(step.page,))
         st.button(tr("lesson.reset"), icon=":material/restart_alt:", on_click=set_up, args=(number,))

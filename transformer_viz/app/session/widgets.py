@@ -133,13 +133,20 @@ def view_widget(widget: Callable, field: str, label: str, *args, **kwargs):
     return value
 
 
+def lazy_expander(container, label: str, key: str):
+    """An expander whose `.open` the script reads: opening or closing it reruns the page (Streamlit's lazy
+    expander), so what it holds is drawn only while it is open. Its label is part of its identity: after a
+    language switch it is a new expander, which opens as the old one was."""
+    return container.expander(label, expanded=bool(st.session_state.get(key)), key=key, on_change="rerun")
+
+
 class Fold:
     """View widgets in an expander, drawn only while it is open (Streamlit's lazy expander): a folded widget costs
     the page nothing. Folded, a field keeps its session value, checked as its widget would check it, and reads
     as the widget would return it."""
 
     def __init__(self, container, label: str, key: str):
-        self.expander = container.expander(label, key=key, on_change="rerun")
+        self.expander = lazy_expander(container, label, key)
 
     def widget(self, widget: Callable, field: str, label: str, *args, **kwargs):
         """`view_widget(widget, field, label, ...)` in the fold; folded, the field's value without a widget."""
