@@ -345,7 +345,6 @@ def quiet_streamlit() -> None:
 def class_bench(students: int, rounds: int) -> None:
     """`students` AppTest sessions in this process taking turns, step by step (each with its own texts): how
     the server-wide caches serve a class, where others' views come between a student's two reruns."""
-
     quiet_streamlit()
     meter = ScriptMeter()
     meter.install()
@@ -378,7 +377,6 @@ def class_bench(students: int, rounds: int) -> None:
 
 
 def apptest_bench(rounds: int, profile: bool, dump: Path | None = None) -> dict[str, list[Measured]]:
-
     quiet_streamlit()
     meter = ScriptMeter()
     meter.install()

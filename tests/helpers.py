@@ -8,6 +8,7 @@ import torch
 from plotly.colors import hex_to_rgb, sample_colorscale
 
 from transformer_viz import ModelConfig, Trace, Transformer
+from transformer_viz.app.session.state import View
 from transformer_viz.trace.names import attention_name
 
 
@@ -119,6 +120,4 @@ def corrupt_reverse_checkpoint(folder, monkeypatch):
 def shown(at, field: str):
     """A view field as an AppTest session's page used it: the session's value, or the default of a widget never
     drawn (the sidebar's folded shape and variants)."""
-    from transformer_viz.app.session.state import View
-
     return at.session_state[field] if field in at.session_state else getattr(View, field)

@@ -549,7 +549,7 @@ def test_the_sidebars_shape_and_variants_are_drawn_only_once_opened():
     assert grid_tiles(at) == 2 * 8
     at.session_state["shape_open"] = True  # as a click on the expander's label sets it
     at.run()
-    assert at.sidebar.selectbox(key="n_heads").value == 8 and len(at.sidebar.slider) == 4  # d_model, layers, seed
+    assert at.sidebar.selectbox(key="n_heads").value == 8 and len(at.sidebar.slider) == 4  # d_model, 2 layers, seed
     assert grid_tiles(at) == 2 * 8
 
 
