@@ -50,6 +50,14 @@ def test_a_colour_bar_sits_at_the_plot_edge_inside_the_right_margin():
     assert layout["margin"]["r"] >= 14 + 2 * 10 + text_em("0.5") * 12
 
 
+def test_a_colour_bar_keeps_its_margin_when_its_numbers_change_from_weights_to_scores():
+    def right_margin(z):
+        return settled(go.Figure(go.Heatmap(z=z, colorbar=dict(title=dict(text="value", side="right")))))["margin"]["r"]
+
+    assert right_margin([[0.0, 1.0]]) == right_margin([[-60.0, 60.0]]) == right_margin([[-0.5, 0.5]])
+    assert right_margin([[-60000.0, 60000.0]]) > right_margin([[0.0, 1.0]])  # a wider label still gets its room
+
+
 def test_an_axis_between_two_plots_does_not_widen_the_figure():
     plots = [go.Heatmap(z=[[1]], showscale=False), go.Heatmap(z=[[1]], showscale=False, xaxis="x2", yaxis="y2")]
     fig = go.Figure(plots,
