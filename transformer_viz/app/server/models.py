@@ -18,6 +18,7 @@ from transformer_viz.analysis.inference import TextRun, run_text
 from transformer_viz.app.server import checkpoints, hf_folders
 from transformer_viz.app.server.allocator import keep_freed_memory_mapped
 from transformer_viz.app.server.limits import limits
+from transformer_viz.app.server.nodelay import serve_without_delay
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import TrainedModel, View, tasks_for
 from transformer_viz.config import ModelConfig, fits
@@ -50,7 +51,8 @@ class Resolved:
 @st.cache_resource(show_spinner=False)
 def set_up_server() -> None:
     """Once per server: one torch thread per rerun or training, freed trace memory kept for the next trace
-    (allocator.py), and long-lived objects out of the GC's way.
+    (allocator.py), no Nagle's delay on the server's connections (nodelay.py), and long-lived objects out of the
+    GC's way.
 
     Many sessions share the cores: with torch's default of a thread per core every op waits for a busy core.
     A full collection scans every object not frozen: with what is loaded by now (torch, plotly, streamlit:
@@ -59,6 +61,7 @@ def set_up_server() -> None:
     """
     torch.set_num_threads(1)
     keep_freed_memory_mapped()
+    serve_without_delay()
     gc.collect()
     gc.freeze()
 
