@@ -39,7 +39,9 @@ def test_cell_numbers_take_the_largest_font_that_fits_or_none():
 
 def test_numbers_that_fit_only_a_wider_figure_say_from_which_width():
     # Cells are (width − 100) / 8 px wide; "−0.3" needs 2.04 em at 11 px + 4 px, 26.4 px: a 312 px figure.
-    assert cell_text(["−0.3"], 40, 500, 500, 100, 1 / 8) == CellText(CELL_FONT_PX[1], None)  # fits already
+    # Fits already at 16 px, and says from which width: 2.04 em at 16 px + 4 px a cell, a 394 px figure (a page
+    # squeezed narrower than planned hides them).
+    assert cell_text(["−0.3"], 40, 500, 500, 100, 1 / 8) == CellText(CELL_FONT_PX[1], 394)
     assert cell_text(["−0.3"], 40, 300, 1200, 100, 1 / 8) == CellText(CELL_FONT_PX[0], 312)  # from 312 px on
     assert cell_text(["−0.3"], 40, 200, 300, 100, 1 / 8).font is None  # not even the widest figure holds them
     assert cell_text(["−0.3"], 10, 300, 1200, 100, 1 / 8).font is None  # rows too low for a line

@@ -85,8 +85,8 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
 
     `width` is the narrowest pixel width it is drawn at, `max_width` the widest (default: `width`). Values
     are written in the cells when `show_values` (default: when they fit at a readable font at `width`, e.g. 8
-    tokens at 560 px; or only from a wider figure on, up to `max_width`: layout.meta[TEXT_MIN_WIDTH] says from
-    which width, and the app hides them below it).
+    tokens at 560 px; or only from a wider figure on, up to `max_width`). layout.meta[TEXT_MIN_WIDTH] says from
+    which width they fit, and the app hides them below it.
     The last trace holds one click target per cell with customdata [query, key] (read it
     with `cell_selection`) and the hover: tokens, weight, scaled score and the mask's verdict.
     `highlight` = (query, key) outlines one cell. `min_font`: no text smaller (in presenter mode: PROJECTOR_FONT_PX).
@@ -129,7 +129,7 @@ def attention_heatmap(trace, kind: str, layer: int, head: int, value: str = "wei
     if width >= HEAD_PX:  # room for the kind too
         title = f"{text(f'kind.{kind}', lang)} · {title}"
     then = dict(plot_bgcolor="#ffffff", margin=dict(t=geometry.top))
-    if show and show_values is None and numbers.min_width:
+    if show and show_values is None:
         then["meta"] = {TEXT_MIN_WIDTH: numbers.min_width}
     then.update(_head_axes(kind, q_tokens, k_tokens, q_text, k_text, geometry, lang))
     return styled_figure(traces, layout, title, height=geometry.height, then=then, min_font=min_font)

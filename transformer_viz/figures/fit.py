@@ -88,7 +88,7 @@ def cell_font(cell_width: float, cell_height: float, texts: Sequence[str], large
 @dataclass(frozen=True)
 class CellText:
     """The font of the numbers in a heatmap's cells (None: colours only), and the narrowest figure width at
-    which they fit (None: any width the figure is drawn at). The app hides them in narrower figures."""
+    which they fit (None: no numbers). The app hides them in narrower figures."""
 
     font: int | None
     min_width: int | None = None
@@ -100,16 +100,23 @@ def cell_text(texts: Sequence[str], cell_height: float, width: float, max_width:
     are (figure width - fixed_px) · share px wide.
 
     They are written at the largest font that fits at `width`; else at CELL_FONT_PX[0] from the figure width
-    where that fits, if that is at most `max_width`; else not at all. Never under `min_font`.
+    where that fits, if that is at most `max_width`; else not at all. Never under `min_font`. Either way
+    `min_width` says from which figure width they fit: a page squeezed narrower than it was laid out for (150 %
+    zoom beside the sidebar) hides them rather than drawing them over each other.
     """
     font = cell_font((width - fixed_px) * share, cell_height, texts, min_font=min_font)
     if font is not None:
-        return CellText(font)
+        return CellText(font, _fitting_width(texts, font, fixed_px, share))
     smallest = at_least(CELL_FONT_PX[0], min_font)
-    min_width = math.ceil(fixed_px + ((widest_em(texts) or LATIN_EM) * smallest + GAP_PX) / share)
+    min_width = _fitting_width(texts, smallest, fixed_px, share)
     if min_width > max_width or cell_height - 2 < smallest * LINE_EM:
         return CellText(None)
     return CellText(smallest, min_width)
+
+
+def _fitting_width(texts: Sequence[str], font: int, fixed_px: float, share: float) -> int:
+    """The narrowest figure width whose cells ((width - fixed_px) · share px) hold every text at `font`."""
+    return math.ceil(fixed_px + ((widest_em(texts) or LATIN_EM) * font + GAP_PX) / share)
 
 
 @dataclass(frozen=True)
