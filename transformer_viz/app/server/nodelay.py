@@ -4,7 +4,7 @@ Streamlit 1.67 binds its listening socket itself (`socket.socket(family)`, so wi
 TCP_NODELAY only on accepted sockets whose protocol is IPPROTO_TCP (`asyncio.base_events._set_nodelay`). Every
 connection then runs Nagle's algorithm: a small write that follows one not yet acknowledged (a response's body after
 its headers, a websocket message after another) waits for the browser's acknowledgement, which the browser delays
-by ~40 ms. A first page's ~60 small static files took 44 ms each instead of 1 (`bench/bench_pages.py`).
+by ~40 ms. Each of a first page's ~60 small static files took 44 ms instead of 1 over one connection.
 
 On Linux a socket accepted from a listening socket inherits its TCP_NODELAY, so setting it on the listening socket
 once covers every later connection; the connections accepted before (the first browser's, when the server was
