@@ -71,3 +71,10 @@ def test_connections_accepted_before_get_it_and_this_process_own_outgoing_ones_a
             assert serve_without_delay() >= 2  # the listening socket and the connection accepted on its port
             assert nodelay(listener) and nodelay(accepted)
             assert not nodelay(outgoing)  # its local port is not a listening one
+
+
+def test_a_platform_that_cannot_tell_a_listening_socket_changes_nothing(monkeypatch):
+    monkeypatch.delattr(socket, "SO_ACCEPTCONN")
+    with streamlit_like_listener() as listener:
+        assert serve_without_delay() == 0
+        assert not nodelay(listener)

@@ -26,7 +26,10 @@ FD_FOLDERS = (Path("/proc/self/fd"), Path("/dev/fd"))  # Linux, then macOS and t
 
 def serve_without_delay() -> int:
     """Set TCP_NODELAY on this process's listening TCP sockets and on the connections accepted on their ports;
-    the number of sockets changed (0 where the process's descriptors cannot be listed)."""
+    the number of sockets changed (0 where the process's descriptors or a socket's listening state cannot be read)."""
+    if not hasattr(socket, "SO_ACCEPTCONN"):
+        LOG.info("TCP_NODELAY: this platform cannot tell a listening socket; the server's sockets stay as they are")
+        return 0
     changed = 0
     with contextlib.ExitStack() as stack:
         sockets = [stack.enter_context(sock) for sock in _tcp_sockets()]
