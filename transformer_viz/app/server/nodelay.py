@@ -34,7 +34,7 @@ def serve_without_delay() -> int:
     with contextlib.ExitStack() as stack:
         sockets = [stack.enter_context(sock) for sock in _tcp_sockets()]
         listening = [sock for sock in sockets if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)]
-        ports = {_local_port(sock) for sock in listening}
+        ports = {_local_port(sock) for sock in listening} - {None}  # a socket that cannot say its port: none
         for sock in sockets:
             if _local_port(sock) in ports and not sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
