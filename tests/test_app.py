@@ -471,23 +471,27 @@ def test_decoding_opens_after_the_lesson():
 
 def test_a_cached_figure_is_drawn_as_the_figure_it_was():
     """The figure cache keeps SharedFigures, whose dict st.plotly_chart reads on every rerun is made once (with
-    its margins settled in advance, figures/margins.py)."""
+    its margins settled in advance, figures/margins.py, and written for one draw, browser_spec.py)."""
     import plotly.io as pio
     from helpers import real_trace
 
-    from transformer_viz.app.server.figure_cache import SharedFigure, shared
+    from transformer_viz.app.server.browser_spec import browser_spec
+    from transformer_viz.app.server.figure_cache import SharedFigure, figure_bytes, shared
     from transformer_viz.figures.attention import attention_heatmap
     from transformer_viz.figures.margins import settle_margins
     from transformer_viz.figures.masks import mask_figures
 
     trace = real_trace()
     fig, figures = attention_heatmap(trace, "encoder_self", 1, 2), mask_figures(trace)
-    expected = [pio.to_json(settle_margins(f.to_dict()), validate=False) for f in (fig, *figures.values())]
+    expected = [pio.to_json(browser_spec(settle_margins(f.to_dict())), validate=False)
+                for f in (fig, *figures.values())]
+    alone = figure_bytes(fig)
     kept = shared((fig, figures))
     assert kept[0] is fig and type(fig) is SharedFigure and all(type(f) is SharedFigure for f in figures.values())
     for _ in range(2):  # as two reruns serialize it
         assert [pio.to_json(f, validate=False) for f in (fig, *figures.values())] == expected
     assert fig.to_dict() is fig.to_dict()
+    assert figure_bytes(fig) > alone  # the cache's estimate counts the dict a SharedFigure keeps
 
 
 def language_before_the_sidebar() -> None:

@@ -17,6 +17,7 @@ from devtools.browser import (
     rerun_after,
     streamlit_server,
 )
+from transformer_viz.i18n import text
 
 pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)
 
@@ -104,6 +105,45 @@ def test_clicking_a_cell_of_the_large_view_shows_its_arithmetic(app_url, screens
         assert table.count() == 1
         table.scroll_into_view_if_needed()
         page.screenshot(path=str(screenshots / "attention_cell.png"))
+
+
+# Every time Plotly draws a heatmap it sets its <image>'s href: counted per chart (its Streamlit key).
+COUNT_DRAWS = """() => { window.__tvDraws = {};
+  new MutationObserver(records => { for (const record of records) {
+    const chart = record.target.closest('[class*=st-key-attention_]');
+    if (record.target.tagName !== 'image' || record.attributeName !== 'href' || !chart) continue;
+    const key = [...chart.classList].find(name => name.startsWith('st-key-'));
+    window.__tvDraws[key] = (window.__tvDraws[key] || 0) + 1; } })
+  .observe(document.body, {subtree: true, attributes: true}); }"""
+CHARTS = ("grid", "head")
+REVISIONS = """() => Object.fromEntries(['grid', 'head'].map(name =>
+  [name, document.querySelector(`.st-key-attention_${name} .js-plotly-plot`).layout.datarevision]))"""
+# Both charts show new data, and Streamlit has handed each its width (its second Plotly.react, a JSON copy).
+DRAWN = """(before) => ['grid', 'head'].every(name => {
+  const plot = document.querySelector(`.st-key-attention_${name} .js-plotly-plot`);
+  return plot && plot.layout.width !== undefined && plot.layout.datarevision !== before[name]; })"""
+HEATMAPS = """(name) => document.querySelector(`.st-key-attention_${name} .js-plotly-plot`).data
+  .filter(trace => trace.type === 'heatmap').length"""
+
+
+@pytest.mark.parametrize("architecture", ["encoder_decoder", "decoder_only"])
+def test_a_change_draws_each_chart_once(app_url, architecture):
+    """Streamlit hands Plotly.js each new chart twice; the spec says nothing changed the second time
+    (app/server/browser_spec.py), so each heatmap is drawn once, not twice."""
+    with chromium_page() as page:
+        open_app(page, f"{app_url}/attention?architecture={architecture}")
+        draw = page.get_by_test_id("stSelectbox").filter(has=page.get_by_test_id("stWidgetLabel").filter(
+            has_text=text("attention.value", "en")))
+        page.evaluate(COUNT_DRAWS)
+        for option in (text("value.scores", "en"), text("value.weights", "en")):
+            before = page.evaluate(REVISIONS)
+            page.evaluate("window.__tvDraws = {}")
+            rerun_after(page, lambda option=option: choose_option(page, draw, option),
+                        until=f"({DRAWN})({json.dumps(before)})")
+            drawn = page.evaluate("window.__tvDraws")
+            expected = {f"st-key-attention_{name}": page.evaluate(HEATMAPS, name) for name in CHARTS}
+            assert drawn == expected, f"{option}: image draws {drawn}, heatmaps {expected}"
+        assert exceptions(page) == []
 
 
 def test_a_click_on_the_architecture_opens_the_block_page_and_keeps_the_view(app_url):

@@ -12,6 +12,7 @@ import streamlit as st
 from cachetools import LRUCache
 from plotly.basedatatypes import BaseFigure
 
+from transformer_viz.app.server.browser_spec import browser_spec, selecting
 from transformer_viz.figures.margins import settle_margins
 
 # The figures one server keeps for all its sessions, bounded in bytes as figure_bytes estimates them (Plotly's
@@ -30,6 +31,8 @@ def figure_bytes(figures, sample: int = 16) -> int:
         if isinstance(item, BaseFigure):  # its properties as Plotly keeps them (to_plotly_json would copy them)
             props = getattr(item, "_data", None), getattr(item, "_layout", None)
             stack.append((item.to_plotly_json() if None in props else props, weight))
+            if isinstance(item, SharedFigure):  # and the dict it sends, made now (numbers in lists: 32 bytes each)
+                stack.append((item.to_dict(), weight))
             continue
         if isinstance(item, np.ndarray) and item.dtype != object:
             total += weight * item.nbytes
@@ -49,7 +52,8 @@ def figure_bytes(figures, sample: int = 16) -> int:
 
 class SharedFigure(go.Figure):
     """A figure of the figure cache: shared by every session and never changed, so its dict is made once, with
-    its margins settled (figures/margins.py: drawn once in the browser, not again for each margin that grows).
+    its margins settled (figures/margins.py: drawn once in the browser, not again for each margin that grows) and
+    written for one draw per change (browser_spec.py).
 
     st.plotly_chart asks a figure for `to_dict()` on every rerun, a deep copy of all its data (a few ms for a
     page); it only reads the dict (plotly.io.to_json drops trace uids, which these figures have none of)."""
@@ -57,8 +61,23 @@ class SharedFigure(go.Figure):
     def to_dict(self):
         shared = self.__dict__.get("_shared_dict")
         if shared is None:
-            shared = self.__dict__["_shared_dict"] = settle_margins(super().to_dict())
+            shared = self.__dict__["_shared_dict"] = browser_spec(settle_margins(super().to_dict()))
         return shared
+
+    def selecting_points(self) -> SharedFigure:
+        """This figure as a chart that selects points shows it (browser_spec.selecting), made once."""
+        view = self.__dict__.get("_selecting_view")
+        if view is None:
+            view = self.__dict__["_selecting_view"] = _SelectingView(selecting(self.to_dict()))
+        return view
+
+
+class _SelectingView(SharedFigure):
+    """A figure's dict, ready, for st.plotly_chart (which only calls `to_dict()` on a figure): no go.Figure is built
+    or validated again."""
+
+    def __init__(self, spec: dict):
+        self.__dict__["_shared_dict"] = spec
 
 
 def shared(figures):

@@ -278,13 +278,16 @@ def current_view() -> View:
     return View(**values)
 
 
-def chart(fig, key: str, on_select: str | Callable = "ignore", selection_mode=("points",)):
+def chart(fig, key: str, on_select: str | Callable = "ignore"):
     """st.plotly_chart with the figure's own colours (not Streamlit's theme) and a compact mode bar whose
-    camera saves a PNG at twice the size (sharp on a slide). The figure joins the view's download."""
-    st.session_state.setdefault(state.VIEW_FIGURES, {})[key] = shared(fig)  # margins settled, its dict made once
+    camera saves a PNG at twice the size (sharp on a slide). The figure joins the view's download. With
+    `on_select`, a click selects one point (a cell, a tile, a block)."""
+    fig = shared(fig)  # margins settled, its dict made once (figure_cache.SharedFigure)
+    st.session_state.setdefault(state.VIEW_FIGURES, {})[key] = fig
     hide_cell_numbers_below(fig, key)
     return st.plotly_chart(
-        fig, key=key, theme=None, on_select=on_select, selection_mode=selection_mode,
+        fig if on_select == "ignore" else fig.selecting_points(), key=key, theme=None, on_select=on_select,
+        selection_mode="points",
         config={"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"],
                 "toImageButtonOptions": {"format": "png", "scale": 2, "filename": key}},
     )
