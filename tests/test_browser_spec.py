@@ -82,6 +82,16 @@ def test_the_data_revision_changes_with_the_data_alone():
     assert first["layout"]["datarevision"] != other["layout"]["datarevision"]
 
 
+def test_the_data_revision_sees_every_item_of_a_long_text_array():
+    """numpy writes a long array's repr with "..." in the middle: the revision is hashed from lists."""
+    labels = np.array([f"t{i}" for i in range(3000)])
+    changed = labels.copy()
+    changed[1500] = "other"
+    revisions = {browser_spec(go.Figure(go.Scatter(x=np.arange(3000), hovertext=text)).to_dict())["layout"]
+                 ["datarevision"] for text in (labels, changed)}
+    assert len(revisions) == 2
+
+
 def test_a_large_figure_keeps_binary_arrays():
     """Its JSON text would cost the server more on every rerun than the second draw costs the browser."""
     side = int(MAX_LISTED_NUMBERS**0.5) + 1

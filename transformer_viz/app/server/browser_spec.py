@@ -36,9 +36,9 @@ def browser_spec(figure: dict) -> dict:
     """`figure` (a figure's dict as `go.Figure.to_dict` writes it; changed) for Plotly.js to redraw only what
     changed: plain arrays, a data revision that changes with its data, and no server-side `meta` or empty
     template ("none": the same look as no template)."""
-    revision = hashlib.blake2b(repr(figure["data"]).encode(), digest_size=8).hexdigest()
     listed = sum(typed_size(typed) for typed in typed_arrays(figure["data"])) <= MAX_LISTED_NUMBERS
     figure["data"] = [plain_arrays(trace, listed) for trace in figure["data"]]
+    revision = hashlib.blake2b(repr(figure["data"]).encode(), digest_size=8).hexdigest()  # lists: every item
     layout = figure.setdefault("layout", {})
     layout.pop("meta", None)  # hints for the server (figures/fit.py: TEXT_MIN_WIDTH), not for Plotly.js
     if layout.get("template") == NO_TEMPLATE:
