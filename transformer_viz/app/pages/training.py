@@ -14,6 +14,7 @@ import torch
 
 from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.server import checkpoints, models, trainings
+from transformer_viz.app.server.figure_cache import shared
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import shown_model, toy_only
@@ -100,7 +101,9 @@ def run_training(model, task, steps: int, lr: float, batch_size: int) -> None:
                 status.empty()
                 progress.progress(step / steps, text=tr("training.progress", step=step, total=steps, loss=loss,
                                                         accuracy=accuracy))
-                live_curve.plotly_chart(loss_curve(history, min_font=figure_min_font(), lang=lang()), theme=None)
+                # As `chart` sends a figure (margins settled, drawn once: SharedFigure), without a key: each is new
+                live_curve.plotly_chart(shared(loss_curve(history, min_font=figure_min_font(), lang=lang())),
+                                        theme=None)
             time.sleep(REDRAW_SECONDS)  # a Stop click or a closed tab ends the script at the next st call
     finally:
         job.stop()  # the worker ends after its current step
