@@ -34,8 +34,8 @@ POINT_SELECTION = {"clickmode": "event+select", "dragmode": "pan"}
 
 def browser_spec(figure: dict) -> dict:
     """`figure` (a figure's dict as `go.Figure.to_dict` writes it; changed) for Plotly.js to redraw only what
-    changed: plain arrays, a data revision that changes with its data, and no server-side `meta` or empty
-    template ("none": the same look as no template)."""
+    changed: plain arrays (up to MAX_LISTED_NUMBERS numbers), a data revision that changes with its data, and no
+    server-side `meta` or empty template ("none": the same look as no template)."""
     listed = sum(typed_size(typed) for typed in typed_arrays(figure["data"])) <= MAX_LISTED_NUMBERS
     figure["data"] = [plain_arrays(trace, listed) for trace in figure["data"]]
     revision = hashlib.blake2b(repr(figure["data"]).encode(), digest_size=8).hexdigest()  # lists: every item
@@ -109,8 +109,8 @@ def shortest_float32(values: np.ndarray) -> np.ndarray:
     precision every figure's numbers have."""
     exact = values.astype(np.float32)
     finite = np.isfinite(exact)
-    best = exact.astype(np.float64)  # 9 digits, or the value itself where 10 ** digits would overflow
-    for digits in (8, 7):  # keep fewer digits wherever they still read back as the same float32
+    best = exact.astype(np.float64)  # the float32's exact value: 9 significant digits always read back as it
+    for digits in (8, 7):  # fewer wherever they still read back as the same float32
         shorter = round_significant(best, digits)
         best = np.where(shorter.astype(np.float32) == exact, shorter, best)
     return np.where(finite, round_significant(best, 9), None)
