@@ -169,6 +169,8 @@ def open_app(page, url: str, timeout: float = 90_000, figures: bool = True) -> N
     page.wait_for_function(f"() => window.__tvRuns > 0 && ({IS_IDLE})()", timeout=timeout)
     if figures:
         page.wait_for_selector(".js-plotly-plot:visible", timeout=timeout)  # not one in a folded expander
+        # and every chart: the first one can be drawn while another is still a skeleton loading its code
+        page.wait_for_function(f"() => ({FIGURES_DRAWN})() !== null", timeout=timeout)
     wait_for_idle(page, timeout)
 
 
