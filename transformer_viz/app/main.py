@@ -8,6 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from transformer_viz.app.frame.link import link_notice, open_link, write_link
+from transformer_viz.app.frame.narrow_window import narrow_window_notice
 from transformer_viz.app.frame.navigation import all_pages, follow_pending_link
 from transformer_viz.app.frame.presenter import presenter_frame
 from transformer_viz.app.frame.sidebar import render_sidebar
@@ -42,6 +43,7 @@ def main() -> None:
     poll_teacher(room_section)  # a following student's poll, first of all
     render_sidebar()
     presenter_frame()
+    narrow_window_notice()  # shown by the browser only where the figures lack room
     room_badge()  # presenter mode hides the sidebar: the room's code stays one click away
     room_down = st.container()  # above the page, filled at the end of the run: the room's store did not answer
     share_view()  # a teacher: the room gets the page and view now, while this page takes its time...

@@ -326,6 +326,7 @@ CHINESE: dict[str, str] = {
     "lesson.held_back": "揭晓答案后显示：{what}。",
     "side.present": "演示模式（投影仪）",
     "present.exit": "退出演示模式",
+    "frame.narrow": "窗口太窄，图表放不下，部分标签可能重叠。请收起侧边栏（点顶部的 «）或缩小页面（Ctrl 和 −）。",
 
     "lesson.tokens.title": "词元：字符、单词与子词",
     "lesson.tokens.text": "Transformer 读的不是字母或单词，而是词元编号。字母任务把文本切成字符（词表很小，序列很长）；翻译模型把文本切成单词（序列短，但没见过的词都会变成 `<unk>`）。字节对编码（BPE）等子词方法介于两者之间：从字符出发，一次又一次地合并出现最频繁的相邻符号对。",

@@ -66,6 +66,7 @@ VIEW_FIGURES = "_view_figures"  # the figures drawn by this run, by chart key: t
 TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
 LESSON_PREVIOUS, LESSON_NEXT, LESSON_TRAIN = "lesson_previous", "lesson_next", "lesson_train"
 PRESENT_EXIT = "present_exit"
+NARROW_NOTICE = "narrow_notice"  # the notice shown while the main column is narrower than MAIN_WIDTH
 BREAK_RANK, BREAK_CHEAT = "break_rank", "break_cheat"
 WEIGHTS_DOWNLOAD, WEIGHTS_UPLOAD = "weights_download", "weights_upload"  # Training: weights as files
 UPLOAD_NOTICE = "_upload_notice"  # what became of the last upload: (catalog key, values), shown once
