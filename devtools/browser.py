@@ -138,12 +138,14 @@ def stop_process(process: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def chromium(headless: bool = True):
-    """The system Chromium driven by Playwright (never a downloaded browser)."""
+def chromium(headless: bool = True, scrollbars: bool = False):
+    """The system Chromium driven by Playwright (never a downloaded browser). Playwright hides scrollbars in
+    headless mode; with `scrollbars` they take their room, as on a Windows or Linux desktop."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=headless)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=headless,
+                                             ignore_default_args=["--hide-scrollbars"] if scrollbars else None)
         try:
             yield browser
         finally:
@@ -163,7 +165,7 @@ def chromium_page(width: int = 1280, height: int = 720):
 
 
 def open_app(page, url: str, timeout: float = 90_000, figures: bool = True) -> None:
-    """Load a page of the app and wait for its first run to finish (and, with `figures`, a chart to be drawn)."""
+    """Load a page of the app and wait for its first run to finish (and, with `figures`, every chart to be drawn)."""
     page.goto(url)
     page.wait_for_selector(CONNECTED, state="attached", timeout=timeout)
     page.wait_for_function(f"() => window.__tvRuns > 0 && ({IS_IDLE})()", timeout=timeout)

@@ -329,7 +329,7 @@ ENGLISH: dict[str, str] = {
     "lesson.held_back": "Shown with the answer: {what}.",
     "side.present": "Presenter mode (projector)",
     "present.exit": "Leave presenter mode",
-    "frame.narrow": "Too narrow for the figures: some labels may overlap. Hide the sidebar (« at its top) or zoom out (Ctrl and −).",
+    "frame.narrow": "Too narrow for the figures: some labels may overlap. Hide the sidebar (« at its top) or zoom out (Ctrl or ⌘ and −).",
 
     "lesson.tokens.title": "Tokens: characters, words, subwords",
     "lesson.tokens.text": "A Transformer never reads letters or words, only token ids. The letter tasks cut text into characters (a tiny vocabulary, long sequences); the translation models cut it into words (short sequences, but any word they never saw becomes `<unk>`). Subword methods such as byte-pair encoding (BPE) sit in between: start from characters and merge the most frequent neighbouring pair, again and again.",
