@@ -38,6 +38,7 @@ IS_IDLE = f"() => document.querySelector('{IDLE}') !== null"
 RUN_COUNTER = """(() => {
   window.__tvRuns = 0;
   window.__tvMessages = 0;
+  window.__tvSent = 0;
   window.__tvMutations = 0;
   window.__tvInputAt = null;
   const Native = window.WebSocket;
@@ -46,6 +47,7 @@ RUN_COUNTER = """(() => {
       super(...args);
       this.addEventListener('message', () => { window.__tvMessages += 1; });
     }
+    send(data) { window.__tvSent += 1; return super.send(data); }
   };
   const seen = records => {
     for (const r of records) if (r.oldValue === 'running') window.__tvRuns += 1;

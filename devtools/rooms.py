@@ -48,12 +48,15 @@ def press_start_room(teacher) -> str:
     link = teacher.get_by_test_id("stCode").first
     start = sidebar.get_by_role("button", name="Start a room (teacher)")
     wait_for_idle(teacher)
-    runs = finished_runs(teacher)
+    runs, sent = finished_runs(teacher), teacher.evaluate("() => window.__tvSent")
+    enabled = start.is_enabled()
     start.click()
     try:
         link.wait_for(timeout=FOLLOW_DEADLINE_MS)
     except Exception as error:  # say what the page showed instead: the click's trace, if any
-        raise AssertionError(f"no room link after Start: {finished_runs(teacher) - runs} runs since the click; "
+        raise AssertionError(f"no room link after Start (enabled before the click: {enabled}): "
+                             f"{finished_runs(teacher) - runs} runs since the click, "
+                             f"{teacher.evaluate('() => window.__tvSent') - sent} messages sent to the server; "
                              f"exceptions {exceptions(teacher)}; room section: "
                              f"{sidebar.get_by_test_id('stExpander').first.inner_text()!r}") from error
     wait_for_idle(teacher)
