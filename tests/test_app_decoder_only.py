@@ -72,6 +72,16 @@ def test_compare_puts_the_encoder_decoder_beside_the_decoder_only_model_with_bot
     assert [metric.value for metric in at.metric] == ["100%", "100%"]
     assert any("B is decoder-only" in caption.value for caption in at.caption)
     assert len(at.get("plotly_chart")) == 2  # no cell-by-cell difference between two different attentions
+    assert at.selectbox(key="kind").options == ["Encoder self-attention", "Decoder masked self-attention",
+                                                "Cross-attention (decoder → encoder)"]  # A's three
+
+
+def test_compare_offers_only_the_attention_two_decoder_only_models_have():
+    at = run_page("compare", **DECODER_ONLY)
+    assert not at.exception and not at.error
+    assert at.selectbox(key="kind").options == ["Decoder masked self-attention"]
+    assert not any("decoder-only" in caption.value for caption in at.caption)  # nothing missing to explain
+    assert len(at.get("plotly_chart")) == 3  # A, B and B − A
 
 
 def test_the_induction_task_is_offered_to_a_decoder_only_model_only_and_opens_with_its_shape():

@@ -26,6 +26,7 @@ from transformer_viz.app.session.widgets import (
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.margins import line_up
+from transformer_viz.trace.names import kinds_of
 
 # A, B and B − A one under the other, each as wide as the main column at its narrowest (MAIN_WIDTH): side by side,
 # half a column left no room for the keys' names, and the three line up tile for tile, cell for cell.
@@ -44,13 +45,17 @@ def render() -> None:
     if toy_only():
         return
     view = current_view()
-    kind = view_widget(st.selectbox, state.KIND, tr("attention.kind"), KINDS, index=KINDS.index(View.kind))
+    kind_slot = st.container()  # above A and B; its options follow their models
     sides = {}
     for side, column in zip(SIDES, st.columns(2, gap="large"), strict=True):
         with column:
             sides[side] = one_side(view, side)
     if any(found is None for found in sides.values()):
         return
+    kinds = tuple(kind for kind in KINDS if any(kind in kinds_of(resolved.model.config)
+                                                 for _, resolved, _, _ in sides.values()))
+    kind = view_widget(kind_slot.selectbox, state.KIND, tr("attention.kind"), kinds,
+                       index=kinds.index(View.kind) if View.kind in kinds else 0)
     # Both decoders read the same target (typed, or A's answer), so that their attention cells line up.
     target = view.tgt_text or sides["a"][3].output_text or ""
     traces, shown = {}, {}
