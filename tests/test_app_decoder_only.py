@@ -46,6 +46,12 @@ def test_the_prompt_and_the_answer_are_one_stream_on_screen():
     assert "Source tokens" not in chips
 
 
+def test_a_teacher_forced_page_names_the_rest_of_the_stream_the_answer():
+    at = run_page("masks", src_text="stressed", **DECODER_ONLY)  # the Masks page feeds the model's own answer
+    chips = " ".join(element.proto.body for element in at.get("html"))
+    assert "Answer, read after the prompt" in chips and "Decoder input tokens" not in chips
+
+
 def test_decoding_looks_back_over_the_prompt_and_has_no_cross_attention():
     at = run_page("decoding", src_text="stressed", **DECODER_ONLY)
     by_step = next(spec for spec in chart_specs(at) if "Masked self-attention" in json.dumps(spec["layout"]["title"]))

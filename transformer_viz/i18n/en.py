@@ -91,6 +91,7 @@ ENGLISH: dict[str, str] = {
     "tokens.prompt": "Prompt (one stream: the answer follows)",
     "tokens.stream": "Prompt + answer (one stream)",
     "tokens.source": "Source tokens",
+    "tokens.answer": "Answer, read after the prompt",
     "tokens.target": "Decoder input tokens",
     "tokens.output": "Model output",
 

@@ -88,6 +88,7 @@ CHINESE: dict[str, str] = {
     "tokens.prompt": "提示（同一条序列：后面接着答案）",
     "tokens.stream": "提示 + 答案（同一条序列）",
     "tokens.source": "源序列词元",
+    "tokens.answer": "答案（接在提示之后读入）",
     "tokens.target": "解码器输入词元",
     "tokens.output": "模型输出",
 

@@ -198,9 +198,10 @@ def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool
             else:
                 token_chips(tr("tokens.source"), run.trace.src_tokens)
         with target:
-            if run.teacher_forced:
-                token_chips(tr("tokens.target"), run.trace.tgt_tokens[run.prompt_len:] if run.trace.decoder_only
-                            else run.trace.tgt_tokens)
+            if run.teacher_forced and run.trace.decoder_only:  # the rest of its one stream
+                token_chips(tr("tokens.answer"), run.trace.tgt_tokens[run.prompt_len:])
+            elif run.teacher_forced:
+                token_chips(tr("tokens.target"), run.trace.tgt_tokens)
             else:
                 token_chips(tr("tokens.output"), run.output_tokens)
     return PageContext(view, resolved, run, pad_to)
