@@ -118,6 +118,13 @@ def test_a_link_that_chose_its_own_view_is_not_overwritten():
     assert "Set this step up again" in revealed_answer(2, src_text="abcd")  # no equal pair at 2 and 3: it says so
 
 
+def test_a_step_without_its_setup_says_so_before_its_answer_is_revealed():
+    at = open_step(11, architecture="decoder_only")  # the link's own view: the reverse task, not the induction one
+    assert not at.get("plotly_chart")  # the step's figures need its setup
+    assert any("Set this step up again" in caption.value for caption in at.caption)
+    assert "Set this step up again" in answer(reveal(at, 11))
+
+
 def test_tokens_answer_is_the_first_merge_of_the_seed_corpus():
     assert revealed_answer(1).startswith("` h ` + ` i ` (12 times)")
 

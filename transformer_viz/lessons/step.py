@@ -63,8 +63,12 @@ class Step:
 
 
 def not_here(host: Host, why: str) -> str:
-    """The answer of a step whose view no longer shows what it asks about."""
-    return host.text("lesson.not_here", why=why)
+    """The answer of a step whose view no longer shows what it asks about; said at once too while the answer is
+    hidden, since the step's figures are missing for the same reason."""
+    said = host.text("lesson.not_here", why=why)
+    if not host.revealed:
+        host.caption(said)
+    return said
 
 
 def held_back(host: Host, what: str) -> None:
