@@ -15,6 +15,7 @@ from transformer_viz.app.server.browser_spec import (
     selecting,
     shortest_float32,
     typed_array_as_list,
+    typed_size,
 )
 from transformer_viz.figures.common import NO_TEMPLATE
 
@@ -90,6 +91,13 @@ def test_the_data_revision_sees_every_item_of_a_long_text_array():
     revisions = {browser_spec(go.Figure(go.Scatter(x=np.arange(3000), hovertext=text)).to_dict())["layout"]
                  ["datarevision"] for text in (labels, changed)}
     assert len(revisions) == 2
+
+
+@pytest.mark.parametrize("dtype", ["f4", "f8", "i1", "u2", "i4"])
+def test_a_typed_arrays_size_is_counted_from_its_base64_text_whatever_its_padding(dtype):
+    for count in range(12):  # 0, 1 and 2 "=" at the end, for every item size
+        typed = {"dtype": dtype, "bdata": base64.b64encode(np.zeros(count, dtype).tobytes()).decode()}
+        assert typed_size(typed) == count
 
 
 def test_a_large_figure_keeps_binary_arrays():
