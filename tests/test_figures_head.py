@@ -8,16 +8,22 @@ import pytest
 from helpers import make_model, random_ids
 
 from transformer_viz.analysis.walkthrough import head_walkthrough
+from transformer_viz.figures.attention import attention_heatmap
 from transformer_viz.figures.common import BLOCKED_GREY, format_number
 from transformer_viz.figures.head import STEP_KEYS, dot_product_figure, walkthrough_figures
 from transformer_viz.figures.panels import matrix_heatmap
 
 
-def walk(kind="encoder_self", layer=0, head=1, d_model=8, n_heads=2, length=4, mask_value=-1e9):
-    """A walkthrough of a tiny traced model whose source ends with a pad (so some keys are blocked)."""
+def traced(d_model=8, n_heads=2, length=4, mask_value=-1e9):
+    """A tiny model and its trace of a source that ends with a pad (so some keys are blocked)."""
     model = make_model(d_model=d_model, n_heads=n_heads, mask_value=mask_value)
     _, trace = model.run_with_trace(random_ids(1, length, 20, pad_tail=[1]), random_ids(1, length, 22))
-    return head_walkthrough(model, trace, kind, layer, head)
+    return model, trace
+
+
+def walk(kind="encoder_self", layer=0, head=1, **shape):
+    """A walkthrough of one head of `traced`."""
+    return head_walkthrough(*traced(**shape), kind, layer, head)
 
 
 def z(trace) -> np.ndarray:
@@ -137,7 +143,7 @@ def test_score_steps_carry_the_walkthrough_numbers():
     assert "/ 2.00" in figs["scale"].layout.title.text
     np.testing.assert_allclose(z(figs["scale"].data[0]), w.scores)
     softmax = figs["softmax"].data[0]
-    np.testing.assert_allclose(z(softmax), w.weights)
+    np.testing.assert_allclose(z(softmax)[w.mask], w.weights[w.mask])  # blocked: the grey layer's "0"
     assert (softmax.zmin, softmax.zmax) == (0.0, 1.0)
     np.testing.assert_allclose(z(panels(figs["weighted_sum"])[2]), w.head_output)
     assert "= head 2 (4 × 4)" in subplot_titles(figs["weighted_sum"])
@@ -168,6 +174,23 @@ def test_mask_step_greys_blocked_keys_without_stretching_colours(mask_value, tex
     np.testing.assert_array_equal(w.masked_scores[w.mask], w.scores[w.mask])
     assert "where blocked" in fig.layout.title.text
     json.loads(fig.to_json())
+
+
+@pytest.mark.parametrize("kind", ["encoder_self", "decoder_self"])
+@pytest.mark.parametrize("step", ["softmax", "weighted_sum"])
+def test_blocked_weights_are_grey_and_written_0_as_on_the_attention_page(kind, step):
+    model, trace = traced()
+    w = head_walkthrough(model, trace, kind, 0, 1)
+    assert not w.mask.all()  # a pad key (encoder) or the future (decoder) is blocked
+    fig = dict(walkthrough_figures(w))[step]
+    weights = panels(fig)[0]
+    (overlay,) = [t for t in fig.data if is_overlay(t)]
+    assert np.array_equal(np.isnan(z(weights)), ~w.mask) and np.array_equal(~np.isnan(z(overlay)), ~w.mask)
+    assert {overlay.text[i][j] for i, j in zip(*np.nonzero(~w.mask), strict=True)} == {"0"}
+    assert [weights.text[i][j] for i, j in zip(*np.nonzero(w.mask), strict=True)] == [
+        format_number(v) for v in w.weights[w.mask]]
+    attention_page = attention_heatmap(trace, kind, 0, 1)  # its grey layer: trace 1
+    assert {cell for row in attention_page.data[1].text for cell in row if cell} == {"0"}
 
 
 def test_concat_marks_every_head_and_outlines_the_chosen_one():

@@ -18,6 +18,7 @@ from transformer_viz.figures.common import (
     check_cell,
     escape_text,
     format_number,
+    format_numbers,
     styled_figure,
 )
 from transformer_viz.figures.fit import (
@@ -184,8 +185,16 @@ def _softmax_step(w: HeadWalkthrough, cell: tuple[int, int] | None, lang: str) -
     """The weights A: a softmax over each row of the masked scores."""
     qt, kt = w.query_tokens, w.key_tokens
     masked = _walk_text("masked_scores", lang)
-    return ([[Panel(w.weights, qt, kt, "", "weights", marks=_cell_box(cell))]],
+    return ([[_weights_panel(w, "", marks=_cell_box(cell))]],
             f"{_walk_text('softmax', lang, masked=masked)} {_size(len(qt), len(kt))}")
+
+
+def _weights_panel(w: HeadWalkthrough, title: str, marks: tuple[dict, ...] = ()) -> Panel:
+    """The weights A (q_len, k_len), blocked cells grey and written "0" as on the Attention page: a blocked
+    weight is exactly 0, not a rounded 0.00."""
+    blocked = ~w.mask  # (q_len, k_len)
+    texts = np.where(blocked & (w.weights == 0), "0", format_numbers(w.weights))  # (q_len, k_len)
+    return Panel(w.weights, w.query_tokens, w.key_tokens, title, "weights", blocked=blocked, text=texts, marks=marks)
 
 
 def _weighted_sum_step(w: HeadWalkthrough, lang: str) -> _Step:
@@ -194,7 +203,7 @@ def _weighted_sum_step(w: HeadWalkthrough, lang: str) -> _Step:
     q_len, k_len, d_head = len(qt), len(kt), w.d_head
     head_name = _walk_text("head", lang, head=w.head + 1)
     return [[
-        Panel(w.weights, qt, kt, f"A {_size(q_len, k_len)}", "weights"),
+        _weights_panel(w, f"A {_size(q_len, k_len)}"),
         Panel(w.v, kt, dh, f"V {_size(k_len, d_head)}"),
         Panel(w.head_output, qt, dh, f"= {head_name} {_size(q_len, d_head)}"),
     ]], f"{head_name} = A·V {_size(q_len, d_head)}"
