@@ -52,7 +52,8 @@ FIGURE_TEXTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
 
 # Whether the page scrolls sideways, how wide the viewport is (CSS px), and the page's own texts that are cut
 # off or too small: a formula wider than its column (KaTeX hides the rest) or under 12 px, a label shortened
-# to "…" (a button's), a block whose content scrolls sideways out of sight (a row of pills).
+# to "…" (a button's; not one hidden from the eye for a screen reader), a block whose content scrolls sideways
+# out of sight (a row of pills).
 PAGE_WIDTH = """() => {
   const main = document.querySelector('[data-testid=stMain]') || document.body;
   const clipped = [];
@@ -65,6 +66,7 @@ PAGE_WIDTH = """() => {
   for (const el of main.querySelectorAll('p, span, div')) {
     const style = getComputedStyle(el), text = el.textContent.trim();
     if (!text || el.scrollWidth <= el.clientWidth + 2 || el.closest('.js-plotly-plot, .katex-display')) continue;
+    if (el.getBoundingClientRect().width <= 1) continue;  // visually hidden, read only by a screen reader
     if (style.textOverflow === 'ellipsis') clipped.push(['cut off', 'label', text.slice(0, 40)]);
     else if (['auto', 'scroll', 'hidden'].includes(style.overflowX) && el.clientWidth > 40)
       clipped.push(['cut off', 'scrolls sideways', text.slice(0, 40)]);  // e.g. a row of pills

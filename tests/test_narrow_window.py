@@ -60,3 +60,31 @@ def test_a_main_column_as_wide_as_the_figures_shows_no_notice_beside_a_scrollbar
         expect(page.locator(NOTICE)).to_be_hidden()
     finally:
         page.context.close()
+
+
+LABELS = """() => [...document.querySelectorAll('[data-testid=stMain] button [data-testid=stMarkdownContainer]')]
+    .filter(label => label.innerText.trim()).map(label => ({
+        text: label.innerText.trim(), hidden: label.getBoundingClientRect().width <= 1,
+        cut: label.scrollWidth > label.clientWidth}))"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("path, width, height, scale, arrows_only", [
+    ("/lesson", 1280, 720, 1.0, False), ("/lesson?present=true", 1280, 720, 1.0, False),
+    ("/lesson", 853, 480, 1.5, True), ("/lesson?present=true", 853, 480, 1.5, True)])
+def test_the_lessons_buttons_cut_no_label(app_url, browser, lang, path, width, height, scale, arrows_only):
+    """Streamlit ends a label that does not fit with "…": "Pr…" and "Open this in the ex…" at 150 % with the sidebar
+    open, "Previo…" in presenter mode at 150 %. There Previous and Next keep only their arrows, still named for a
+    screen reader, and the other buttons wrap their words."""
+    separator = "&" if "?" in path else "?"
+    page = opened(browser, f"{app_url}{path}{separator}lang={lang}", width, height, scale)
+    try:
+        labels = page.evaluate(LABELS)
+        nav = {text("lesson.previous", lang), text("lesson.next", lang)}
+        assert {label["text"] for label in labels} >= nav | {text("lesson.open", lang), text("lesson.reset", lang)}
+        assert [label["text"] for label in labels if label["cut"] and not label["hidden"]] == []
+        assert {label["text"] for label in labels if label["hidden"]} == (nav if arrows_only else set())
+        for name in nav:
+            expect(page.get_by_role("button", name=name, exact=True)).to_be_visible()
+    finally:
+        page.context.close()

@@ -200,7 +200,20 @@ def set_up_first_visit(number: int) -> None:
         st.rerun()
 
 
+# Streamlit cuts a button's label that does not fit with "…". Where the main column is narrow (150 % zoom, with the
+# sidebar open or in presenter mode), Previous and Next keep their arrows and hide their word from the eye, not from
+# a screen reader ("Previous" takes 6.2 em with its arrow and padding, in either mode); the step's other buttons
+# wrap their words instead.
+NAV_BUTTONS = f".st-key-{state.LESSON_PREVIOUS},.st-key-{state.LESSON_NEXT}"
+LABEL = "button [data-testid=stMarkdownContainer]"
+VISUALLY_HIDDEN = "position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap"
+LESSON_STYLE = (f"<style>{NAV_BUTTONS}{{container-type:inline-size}}"
+                f"@container (width < 7em){{:is({NAV_BUTTONS}) {LABEL}{{{VISUALLY_HIDDEN}}}}}"
+                f".st-key-{state.LESSON_ACTIONS} {LABEL}{{white-space:normal}}</style>")
+
+
 def render() -> None:
+    st.html(LESSON_STYLE)
     st.title(tr("lesson.title"))
     number = navigation()
     set_up_first_visit(number)
@@ -215,7 +228,7 @@ def render() -> None:
     question_slot = question_box.empty()
     # Opening it reruns the page: the step then draws what answers its question (see lessons/step.py)
     reveal = lazy_expander(question_box, tr("lesson.reveal"), state.LESSON_REVEAL.format(number))
-    with ask:
+    with ask.container(key=state.LESSON_ACTIONS):
         st.button(tr("lesson.open"), icon=":material/open_in_new:", on_click=open_in_explorer, args=(step.page,))
         st.button(tr("lesson.reset"), icon=":material/restart_alt:", on_click=set_up, args=(number,))
     host = StreamlitHost(revealed=reveal.open)

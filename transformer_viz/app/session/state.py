@@ -65,6 +65,7 @@ GRID_CHART, HEAD_CHART, DIAGRAM_CHART = "attention_grid", "attention_head", "ove
 VIEW_FIGURES = "_view_figures"  # the figures drawn by this run, by chart key: the view to download
 TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
 LESSON_PREVIOUS, LESSON_NEXT, LESSON_TRAIN = "lesson_previous", "lesson_next", "lesson_train"
+LESSON_ACTIONS = "lesson_actions"  # the step's buttons beside its question: open it, set it up again
 PRESENT_EXIT = "present_exit"
 NARROW_NOTICE = "narrow_notice"  # the notice shown while the main column is narrower than the figures need
 BREAK_RANK, BREAK_CHEAT = "break_rank", "break_cheat"
