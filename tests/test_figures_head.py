@@ -90,6 +90,9 @@ def test_masked_cells_are_grey_text_outside_the_colour_range():
     assert np.isnan(z(main)[0, 1]) and (main.zmin, main.zmax) == (-0.5, 0.5)
     assert is_overlay(overlay) and np.array_equal(~np.isnan(z(overlay)), blocked)
     assert [list(row) for row in overlay.text] == [["", "−1e9"], ["", ""]]
+    # Plotly writes a NaN cell's text too: the main heatmap leaves the blocked cell to the grey layer's, or it would
+    # be written twice
+    assert [list(row) for row in main.text] == [["0.50", ""], ["−0.25", "0.10"]]
 
 
 def test_minus_infinity_is_treated_as_blocked_even_unannounced():

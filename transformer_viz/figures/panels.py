@@ -178,7 +178,8 @@ def _panel_traces(panel: Panel, colorbar: dict | None, font_size: int, axes: dic
         colours = dict(colorscale=DIVERGING, zmin=-limit, zmax=limit, zmid=0.0)
     main = go.Heatmap(z=shown, **colours, **axes, hovertext=hover, hoverinfo="text", hoverongaps=False, xgap=1, ygap=1,
                       showscale=colorbar is not None and panel.style != "mask", colorbar=colorbar or {},
-                      **(dict(text=cell_texts, texttemplate="%{text}", textfont_size=font_size) if show_values else {}))
+                      **(dict(text=np.where(blocked, "", cell_texts), texttemplate="%{text}", textfont_size=font_size)
+                         if show_values else {}))  # blocked cells: the grey layer's text (Plotly writes NaN cells too)
     traces = [main]
     if blocked.any():
         traces.append(go.Heatmap(
