@@ -120,7 +120,7 @@ def test_leave_one_out_equals_two_forward_passes_per_token():
 def test_integrated_gradients_are_complete_within_captums_delta(name, text):
     """Σ attributions = f(x) − f(zero embedding), up to the delta Captum reports (and which is small)."""
     model, task, trace = shipped(name, text)
-    position = 10 if trace.decoder_only else 2
+    position = 10 if trace.form.one_stream else 2
     inputs = _inputs(model, task, trace, position)
     token_id = int(trace["logits"][0, position].argmax())
     gradients, delta = gradient_scores(model, inputs, position, token_id)
@@ -139,7 +139,7 @@ def test_gradient_times_input_and_the_gradients_norm_come_from_the_gradient_of_t
     inputs, position = _inputs(model, task, trace, 3), 3
     token_id = int(trace["logits"][0, position].argmax())
     gradients, _ = gradient_scores(model, inputs, position, token_id)
-    embedded = model.src_embed.token_table(inputs.src_ids).detach().requires_grad_()
+    embedded = model.src_embed.token_table(inputs.embedded_ids).detach().requires_grad_()
     log_p = inputs.logits(model, embedded)[0, position].log_softmax(-1)[token_id]
     (gradient,) = torch.autograd.grad(log_p, embedded)
     assert gradients["grad_input"] == pytest.approx((gradient * embedded)[0].sum(-1).detach().double().numpy(),

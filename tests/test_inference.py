@@ -25,7 +25,7 @@ def test_greedy_run_decodes_and_covers_the_whole_answer(reverse):
 @pytest.mark.parametrize("padded", [0, 12])
 def test_each_step_is_what_greedy_decoding_computed_at_that_step(reverse, padded):
     """A step is kept as a prefix of the last step's pass; compare it with generate's own trace of that step."""
-    from transformer_viz.analysis.inference import pad_ids
+    from transformer_viz.analysis.runs import pad_ids
     from transformer_viz.data.tasks import encode_source
 
     run = run_text(reverse.model, reverse.task, "stressed", pad_to=padded)

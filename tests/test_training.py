@@ -13,7 +13,8 @@ from transformer_viz.data.vocab import Vocab
 from transformer_viz.model import Transformer
 from transformer_viz.train.cli import main as cli_main
 from transformer_viz.train.evaluation import evaluate
-from transformer_viz.train.loop import StepInfo, batch_stream, lr_factor, make_batch, train
+from transformer_viz.data.tasks.base import make_batch
+from transformer_viz.train.loop import StepInfo, batch_stream, lr_factor, train
 from transformer_viz.weights.pretrained import load_pretrained
 
 

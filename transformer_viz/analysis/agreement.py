@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transformer_viz.analysis.architecture import architecture_of
 from transformer_viz.analysis.attribution import explain, rank_correlation, value_norms
 from transformer_viz.analysis.inference import run_text
 from transformer_viz.data.tasks import Task
-from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.trace.record import recorded_attention
 
@@ -56,7 +56,7 @@ class AgreementTable:
 def agreement_table(model, task: Task, n: int = 200, seed: int = 11) -> AgreementTable:
     """The table on `n` fresh held-out inputs of `task` (its inputs drawn with `seed`)."""
     rng = random.Random(seed)
-    vocab = lm_vocab(task) if model.config.architecture == "decoder_only" else task.tgt_vocab
+    vocab = architecture_of(model).output_vocab(model, task)
     found: dict[tuple[str, str, int], list[float]] = {}
     layers = model.config.n_decoder_layers
     for _ in range(n):
@@ -81,18 +81,16 @@ def special_token_shares(model, task: Task, n: int = 100, seed: int = 3) -> list
     """Kobayashi et al.'s check, per decoder layer: (the mean share of the attention weight, the mean share of
     ‖Σ_h α_h·f_h(x)‖) that the answer's positions give to <bos> and <eos>, over `n` fresh held-out inputs,
     teacher-forced. In BERT they found large weights but small norms on such tokens."""
-    decoder_only = model.config.architecture == "decoder_only"
-    kind = "decoder_self" if decoder_only else "cross"
+    kind = architecture_of(model).form.aligning_kind
     rng = random.Random(seed)
     layers = model.config.n_decoder_layers
     weight_shares, norm_shares = [[] for _ in range(layers)], [[] for _ in range(layers)]
     for _ in range(n):
         text = task.heldout_input(rng)
         run = run_text(model, task, text, task.target(text))
-        keys = run.trace.tgt_tokens if decoder_only else run.trace.src_tokens
-        special = np.array([token in (Vocab.BOS, Vocab.EOS) for token in keys])
+        special = np.array([token in (Vocab.BOS, Vocab.EOS) for token in run.trace.form.aligned_keys(run.trace)])
         for position in range(run.prompt_len - 1, len(run.trace.tgt_tokens) - 1):
-            seen = slice(0, position + 1) if decoder_only else slice(None)  # the keys it may attend to
+            seen = run.trace.form.visible_inputs(run.trace, position)  # the keys it may attend to
             for layer in range(layers):
                 summed = value_norms(model, run.trace, kind, layer, position)[1]  # (k_len,)
                 weights = mean_weights(run.trace, kind, layer, position)[seen]

@@ -27,11 +27,10 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients, Saliency
 from scipy.stats import spearmanr
 
+from transformer_viz.analysis.architecture import Architecture, architecture_of
 from transformer_viz.analysis.flow import LayerGraph, attention_flow, rollout
 from transformer_viz.data.tasks import Task
-from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.data.vocab import Vocab
-from transformer_viz.model import DecoderOnlyTransformer, Transformer
 from transformer_viz.model.hooks import intervening
 from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace, recorded_attention
@@ -93,43 +92,38 @@ def value_norms(model, trace: Trace, kind: str, layer: int, position: int) -> tu
 
 @dataclass(frozen=True)
 class _Inputs:
-    """The ids of one run and which of them are scored."""
+    """The inputs of one run, which positions of the first (the embedded one) are scored, and how the model runs
+    on them (its Architecture)."""
 
-    src_ids: torch.Tensor | None  # (1, src_len); None for a decoder-only model
-    tgt_ids: torch.Tensor  # (1, tgt_len)
-    scored: slice  # the scored positions of the embedded side (the source; a decoder-only model's sequence)
+    architecture: Architecture
+    ids: tuple[torch.Tensor, ...]  # the model's inputs, (1, length) each; the first is embedded and scored
+    scored: slice
     unk_id: int
 
     def logits(self, model, token: torch.Tensor | None = None, ids: torch.Tensor | None = None) -> torch.Tensor:
-        """Run the model on `ids` (default: the run's) for the scored side, with `token` as that side's token
+        """Run the model on `ids` (default: the run's) for the embedded input, with `token` as its token
         embeddings (batch, len, d_model) if given -> logits (batch, tgt_len, vocab)."""
         batch = len(token) if token is not None else (len(ids) if ids is not None else 1)
-        scored = self.embedded_ids if ids is None else ids
-        scored = scored.expand(batch, -1)
-        if self.src_ids is None:
-            return model(scored, token=token)
-        return model(scored, self.tgt_ids.expand(batch, -1), src_token=token)
+        first = (self.embedded_ids if ids is None else ids).expand(batch, -1)
+        rest = tuple(other.expand(batch, -1) for other in self.ids[1:])
+        return self.architecture.logits_with(model, (first, *rest), token)
 
     @property
     def embedded_ids(self) -> torch.Tensor:
-        return self.tgt_ids if self.src_ids is None else self.src_ids
+        return self.ids[0]
 
 
 def _inputs(model, task: Task, trace: Trace, position: int) -> _Inputs:
-    scored = _scored(trace, position)
-    if isinstance(model, DecoderOnlyTransformer):
-        vocab = lm_vocab(task)
-        return _Inputs(None, torch.tensor([vocab.encode(trace.tgt_tokens)]), scored, vocab.index(Vocab.UNK))
-    return _Inputs(torch.tensor([task.src_vocab.encode(trace.src_tokens)]),
-                   torch.tensor([task.tgt_vocab.encode(trace.tgt_tokens)]), scored, task.src_vocab.index(Vocab.UNK))
+    architecture = architecture_of(model)
+    return _Inputs(architecture, architecture.input_ids(task, trace), trace.form.visible_inputs(trace, position),
+                   architecture.input_vocab(task).index(Vocab.UNK))
 
 
 def gradient_scores(model, inputs: _Inputs, position: int, token_id: int) -> tuple[dict[str, np.ndarray], float]:
     """Per scored token, of log p(token_id) at `position`: the gradient's norm ‖∇‖ (saliency), gradient × input
     and integrated gradients from the zero embedding, both summed over the embedding
     -> ({"gradient", "grad_input", "integrated_gradients"}: (n,)), IG's convergence delta)."""
-    table = model.tgt_embed if inputs.src_ids is None else model.src_embed
-    embedded = table.token_table(inputs.embedded_ids).detach()  # (1, len, d_model)
+    embedded = inputs.architecture.input_table(model)(inputs.embedded_ids).detach()  # (1, len, d_model)
 
     def log_probability(token: torch.Tensor) -> torch.Tensor:  # (batch, len, d_model) -> (batch,)
         return inputs.logits(model, token)[:, position].log_softmax(-1)[:, token_id]
@@ -155,13 +149,6 @@ def leave_one_out(model, inputs: _Inputs, position: int, token_id: int) -> np.nd
     return (log_p[0] - log_p[1:]).numpy()
 
 
-def _scored(trace: Trace, position: int) -> slice:
-    """The scored input positions: the source's before its padding, or a decoder-only model's up to `position`."""
-    if trace.decoder_only:
-        return slice(0, position + 1)
-    return slice(0, sum(token != Vocab.PAD for token in trace.src_tokens))
-
-
 def explain(trace: Trace, position: int, output_vocab, model=None, task: Task | None = None) -> Attribution:
     """Every method's scores for the token the model finds most probable at decoder `position` (batch item 0).
 
@@ -171,20 +158,18 @@ def explain(trace: Trace, position: int, output_vocab, model=None, task: Task | 
     """
     if not 0 <= position < trace["logits"].shape[1]:
         raise ValueError(f"position {position} is not a decoder position (0 to {trace['logits'].shape[1] - 1}).")
-    kind = "decoder_self" if trace.decoder_only else "cross"
-    scored = _scored(trace, position)
+    kind, scored = trace.form.aligning_kind, trace.form.visible_inputs(trace, position)
     probabilities = trace["logits"][0, position].double().softmax(-1)  # (vocab,)
     token_id = int(probabilities.argmax())
     heads = _layered_attention(trace, kind, position, scored)
     scores = {method: weights.mean(0) for method, weights in heads.items()}
     graph = LayerGraph.of(trace)
-    scored_side = slice(0, None) if trace.decoder_only else slice(0, graph.src_len)  # of (src_len + tgt_len,)
     for layer in range(1, len(graph.decoder) + 1):
         for method, function in (("rollout", rollout), ("flow", attention_flow)):
-            scores[f"{method}.{layer}"] = function(graph, position, layer)[scored_side][scored]
-    result = dict(tokens=tuple((trace.tgt_tokens if trace.decoder_only else trace.src_tokens)[scored]),
+            scores[f"{method}.{layer}"] = function(graph, position, layer)[graph.input_nodes][scored]
+    result = dict(tokens=tuple(trace.form.aligned_keys(trace)[scored]),
                   position=position, output=output_vocab[token_id], probability=float(probabilities[token_id]))
-    if model is None or not isinstance(model, Transformer | DecoderOnlyTransformer):
+    if model is None:
         return Attribution(scores=scores, heads=heads, **result)
     for layer in range(trace.n_layers(kind)):
         per_head, summed = value_norms(model, trace, kind, layer, position)

@@ -49,6 +49,12 @@ class LayerGraph:
     def tgt_len(self) -> int:
         return self.decoder[0].shape[0]
 
+    @property
+    def input_nodes(self) -> slice:
+        """The input tokens among rollout's and flow's (src_len + tgt_len,): the source, or a decoder-only model's
+        one stream."""
+        return slice(0, self.src_len) if self.cross else slice(0, None)
+
     @classmethod
     def of(cls, trace: Trace) -> LayerGraph:
         check_trace(trace)

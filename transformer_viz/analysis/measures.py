@@ -198,9 +198,8 @@ def sublayers_of(trace: Trace, stack: str) -> list[tuple[str, str]]:
     resid_mid)."""
     if getattr(trace.config, "attention_only", False):  # its self-attention's output is the layer's
         return [("self_attn", "resid_post")]
-    dropped = "cross_attn" if trace.decoder_only else None
     return [(sublayer, stream) for sublayer, stream in zip(SUBLAYERS[stack], STREAMS[stack], strict=True)
-            if sublayer != dropped]
+            if sublayer in trace.form.sublayers[stack]]
 
 
 def residual_norms(trace: Trace, stack: str) -> dict[str, np.ndarray]:

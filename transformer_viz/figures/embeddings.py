@@ -210,7 +210,7 @@ def embedding_pipeline(trace, side: str, *, min_font: int = MIN_FONT_PX, lang: s
     position = as_numpy(trace[f"{side}_embed.position"])  # (len, d_model)
     summed = token + position  # (len, d_model)
     tokens = trace.src_tokens if side == "src" else trace.tgt_tokens
-    heading = "pipeline.title.stream" if trace.decoder_only else f"pipeline.title.{side}"  # one stream: no "target"
+    heading = f"pipeline.title.{trace.form.side_names[side]}"  # one stream: no "target"
     scaled = f" × √{config.d_model}" if config is not None and config.scale_embeddings else ""
     positional = config.positional if config is not None else None
     variant = "" if positional is None else text("pipeline.rotary" if positional == "rotary" else

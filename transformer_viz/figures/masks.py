@@ -147,7 +147,7 @@ def mask_figures(trace, width: int = MASK_PX, *, min_font: int = MIN_FONT_PX, la
     look_ahead = np.tril(np.ones_like(combined))  # (tgt_len, tgt_len)
     masks = {"target_padding": (target, tgt, tgt), "look_ahead": (look_ahead, tgt, tgt),
              "decoder_self": (combined, tgt, tgt)}
-    if not trace.decoder_only:
+    if trace.form.has_kind("encoder_self"):
         source = attention_arrays(trace, "encoder_self", 0).mask  # (src_len, src_len)
         masks = {"source_padding": (source, src, src), **masks}
     # Short lines under the titles: the app shows the four side by side in narrow columns.

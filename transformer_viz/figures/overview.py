@@ -23,12 +23,12 @@ from transformer_viz.figures.overview_blocks import (
     THIN,
     Row,
     column_rows,
-    decoder_only,
     join,
     layer_rows,
     params,
 )
 from transformer_viz.i18n import text
+from transformer_viz.trace.form import form_of
 
 PAGES = ("embeddings", "attention", "masks", "head", "decoding")
 
@@ -207,7 +207,7 @@ def stack_column(canvas: Canvas, config, counts, shapes, side: str) -> dict[str,
     gx = cx + outside * (WIDTH / 2 + 0.72)
     if config.positional == "rotary":
         add_y = centres[f"{stack}.self_attn"]
-        if decoder_only(config):  # the free side, where an encoder would stand (the "N× layer" label is outside)
+        if form_of(config).one_stream:  # the free side, where an encoder would stand (the "N× layer" label is outside)
             outside, gx = -1, cx - WIDTH / 2 - 1.0
         elif side == "tgt":  # beyond the decoder's "N× layer" label, under the softmax
             gx = cx + WIDTH / 2 + 1.9
@@ -270,7 +270,7 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
     (`fitted`) and the diagram may be taller than MAX_HEIGHT.
     """
     canvas = Canvas(lang, min_font)
-    if decoder_only(config):  # GPT's form: the decoder's column alone, no encoder and no memory
+    if form_of(config).one_stream:  # GPT's form: the decoder's column alone, no encoder and no memory
         dec = stack_column(canvas, config, counts, shapes, "tgt")
     else:
         dec = encoder_and_decoder(canvas, config, counts, shapes)
@@ -293,7 +293,7 @@ def architecture_diagram(config, counts: Mapping[str, int], shapes: Mapping[str,
     canvas.block(probabilities, x1 + 0.45, probs_y0, x1 + 2.45)
     width_units, height_units = x1 + 2.5, y0 + linear.height + 0.1
     norm_text = text("diagram.pre_ln" if config.norm_first else "diagram.post_ln", lang)
-    title = text("diagram.title_decoder_only" if decoder_only(config) else "diagram.title", lang)
+    title = text("diagram.title" + form_of(config).words, lang)
     canvas.text(0.05, height_units - 0.05, f"<b style='font-size:20px'>{title}</b><br>"
                 + text("diagram.sizes", lang, total=counts.get("total", 0), d_model=config.d_model,
                         heads=config.n_heads, d_head=config.d_head)

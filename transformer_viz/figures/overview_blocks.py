@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from transformer_viz.i18n import text
+from transformer_viz.trace.form import form_of
+from transformer_viz.trace.names import ATTENTION_KINDS
 
 ROW, THIN = 0.64, 0.36  # sublayer height, norm / add height (data units)
 
@@ -30,10 +32,6 @@ class Row:
     add: bool = False  # drawn as a ⊕ circle
 
 
-def decoder_only(config) -> bool:
-    return getattr(config, "architecture", "encoder_decoder") == "decoder_only"
-
-
 def params(counts: Mapping[str, int], key: str, lang: str = "en") -> str:
     """"16,640 params" for a block of parameter_counts; "" when it has none."""
     return text("diagram.params", lang, n=counts[key]) if key in counts else ""
@@ -47,11 +45,12 @@ def join(*parts: str) -> str:
 def layer_rows(config, counts, shapes, stack: str, lang: str = "en") -> tuple[list[Row], list[tuple[int, int]]]:
     """The rows of one encoder or decoder layer, bottom to top, and (branch start, add row) index pairs."""
     prefix = f"{stack}.layers.0"
-    sublayers = [("self_attn", "encoder.self_attn", "attention")]
-    if stack == "decoder":
-        sublayers = [("self_attn", "decoder.self_attn", "masks"), ("cross_attn", "decoder.cross_attn", "attention")]
-    if decoder_only(config):  # one stream: its masked self-attention is the attention there is
-        sublayers = [("self_attn", "decoder.self_attn", "attention")]
+    form = form_of(config)
+    # Its attentions in the model's order, each with the page that shows it best: the decoder's masked
+    # self-attention the Masks page, unless it is the attention that reads the input (a decoder-only model's).
+    sublayers = [(attention.sublayer, f"{stack}.{attention.sublayer}",
+                  "masks" if kind == "decoder_self" and kind != form.aligning_kind else "attention")
+                 for kind, attention in ATTENTION_KINDS.items() if attention.stack == stack and form.has_kind(kind)]
     if not getattr(config, "attention_only", False):
         sublayers.append(("ffn", "ffn", None))
     rows, residuals = [], []
@@ -84,7 +83,7 @@ def column_rows(config, counts, shapes, side: str, lang: str = "en") -> list[Row
     embed = f"{side}_embed"
     scale = f" × √{config.d_model}" if config.scale_embeddings else ""
     tokens = shapes.get(f"{side}_tokens", "")
-    name = "stream" if decoder_only(config) else side  # a decoder-only model reads the prompt and its answer so far
+    name = form_of(config).side_names[side]  # a decoder-only model reads the prompt and its answer so far
     rows = [Row(f"{side}.tokens", "tokens", text(f"diagram.{name}_tokens", lang),
                 tokens if name != "tgt" else text("diagram.shifted", lang, shape=tokens), 0.46, page="embeddings",
                 hover=text(f"diagram.{name}_tokens.hover", lang)),

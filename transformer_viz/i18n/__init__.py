@@ -30,6 +30,12 @@ def text(key: str, lang: str = "en", /, **values) -> str:
     return sentence.format(**values) if values else sentence
 
 
+def particular(key: str, suffixes: tuple[str, ...]) -> str:
+    """The most particular key the catalogs have: `key` + the first suffix that makes one, else `key` itself
+    (a model's own words: `particular("decoding.intro", ("_hf_causal", "_decoder_only"))`)."""
+    return next((key + suffix for suffix in suffixes if key + suffix in ENGLISH), key)
+
+
 def translatable_error(key: str, /, **values) -> TranslatableError:
     """The error `key` naming `values`: its English sentence is "detail.<key>", which the app says in its language."""
     return TranslatableError(key, text(f"detail.{key}", **values), **values)

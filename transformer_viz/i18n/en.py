@@ -491,7 +491,7 @@ ENGLISH: dict[str, str] = {
     "layers.residual_help": "Bars: the size (L2 norm) of what each sublayer added to each token. Lines: the size of the token's vector entering the layer and after it.",
     "layers.attention_only": "This model is attention-only: its layers have no feed-forward network, so there are no activations to show.",
     "layers.ffn": "The feed-forward network's hidden units",
-    "layers.ffn_help_hf": "What enters the feed-forward's output projection for each token: {d_ff} units. GPT-2: GELU(x·W₁ + b₁); the Llama layout: SiLU(x·W_gate) · (x·W_up). Both can fall below 0 (GELU a little, the gated product as far as above it); the colours start at 0, so a negative unit looks like one that does not fire.",
+    "layers.ffn_help_hf_causal": "What enters the feed-forward's output projection for each token: {d_ff} units. GPT-2: GELU(x·W₁ + b₁); the Llama layout: SiLU(x·W_gate) · (x·W_up). Both can fall below 0 (GELU a little, the gated product as far as above it); the colours start at 0, so a negative unit looks like one that does not fire.",
     "layers.ffn_help": "ReLU(x·W₁ + b₁) for each token: {d_ff} units, dark = 0 (the unit does not fire).",
     "layers.lens": "Logit lens (an approximation)",
     "layers.lens_help": "Each layer's residual stream sent straight through the final norm and the output projection: the token the decoder would write if it stopped there. Only the last row is what the model really computes.",

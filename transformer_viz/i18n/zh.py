@@ -488,7 +488,7 @@ CHINESE: dict[str, str] = {
     "layers.residual_help": "柱：每个子层给每个词元加上的量的大小（L2 范数）。线：词元向量进入该层时和离开该层后的大小。",
     "layers.attention_only": "这个模型只有注意力：它的层没有前馈网络，所以没有可显示的激活值。",
     "layers.ffn": "前馈网络的隐藏单元",
-    "layers.ffn_help_hf": "每个词元进入前馈层输出投影之前的值：{d_ff} 个单元。GPT-2：GELU(x·W₁ + b₁)；Llama 结构：SiLU(x·W_gate) · (x·W_up)。两者都可能小于 0（GELU 只略小于 0，门控乘积则正负都可能很大）；颜色从 0 开始，所以负值的单元看起来和没有激活的单元一样。",
+    "layers.ffn_help_hf_causal": "每个词元进入前馈层输出投影之前的值：{d_ff} 个单元。GPT-2：GELU(x·W₁ + b₁)；Llama 结构：SiLU(x·W_gate) · (x·W_up)。两者都可能小于 0（GELU 只略小于 0，门控乘积则正负都可能很大）；颜色从 0 开始，所以负值的单元看起来和没有激活的单元一样。",
     "layers.ffn_help": "每个词元的 ReLU(x·W₁ + b₁)：共 {d_ff} 个单元，深色 = 0（该单元未激活）。",
     "layers.lens": "逐层预测（近似）",
     "layers.lens_help": "把每一层的残差流直接送入最后的归一化和输出投影：如果解码器在那里停下，它会写出的词元。只有最后一行才是模型真正算出的结果。",

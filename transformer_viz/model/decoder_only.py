@@ -11,12 +11,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from transformer_viz.config import ModelConfig, is_whole
+from transformer_viz.config import ModelConfig
 from transformer_viz.model.embeddings import Embeddings
+from transformer_viz.model.generation import check_generation, generation_loop
 from transformer_viz.model.hooks import HookPoint, active_intervention, intervening, name_hook_points, recording
 from transformer_viz.model.layers import Encoder
 from transformer_viz.model.masks import decoder_self_mask, padding_mask
-from transformer_viz.model.sampling import Sampling, next_tokens
+from transformer_viz.model.sampling import Sampling
 from transformer_viz.model.transformer import (
     Transformer,
     check_ids,
@@ -88,32 +89,14 @@ class DecoderOnlyTransformer(nn.Module):
         pad_id; no more than max_len tokens in all. With `keep_steps=False` only the last step's trace is kept (the
         others are its prefixes). Every step runs under `intervention`.
         """
-        if not is_whole(max_new_tokens) or max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}.")
-        if not is_whole(eos_id):
-            raise ValueError(f"eos_id must be a whole token id, got {eos_id!r}.")
-        if sampling is not None and not isinstance(sampling, Sampling):
-            raise ValueError(f"sampling must be a Sampling (or None for greedy decoding), "
-                             f"got {type(sampling).__name__}.")
+        check_generation(max_new_tokens, eos_id, sampling)
         check_ids(prompt_ids, self.config.tgt_vocab_size, self.config.max_len, "prompt")
-        max_new_tokens = min(max_new_tokens, self.config.max_len - prompt_ids.shape[1])
         intervention = self.checked(intervention)
-        generator = None if sampling is None else sampling.generator()
-        ids, steps = prompt_ids, []
-        finished = torch.zeros(prompt_ids.shape[0], dtype=torch.bool)  # (batch,)
         with torch.no_grad(), intervening(intervention):
-            for _ in range(max_new_tokens):
-                with recording() as tensors:
-                    logits = self(ids)  # (batch, length, vocab)
-                steps[:] = steps if keep_steps else []  # one step's tensors at a time when only the last is kept
-                steps.append(Trace(tensors, config=self.config, intervention=intervention))
-                next_ids = next_tokens(logits[:, -1], sampling, generator)  # (batch,)
-                next_ids = next_ids.masked_fill(finished, self.config.pad_id)  # (batch,)
-                ids = torch.cat([ids, next_ids[:, None]], dim=1)  # (batch, length + 1)
-                finished |= next_ids == eos_id
-                if finished.all():
-                    break
-        return ids, steps
+            room = self.config.max_len - prompt_ids.shape[1]  # no more than max_len tokens in all
+            ids, steps = generation_loop(self, prompt_ids, min(max_new_tokens, room), eos_id, self.config.pad_id,
+                                         sampling=sampling, keep_steps=keep_steps)
+        return ids, [Trace(tensors, config=self.config, intervention=intervention) for tensors in steps]
 
 
 def build_model(config: ModelConfig, generator: torch.Generator | None = None) -> Transformer | DecoderOnlyTransformer:

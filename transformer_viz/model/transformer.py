@@ -9,10 +9,11 @@ from torch import nn
 
 from transformer_viz.config import ModelConfig, is_whole
 from transformer_viz.model.embeddings import Embeddings, PositionalEncoding
+from transformer_viz.model.generation import check_generation, generation_loop
 from transformer_viz.model.hooks import HookPoint, active_intervention, intervening, name_hook_points, recording
 from transformer_viz.model.layers import Decoder, Encoder
 from transformer_viz.model.masks import decoder_self_mask, padding_mask
-from transformer_viz.model.sampling import Sampling, next_tokens
+from transformer_viz.model.sampling import Sampling
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.record import Trace
 
@@ -110,39 +111,21 @@ class Transformer(nn.Module):
         Each step writes the most probable token (sampling None: greedy), or draws it as `sampling` says
         (model/sampling.py), from a generator seeded with its seed: the same seed writes the same tokens.
         """
-        if not is_whole(max_new_tokens) or max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}.")
+        check_generation(max_new_tokens, eos_id, sampling)
         vocab_size = self.config.tgt_vocab_size
         if not is_whole(bos_id) or not 0 <= bos_id < vocab_size:
             raise ValueError(f"bos_id = {bos_id!r} is not a token of the target vocabulary "
                              f"(ids 0 to {vocab_size - 1}).")
-        if not is_whole(eos_id):
-            raise ValueError(f"eos_id must be a whole token id, got {eos_id!r}.")
-        if sampling is not None and not isinstance(sampling, Sampling):
-            raise ValueError(f"sampling must be a Sampling (or None for greedy decoding), "
-                             f"got {type(sampling).__name__}.")
-        max_new_tokens = min(max_new_tokens, self.config.max_len - 1)
         intervention = self.checked(intervention)
-        generator = None if sampling is None else sampling.generator()
         # no_grad rather than inference_mode: the returned ids must be usable in a later training step.
         with torch.no_grad(), intervening(intervention):
             with recording() as encoder_tensors:
                 memory, src_mask = self.encode(src_ids)
-            tgt_ids = torch.full((src_ids.shape[0], 1), bos_id, dtype=torch.int64)  # (batch, 1)
-            finished = torch.zeros(src_ids.shape[0], dtype=torch.bool)  # (batch,)
-            steps = []
-            for _ in range(max_new_tokens):
-                with recording(dict(encoder_tensors)) as tensors:
-                    logits = self.decode(tgt_ids, memory, src_mask)  # (batch, tgt_len, vocab)
-                steps[:] = steps if keep_steps else []  # one step's tensors at a time when only the last is kept
-                steps.append(Trace(tensors, config=self.config, intervention=intervention))
-                next_ids = next_tokens(logits[:, -1], sampling, generator)  # (batch,)
-                next_ids = next_ids.masked_fill(finished, self.config.pad_id)  # (batch,)
-                tgt_ids = torch.cat([tgt_ids, next_ids[:, None]], dim=1)  # (batch, tgt_len + 1)
-                finished |= next_ids == eos_id
-                if finished.all():
-                    break
-        return tgt_ids, steps
+            start = torch.full((src_ids.shape[0], 1), bos_id, dtype=torch.int64)  # (batch, 1)
+            tgt_ids, steps = generation_loop(
+                lambda ids: self.decode(ids, memory, src_mask), start, min(max_new_tokens, self.config.max_len - 1),
+                eos_id, self.config.pad_id, sampling=sampling, keep_steps=keep_steps, recorded_first=encoder_tensors)
+        return tgt_ids, [Trace(tensors, config=self.config, intervention=intervention) for tensors in steps]
 
 
 def check_ids(ids: torch.Tensor, vocab_size: int, max_len: int, side: str) -> None:

@@ -298,7 +298,7 @@ def transformerlens_names(trace) -> dict[str, str]:
     resid_post. TransformerLens's models are pre-LN: in a post-LN trace (norm_first=False) every
     resid_* here is after its LayerNorm. Layouts: TRANSFORMERLENS_NAMES; `transformerlens_cache` converts.
     """
-    if not trace.decoder_only:
+    if "encoder" in trace.form.stacks:
         raise ValueError("TransformerLens's HookedTransformer is decoder-only (GPT's form): its names fit a "
                          "decoder-only trace, not an encoder-decoder one.")
     config = trace.config

@@ -44,13 +44,6 @@ ATTENTION_KINDS: dict[str, AttentionKind] = {
 STACKS = ("encoder", "decoder")
 
 
-def kinds_of(config) -> tuple[str, ...]:
-    """The kinds of attention a model of `config` has: a decoder-only model's is its masked self-attention alone."""
-    if getattr(config, "architecture", "encoder_decoder") == "decoder_only":
-        return ("decoder_self",)
-    return tuple(ATTENTION_KINDS)
-
-
 def check_stack(stack: str) -> None:
     """Raise ValueError naming the stacks unless `stack` is one of them."""
     if not isinstance(stack, str) or stack not in STACKS:

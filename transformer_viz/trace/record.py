@@ -14,6 +14,7 @@ import torch
 
 from transformer_viz.config import ModelConfig, is_whole
 from transformer_viz.trace import export
+from transformer_viz.trace.form import Form, form_of
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.names import (
     ATTENTION_KINDS,
@@ -64,9 +65,9 @@ class Trace(Mapping):
         return len(self.tensors)
 
     @property
-    def decoder_only(self) -> bool:
-        """Whether the traced model is decoder-only (GPT's form): one token stream, no encoder, no cross-attention."""
-        return getattr(self.config, "architecture", "encoder_decoder") == "decoder_only"
+    def form(self) -> Form:
+        """The traced model's form (trace/form.py): the paper's encoder-decoder, or GPT's one stream."""
+        return form_of(self.config)
 
     def stack_layers(self, stack: str) -> int:
         """How many layers of `stack` ("encoder" or "decoder") the trace holds: from the config (a decoder-only
@@ -76,7 +77,7 @@ class Trace(Mapping):
         if self.config is not None:
             if stack == "decoder":
                 return self.config.n_decoder_layers
-            return 0 if self.decoder_only else self.config.n_encoder_layers
+            return self.config.n_encoder_layers if stack in self.form.stacks else 0
         kinds = [kind for kind, attention in ATTENTION_KINDS.items() if attention.stack == stack]
         return self._recorded_layers(lambda i: [name(stack, i, "resid_post"),
                                                 *(attention_name(kind, i, "weights") for kind in kinds)])
@@ -85,7 +86,7 @@ class Trace(Mapping):
         """How many layers of attention `kind` the trace holds: its stack's, else those whose weights it recorded."""
         check_kind(kind)
         if self.config is not None:
-            return 0 if kind == "cross" and self.decoder_only else self.stack_layers(ATTENTION_KINDS[kind].stack)
+            return self.stack_layers(ATTENTION_KINDS[kind].stack) if self.form.has_kind(kind) else 0
         return self._recorded_layers(lambda i: [attention_name(kind, i, "weights")])
 
     def attention_kinds(self) -> tuple[str, ...]:

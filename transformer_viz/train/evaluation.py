@@ -8,27 +8,17 @@ self-attention, from the position that writes an answer token to the prompt's to
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from transformer_viz.analysis.architecture import architecture_of
 from transformer_viz.data.tasks import Task
-from transformer_viz.data.tasks.lm import answer_of, lm_batch, prompt_ids
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.trace.intervention import Intervention
-from transformer_viz.train.loop import Model, attention_stack, is_decoder_only, make_batch
-
-
-def decode_rows(task: Task, ids: torch.Tensor) -> list[list[str]]:
-    """Generated ids (batch, 1 + n) starting with <bos> -> each row's tokens up to its <eos>."""
-    rows = []
-    for row in ids[:, 1:].tolist():
-        if Vocab.eos_id in row:
-            row = row[: row.index(Vocab.eos_id)]
-        rows.append([token for token in task.tgt_vocab.decode(row) if token != Vocab.PAD])
-    return rows
+from transformer_viz.train.loop import Model, attention_stack
 
 
 @dataclass(frozen=True)
@@ -115,60 +105,33 @@ class _Tally:
                           counted_by_input=tuple(self.counted))
 
 
-def _measure_seq2seq(model: Model, chunk: Sequence[str], intervention: Intervention | None, tally: _Tally) -> None:
-    task = tally.task
-    src, tgt_in, labels = make_batch(task, chunk)
-    out, _ = model.generate(src, max_new_tokens=task.max_target_len + 1, bos_id=Vocab.bos_id, eos_id=Vocab.eos_id,
-                            keep_steps=False, intervention=intervention)
-    weights, logits = attention_stack(model, src, tgt_in, intervention=intervention)
+def _measure(model: Model, chunk: Sequence[str], intervention: Intervention | None, tally: _Tally) -> None:
+    """A batch of inputs: their answers, token accuracy (teacher-forced) and alignment, as the model's
+    Architecture generates, batches and aligns them."""
+    task, architecture = tally.task, architecture_of(model)
+    outputs = architecture.answers(model, task, chunk, intervention=intervention)
+    *inputs, labels = architecture.training_batch(task, chunk)
+    weights, logits = attention_stack(model, *inputs, intervention=intervention)
     tally.tokens(logits, labels)
-    looks_at = weights.mean(dim=2).argmax(dim=-1)  # (layers, batch, tgt_len)
-    for row, (text, output) in enumerate(zip(chunk, decode_rows(task, out), strict=True)):
-        tally.answer(task.split(text), output, looks_at[:, row])
-
-
-def _measure_lm(model: Model, chunk: Sequence[str], intervention: Intervention | None, tally: _Tally) -> None:
-    """A batch of prompts of one length (no padding in generation): answers, token accuracy, alignment."""
-    task = tally.task
-    pieces = [task.split(text) for text in chunk]
-    prompts = torch.tensor([prompt_ids(task, row) for row in pieces])  # (batch, prompt_len)
-    # A stream with no <eos> ("continue") is continued by as many tokens as its answer has (a chunk shares them).
-    limit = task.max_target_len + 1 if task.lm_form == "answer" else len(task.target_tokens(pieces[0]))
-    out, _ = model.generate(prompts, limit, Vocab.eos_id, keep_steps=False, intervention=intervention)
-    ids, labels = lm_batch(task, chunk)  # (batch, length) each
-    weights, logits = attention_stack(model, ids, intervention=intervention)
-    tally.tokens(logits, labels)
-    looks_at = weights.mean(dim=2).argmax(dim=-1)  # (layers, batch, length)
-    written_from = prompts.shape[1] - 1  # the position of "=" writes the answer's first token
-    for row, row_pieces in enumerate(pieces):
-        output = answer_of(task, out[row].tolist(), prompts.shape[1])
-        tally.answer(row_pieces, output, looks_at[:, row], query_offset=written_from, key_offset=1)
-
-
-def _chunks(texts: Sequence[str], batch_size: int, key=None) -> Iterator[list[str]]:
-    """`texts` in batches of at most `batch_size`; with `key`, each batch's texts share key(text)."""
-    groups: dict[object, list[str]] = {}
-    for text in texts:
-        groups.setdefault(None if key is None else key(text), []).append(text)
-    for group in groups.values():
-        for start in range(0, len(group), batch_size):
-            yield group[start: start + batch_size]
+    looks_at = weights.mean(dim=2).argmax(dim=-1)  # (layers, batch, queries)
+    for row, (text, output) in enumerate(zip(chunk, outputs, strict=True)):
+        pieces = task.split(text)
+        query_offset, key_offset = architecture.alignment_offsets(task, pieces)
+        tally.answer(pieces, output, looks_at[:, row], query_offset=query_offset, key_offset=key_offset)
 
 
 def evaluate(model: Model, task: Task, n: int = 500, seed: int = 1, batch_size: int = 250,
              intervention: Intervention | None = None) -> Evaluation:
     """Exact match and attention alignment on `n` fresh held-out inputs (never the fixed training set),
-    under `intervention` (None: none). A decoder-only model answers prompts batched by length."""
+    under `intervention` (None: none)."""
     rng = random.Random(seed)
     texts = [task.heldout_input(rng) for _ in range(n)]
     tally = _Tally(task, model.config.n_decoder_layers)
-    decoder_only = is_decoder_only(model)
-    measure = _measure_lm if decoder_only else _measure_seq2seq
     was_training = model.training
     model.eval()
     try:
-        for chunk in _chunks(texts, batch_size, key=(lambda text: len(task.split(text))) if decoder_only else None):
-            measure(model, chunk, intervention, tally)
+        for start in range(0, n, batch_size):
+            _measure(model, texts[start: start + batch_size], intervention, tally)
     finally:
         model.train(was_training)
     return tally.evaluation(n, seed)

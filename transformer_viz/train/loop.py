@@ -21,10 +21,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from transformer_viz.analysis.architecture import architecture_of
 from transformer_viz.config import is_real, is_whole
-from transformer_viz.data.tasks import Task, encode_source, encode_target
-from transformer_viz.data.tasks.lm import lm_batch, lm_vocab, sequence
-from transformer_viz.data.vocab import Vocab, pad_rows
+from transformer_viz.data.tasks import Task
+from transformer_viz.data.vocab import Vocab
 from transformer_viz.model import DecoderOnlyTransformer, Transformer
 from transformer_viz.model.hooks import dropout_from, intervening
 from transformer_viz.trace.intervention import Intervention
@@ -87,23 +87,10 @@ def recommended_threads(max_threads: int = 2) -> int:
     return max(1, min(max_threads, int(free + 0.5)))
 
 
-def make_batch(task: Task, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Input texts -> (src (batch, src_len), decoder input (batch, tgt_len), labels (batch, tgt_len))."""
-    src, tgt_in, labels = [], [], []
-    for text in texts:
-        pieces = task.split(text)
-        target = task.target_tokens(pieces)
-        src.append([*task.src_vocab.encode(pieces), Vocab.eos_id])
-        body = task.tgt_vocab.encode(target)
-        tgt_in.append([Vocab.bos_id, *body])
-        labels.append([*body, Vocab.eos_id])
-    return pad_rows(src), pad_rows(tgt_in), pad_rows(labels)
-
-
 def training_batch(model: Model, task: Task, texts: Sequence[str]) -> tuple[torch.Tensor, ...]:
     """The model's inputs and then its labels: (src, decoder input, labels), or for a decoder-only model
-    (ids, labels) (see `make_batch`, `lm_batch`)."""
-    return lm_batch(task, texts) if is_decoder_only(model) else make_batch(task, texts)
+    (ids, labels) (its Architecture's `training_batch`)."""
+    return architecture_of(model).training_batch(task, texts)
 
 
 def batch_stream(task: Task, batch_size: int, rng: random.Random) -> Iterator[list[str]]:
@@ -122,15 +109,12 @@ def lr_factor(step: int, steps: int, warmup: int) -> float:
     return 0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def is_decoder_only(model: Model) -> bool:
-    return model.config.architecture == "decoder_only"
-
-
 def attention_stack(model: Model, *inputs: torch.Tensor,
                     intervention: Intervention | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Every decoder layer's cross-attention (a decoder-only model: its self-attention), stacked, and the logits
-    (teacher-forced): -> (layers, batch, heads, queries, keys), (batch, queries, vocab)."""
-    kind = "decoder_self" if is_decoder_only(model) else "cross"
+    """Every decoder layer's attention that aligns output with input (cross-attention; a decoder-only model: its
+    self-attention), stacked, and the logits (teacher-forced): -> (layers, batch, heads, queries, keys),
+    (batch, queries, vocab)."""
+    kind = architecture_of(model).form.aligning_kind
     logits, trace = model.run_with_trace(*inputs, intervention=intervention)
     return torch.stack([trace[attention_name(kind, i, "weights")]
                         for i in range(model.config.n_decoder_layers)]), logits
@@ -138,14 +122,7 @@ def attention_stack(model: Model, *inputs: torch.Tensor,
 
 def probe_snapshot(model: Model, task: Task, step: int) -> AttentionSnapshot:
     """The attention of the task's first example (see `attention_stack`), teacher-forced on its correct answer."""
-    probe = task.examples[0]
-    if is_decoder_only(model):
-        ids = torch.tensor([sequence(task, task.split(probe))[0]])  # (1, length)
-        inputs, src_tokens = (ids,), tuple(lm_vocab(task).decode(ids[0]))
-        tgt_tokens = src_tokens
-    else:
-        src, tgt = encode_source(task, probe), encode_target(task, task.target(probe))
-        inputs, src_tokens, tgt_tokens = (src.ids, tgt.ids), src.tokens, tgt.tokens
+    inputs, src_tokens, tgt_tokens = architecture_of(model).probe(task, task.examples[0])
     was_training = model.training
     model.eval()
     try:

@@ -26,8 +26,9 @@ import torch.nn.functional as F
 from transformer_viz.data.tasks import Task
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.model.hooks import gating, intervening
+from transformer_viz.trace.form import form_of
 from transformer_viz.trace.intervention import Intervention
-from transformer_viz.trace.names import ATTENTION_KINDS, kinds_of
+from transformer_viz.trace.names import ATTENTION_KINDS
 from transformer_viz.train.evaluation import Evaluation, evaluate
 from transformer_viz.train.loop import Model, training_batch
 
@@ -43,7 +44,7 @@ PUBLISHED = {
 
 def sites_of(config) -> list[Site]:
     """Every attention layer of a model of `config`, by kind then layer."""
-    return [(kind, layer) for kind in kinds_of(config)
+    return [(kind, layer) for kind in form_of(config).kinds
             for layer in range(config.n_encoder_layers if ATTENTION_KINDS[kind].stack == "encoder"
                                else config.n_decoder_layers)]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.analysis.attribution import explain
-from transformer_viz.app.server.models import is_hugging_face
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, bar_vocab, choose_step, page_context
 from transformer_viz.app.session.widgets import chart, clamped_index, lang, literal, tr, view_widget
@@ -32,10 +31,10 @@ def render() -> None:
     st.markdown(tr("attribution.explaining", output=literal(result.output), position=position,
                    after=literal(ctx.trace.tgt_tokens[position])))
     chart(figures["methods"], key="attribution_methods")
-    if is_hugging_face(ctx.model):
-        st.info(tr("attribution.trace_only"), icon=":material/info:")
-    else:
+    if ctx.architecture.toy:
         st.caption(tr("attribution.how", delta=f"{abs(result.ig_delta):.3f}"))
+    else:
+        st.info(tr("attribution.trace_only"), icon=":material/info:")
 
     st.subheader(tr("attribution.norms_title"))
     st.markdown(tr("attribution.norms_intro"))
@@ -56,8 +55,8 @@ def explained_positions(ctx: PageContext) -> list[int]:
 
 def attribution_figures(ctx: PageContext, position: int, *, min_font: int, lang: str) -> dict:
     """Every method for the token predicted at `position`, computed once per run and position, and its figure."""
-    ours = not is_hugging_face(ctx.model)
-    result = explain(ctx.trace, position, bar_vocab(ctx, ctx.trace).tokens, ctx.model if ours else None,
+    ours = ctx.architecture.toy  # gradients and leave-one-out need the toy model's embedding inputs
+    result = explain(ctx.trace, position, bar_vocab(ctx).tokens, ctx.model if ours else None,
                      get_task(ctx.view.task) if ours else None)
     norms = {int(method.split(".")[1]): weights_and_norms_figure(result, int(method.split(".")[1]),
                                                                  min_font=min_font, lang=lang)

@@ -18,8 +18,9 @@ from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, head_label, l
 from transformer_viz.data.tasks import get_task
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
+from transformer_viz.trace.form import form_of
 from transformer_viz.trace.intervention import Intervention
-from transformer_viz.trace.names import ATTENTION_KINDS, kinds_of
+from transformer_viz.trace.names import ATTENTION_KINDS
 from transformer_viz.train.evaluation import evaluate
 
 
@@ -66,7 +67,7 @@ def effects(ctx, intervention) -> None:
     forced.metric(tr("break.forced"), f"{after.teacher_forced_accuracy:.0%}",
                   delta=f"{after.teacher_forced_accuracy - before.teacher_forced_accuracy:+.0%}",
                   help=tr("break.forced_help"), width="content")
-    kinds = kinds_of(ctx.trace.config)
+    kinds = form_of(ctx.trace.config).kinds
     kind = view_widget(st.selectbox, state.KIND, tr("attention.kind"), kinds,
                        index=kinds.index(View.kind) if View.kind in kinds else 0)
     try:  # both read the intact model's answer (teacher forcing), so every attention cell has a partner
@@ -131,7 +132,7 @@ def ranked(model_id: str, task_name: str, *, _model) -> list[tuple[str, float, f
     base = evaluate(_model, task, n=n, seed=7).exact_match
     config = _model.config
     groups = {h: [h] for h in head_ids(config)}
-    for kind in kinds_of(config):
+    for kind in form_of(config).kinds:
         layers = config.n_encoder_layers if ATTENTION_KINDS[kind].stack == "encoder" else config.n_decoder_layers
         for layer in range(1, layers + 1):
             groups[f"{kind} {layer}"] = [f"{kind}-{layer}-{head}" for head in range(1, config.n_heads + 1)]

@@ -26,7 +26,7 @@ from transformer_viz.app.session.widgets import (
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.margins import line_up
-from transformer_viz.trace.names import kinds_of
+from transformer_viz.trace.form import form_of
 
 # A, B and B − A one under the other, each as wide as the main column at its narrowest (MAIN_WIDTH): side by side,
 # half a column left no room for the keys' names, and the three line up tile for tile, cell for cell.
@@ -52,7 +52,7 @@ def render() -> None:
             sides[side] = one_side(view, side)
     if any(found is None for found in sides.values()):
         return
-    kinds = tuple(kind for kind in KINDS if any(kind in kinds_of(resolved.model.config)
+    kinds = tuple(kind for kind in KINDS if any(kind in form_of(resolved.model.config).kinds
                                                  for _, resolved, _, _ in sides.values()))
     kind = view_widget(kind_slot.selectbox, state.KIND, tr("attention.kind"), kinds,
                        index=kinds.index(View.kind) if View.kind in kinds else 0)

@@ -11,7 +11,7 @@ from transformer_viz.app.session.state import SAMPLING_RANGES, View
 from transformer_viz.app.session.widgets import chart, literal, tr, view_widget
 from transformer_viz.figures.attention import attention_heatmap
 from transformer_viz.figures.decoding import attention_by_step, sampling_bars, topk_bars
-from transformer_viz.weights import hf_causal
+from transformer_viz.i18n import particular
 
 HALF_WIDTH = 355  # px: half of MAIN_WIDTH, less the gap
 
@@ -21,14 +21,13 @@ def render() -> None:
     ctx = page_context()
     if ctx is None:
         return
-    intro = "decoding.intro_decoder_only" if ctx.trace.decoder_only else "decoding.intro"
-    st.markdown(tr("decoding.intro_hf_causal" if isinstance(ctx.model, hf_causal.HFCausalModel) else intro))
+    st.markdown(tr(particular("decoding.intro", ctx.architecture.words)))
     if ctx.run.teacher_forced:
         st.info(tr("decoding.teacher_forced"))
         return
     sampling_controls(ctx.view.source == "hf")
     step = choose_step(ctx.run.n_steps) - 1
-    kind = "decoder_self" if ctx.trace.decoder_only else "cross"  # where each step looks back
+    kind = ctx.trace.form.aligning_kind  # where each step looks back
     layer, head = layer_and_head(ctx.trace, kind, *st.columns(2))
 
     token = ctx.run.output_tokens[step]
@@ -80,7 +79,7 @@ def decoding_figures(ctx: PageContext, step: int, layer: int, head: int, *, min_
     """The figures of decoding step `step` (from 0), built once per run and view: "topk" is the next-token
     distribution (greedy), or the distributions before and after sampling's reshaping. No text under `min_font`."""
     trace, token = ctx.run.step(step), ctx.run.output_tokens[step]
-    kind, vocab = "decoder_self" if trace.decoder_only else "cross", bar_vocab(ctx, trace)
+    kind, vocab = trace.form.aligning_kind, bar_vocab(ctx)
     steps = [ctx.run.step(k) for k in range(step + 1)]
     if ctx.run.sampling is None:
         bars = topk_bars(next_token_probabilities(trace), vocab.tokens, k=5, chosen=vocab.index(token),

@@ -18,7 +18,6 @@ from transformer_viz.figures.embeddings import (
     trace_similarity,
 )
 from transformer_viz.model import encoding_tables
-from transformer_viz.weights import hf_causal, hf_causal_views
 
 # What the curves show depends on the encoding: waves, a learned table, or nothing at all.
 CURVES_HELP = {"learned": "embeddings.curves_help_learned", "none": "embeddings.curves_help_none"}
@@ -30,11 +29,9 @@ def render() -> None:
     if ctx is None:
         return
     st.markdown(tr("embeddings.intro"))
-    if ctx.trace.decoder_only:  # one stream: the prompt and the answer share one embedding table
-        side = view_widget(st.radio, state.SIDE, tr("embeddings.side"), ("tgt",), horizontal=True,
-                           format_func=lambda _: tr("tokens.stream"))
-    else:
-        side = view_widget(st.radio, state.SIDE, tr("embeddings.side"), ("src", "tgt"), horizontal=True)
+    form = ctx.trace.form  # one stream: the prompt and the answer share one embedding table
+    side = view_widget(st.radio, state.SIDE, tr("embeddings.side"), form.sides, horizontal=True,
+                       format_func=lambda side: tr(f"tokens.{form.side_names[side]}"))
     config = ctx.trace.config
     recorded = f"{side}_embed.position" in ctx.trace  # not by T5 (a bias in the scores) nor the Llama layout (RoPE)
     if not recorded and config.positional != "rotary":
@@ -71,12 +68,12 @@ def rotary(ctx) -> None:
     """The angle of each position and pair: drawn for a toy model, and for a Hugging Face one whose own angles are
     the ones drawn (else said, not drawn)."""
     st.subheader(tr("embeddings.rotary"))
-    hugging_face = isinstance(ctx.model, hf_causal.HFCausalModel)
-    if hugging_face and not hf_causal_views.turns_as_the_toy(ctx.model):
+    if not ctx.architecture.turns_as_drawn(ctx.model):
         st.info(tr("embeddings.rotary_other"), icon=":material/info:")
         return
     chart(ctx.figure(rotary_figure), key="embeddings_rotary")
-    st.caption(tr("embeddings.rotary_help") + (" " + tr("embeddings.rotary_hf") if hugging_face else ""))
+    own = "" if ctx.architecture.toy else " " + tr("embeddings.rotary_hf")  # Hugging Face's angles, checked
+    st.caption(tr("embeddings.rotary_help") + own)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.analysis.source import head_step_code
-from transformer_viz.analysis.walkthrough import head_walkthrough
 from transformer_viz.app.frame.code import show_code
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
 from transformer_viz.app.session.widgets import chart, error_text, lazy_expander, tr
 from transformer_viz.figures.head import dot_product_figure, step_keys, walkthrough_figures
-from transformer_viz.weights import hf, hf_causal, hf_causal_views
+from transformer_viz.i18n import particular
 
 SMALL_MODEL = {state.D_MODEL: 8, state.N_HEADS: 2, state.N_ENCODER_LAYERS: 1, state.N_DECODER_LAYERS: 1,
                state.D_FF: 16, state.WEIGHTS: "random"}
@@ -29,11 +28,8 @@ def render() -> None:
     ctx = page_context()
     if ctx is None:
         return
-    hugging_face = isinstance(ctx.model, hf.HFModel | hf_causal.HFCausalModel)
-    if hugging_face:
-        st.markdown(tr("head.intro_hf"))
-    else:
-        st.markdown(tr("head.intro"))
+    st.markdown(tr(particular("head.intro", ctx.architecture.words)))
+    if ctx.architecture.toy:  # a small model of the same form: every number fits on screen
         st.button(tr("head.small"), on_click=use_small_model)
     kind, layer, head = attention_selectors(ctx.trace, *st.columns(3))
     if shared := shared_key_value_head(ctx.trace.config, head):
@@ -59,7 +55,7 @@ def render() -> None:
         else:
             st.markdown(f"**{tr(step_text(walk, step))}**")
             chart(figures[step], key=f"head_step_{step}")
-        if not hugging_face:
+        if ctx.architecture.toy:  # the toy model's own code; a Hugging Face model runs its library's
             show_code([head_step_code(step, ctx.trace.config.norm_first)])
         if step == "qk":
             st.markdown(f"**{tr('head.dot')}**")
@@ -83,11 +79,7 @@ def shared_key_value_head(config, head: int) -> str:
 
 def walkthrough(ctx: PageContext, kind: str, layer: int, head: int):
     """One head step by step, for a toy model or a Hugging Face one."""
-    if isinstance(ctx.model, hf.HFModel):
-        return hf.head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
-    if isinstance(ctx.model, hf_causal.HFCausalModel):
-        return hf_causal_views.head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
-    return head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
+    return ctx.architecture.head_walkthrough(ctx.model, ctx.trace, kind, layer, head)
 
 
 def head_figures(ctx: PageContext, kind: str, layer: int, head: int, cell: tuple[int, int] | None,

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.analysis.measures import logit_lens
 from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, clamped_index, tr, view_widget
-from transformer_viz.data.tasks import get_task
-from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.figures.layers import ffn_figure, logit_lens_figure, residual_figure
-from transformer_viz.weights import hf, hf_causal, hf_causal_views
+from transformer_viz.i18n import particular
 
 
 def render() -> None:
@@ -20,7 +17,7 @@ def render() -> None:
     if ctx is None:
         return
     st.markdown(tr("layers.intro"))
-    stacks = ("decoder",) if ctx.trace.decoder_only else ("encoder", "decoder")  # GPT's form: no encoder
+    stacks = ctx.trace.form.stacks  # GPT's form: no encoder
     stack = view_widget(st.radio, state.STACK, tr("layers.stack"), stacks, horizontal=True)
     st.subheader(tr("layers.residual"))
     st.caption(tr("layers.residual_help"))
@@ -34,8 +31,8 @@ def render() -> None:
         layers = range(ctx.trace.stack_layers(stack))
         layer = view_widget(st.selectbox, state.LAYER, tr("attention.layer"), layers,
                             index=clamped_index(ctx.view.layer, len(layers)))
-        hugging_face_causal = isinstance(ctx.model, hf_causal.HFCausalModel)  # GELU or a gated product
-        st.caption(tr("layers.ffn_help_hf" if hugging_face_causal else "layers.ffn_help", d_ff=config.d_ff))
+        # GPT-2's GELU or the Llama layout's gated product
+        st.caption(tr(particular("layers.ffn_help", ctx.architecture.words), d_ff=config.d_ff))
         chart(ctx.figure(ffn_figure, stack, layer), key="layers_ffn")
 
     st.subheader(tr("layers.lens"))
@@ -46,11 +43,6 @@ def render() -> None:
 def lens_figure(ctx, *, min_font: int, lang: str):
     """The logit lens of this run through its model's own readout, computed and drawn once per run (a Hugging
     Face model's readout is its whole vocabulary for every layer and position)."""
-    if isinstance(ctx.model, hf.HFModel):
-        lens = hf.logit_lens(ctx.model, ctx.trace)
-    elif isinstance(ctx.model, hf_causal.HFCausalModel):
-        lens = hf_causal_views.logit_lens(ctx.model, ctx.trace)
-    else:
-        task = get_task(ctx.view.task)
-        lens = logit_lens(ctx.model, ctx.trace, lm_vocab(task) if ctx.trace.decoder_only else task.tgt_vocab)
+    architecture = ctx.architecture
+    lens = architecture.logit_lens(ctx.model, ctx.trace, architecture.tasks().get(ctx.view.task))
     return logit_lens_figure(lens, min_font=min_font, lang=lang)

@@ -9,8 +9,7 @@ from transformer_viz.app.session import state
 from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, tr
 from transformer_viz.figures.overview import architecture_diagram, diagram_selection
-from transformer_viz.model.summary import block_shapes, parameter_counts
-from transformer_viz.weights import hf, hf_causal, hf_causal_views
+from transformer_viz.model.summary import block_shapes
 
 LINKED_PAGES = ("embeddings", "attention", "masks", "head", "decoding")
 
@@ -23,11 +22,7 @@ def open_clicked_block() -> None:
 
 
 def model_counts(ctx) -> dict[str, int]:
-    if isinstance(ctx.model, hf.HFModel):
-        return hf.parameter_counts(ctx.model)
-    if isinstance(ctx.model, hf_causal.HFCausalModel):
-        return hf_causal_views.parameter_counts(ctx.model)
-    return parameter_counts(ctx.model)
+    return ctx.architecture.parameter_counts(ctx.model)
 
 
 def diagram(ctx, *, min_font: int, lang: str):
@@ -42,7 +37,7 @@ def render() -> None:
     ctx = page_context()
     if ctx is None:
         return
-    st.markdown(tr("overview.intro_decoder_only" if ctx.trace.decoder_only else "overview.intro"))
+    st.markdown(tr("overview.intro" + ctx.trace.form.words))
     chart(ctx.figures(diagram), key=state.DIAGRAM_CHART, on_select=open_clicked_block)
     st.metric(tr("overview.total"), f"{model_counts(ctx)['total']:,}")
     st.caption(tr("overview.open"))

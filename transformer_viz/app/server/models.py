@@ -14,7 +14,7 @@ import streamlit as st
 import torch
 from cachetools import LRUCache
 
-from transformer_viz.analysis.inference import TextRun, run_text
+from transformer_viz.analysis.inference import TextRun
 from transformer_viz.app.server import checkpoints, hf_folders
 from transformer_viz.app.server.allocator import keep_freed_memory_mapped
 from transformer_viz.app.server.limits import limits
@@ -22,13 +22,13 @@ from transformer_viz.app.server.nodelay import serve_without_delay
 from transformer_viz.app.session import state
 from transformer_viz.app.session.state import TrainedModel, View, tasks_for
 from transformer_viz.config import ModelConfig, fits
-from transformer_viz.data.tasks import get_task
 from transformer_viz.errors import TranslatableError
 from transformer_viz.i18n import translatable_error
 from transformer_viz.model import DecoderOnlyTransformer, Transformer, build_model
 from transformer_viz.model.sampling import Sampling
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.weights import hf, hf_causal
+from transformer_viz.weights.architectures import architecture_of
 from transformer_viz.weights.pretrained import load_pretrained, pretrained_name
 
 
@@ -121,11 +121,6 @@ def hugging_face_model(name_or_path: str, allow_download: bool) -> hf.HFModel | 
     return load(name_or_path, allow_download=allow_download, max_parameters=int(limits().hf_parameters))
 
 
-def is_hugging_face(model) -> bool:
-    """Whether a resolved model is a Hugging Face one (an encoder-decoder or a decoder-only model)."""
-    return isinstance(model, hf.HFModel | hf_causal.HFCausalModel)
-
-
 def resolve_hugging_face(name_or_path: str, allow_download: bool) -> Resolved:
     """The Hugging Face model named, or why there is none (not installed, not here, not a family traced here)."""
     try:
@@ -189,7 +184,7 @@ def view_sampling(view: View, resolved: Resolved) -> Sampling | None:
     """How the view's run decodes: its sampling settings (View.sampling_settings), None for greedy. A Hugging Face
     model decodes greedily (its own loop, weights/hf.py)."""
     settings = view.sampling_settings()
-    return None if settings is None or is_hugging_face(resolved.model) else Sampling(*settings)
+    return None if settings is None or not architecture_of(resolved.model).toy else Sampling(*settings)
 
 
 def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervention | None = None) -> TextRun:
@@ -213,14 +208,10 @@ def run(view: View, resolved: Resolved, pad_to: int = 0, intervention: Intervent
 
 def run_now(view: View, resolved: Resolved, pad_to: int, intervention: Intervention | None,
             sampling: Sampling | None = None) -> TextRun:
-    if not is_hugging_face(resolved.model):
-        return run_text(resolved.model, get_task(view.task), view.src_text, view.tgt_text or None, pad_to=pad_to,
-                        intervention=intervention, sampling=sampling)
-    if intervention is not None:
-        raise ValueError("Interventions run on the toy models only.")
-    if isinstance(resolved.model, hf_causal.HFCausalModel):  # the source text is the prompt
-        return hf_causal.run_text(resolved.model, view.src_text, max_new_tokens=limits().input_tokens // 2,
-                                  max_len=limits().input_tokens, tgt_text=view.tgt_text or None, pad_to=pad_to)
-    return hf.run_text(resolved.model, view.src_text, view.tgt_text or None, pad_to=pad_to,
-                       max_len=limits().input_tokens, max_new_tokens=limits().input_tokens // 2)
+    """The view's text through its model, as the model's Architecture runs it (a model that reads any text: within
+    the server's input limit, half of it for the answer)."""
+    architecture = architecture_of(resolved.model)
+    return architecture.run_text(resolved.model, architecture.tasks().get(view.task), view.src_text,
+                                 view.tgt_text or None, pad_to=pad_to, intervention=intervention, sampling=sampling,
+                                 max_len=limits().input_tokens)
 

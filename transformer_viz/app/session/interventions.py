@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from transformer_viz.trace.form import form_of
 from transformer_viz.trace.intervention import Intervention
-from transformer_viz.trace.names import ATTENTION_KINDS, kinds_of
+from transformer_viz.trace.names import ATTENTION_KINDS
 
 SWITCHES = ("no_positions", "no_scale", "no_look_ahead")  # stable ids; Intervention fields they turn off
 SWITCH_FIELDS = {"no_positions": "positions", "no_scale": "scale", "no_look_ahead": "look_ahead"}
@@ -11,7 +12,7 @@ SWITCH_FIELDS = {"no_positions": "positions", "no_scale": "scale", "no_look_ahea
 
 def head_ids(config) -> list[str]:
     """Every head of a model as "kind-layer-head", layers and heads counted from 1 as on screen."""
-    return [f"{kind}-{layer + 1}-{head + 1}" for kind in kinds_of(config)
+    return [f"{kind}-{layer + 1}-{head + 1}" for kind in form_of(config).kinds
             for layer in range(config.n_encoder_layers if ATTENTION_KINDS[kind].stack == "encoder"
                                else config.n_decoder_layers)
             for head in range(config.n_heads)]

@@ -25,9 +25,7 @@ from transformer_viz.app.session.widgets import (
     tr,
     view_widget,
 )
-from transformer_viz.data.tasks import get_task
-from transformer_viz.data.tasks.lm import lm_vocab
-from transformer_viz.weights import hf_causal_views
+from transformer_viz.weights.architectures import architecture_of
 from transformer_viz.weights.pretrained import pretrained_name
 
 SPECIAL_STYLE = {"<pad>": "pad", "<bos>": "bos", "<eos>": "eos", "<unk>": "unk"}
@@ -75,6 +73,11 @@ class PageContext:
     @property
     def model(self):
         return self.resolved.model
+
+    @property
+    def architecture(self):
+        """What the model is and can do (analysis/architecture.py): every page asks it, none branches on it."""
+        return architecture_of(self.resolved.model)
 
 
 def with_min_font(builder, kwargs: dict) -> dict:
@@ -192,16 +195,12 @@ def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool
                    icon=":material/help:")
     if show_tokens:
         source, target = st.columns(2)
-        with source:  # a decoder-only model reads no source: its prompt begins its one stream
-            if run.trace.decoder_only:
-                token_chips(tr("tokens.prompt"), run.trace.tgt_tokens[:run.prompt_len])
-            else:
-                token_chips(tr("tokens.source"), run.trace.src_tokens)
+        form = run.trace.form  # a decoder-only model reads no source: its prompt begins its one stream
+        with source:
+            token_chips(tr(f"tokens.{form.input_name}"), form.input_tokens(run.trace, run.prompt_len) or ())
         with target:
-            if run.teacher_forced and run.trace.decoder_only:  # the rest of its one stream
-                token_chips(tr("tokens.answer"), run.trace.tgt_tokens[run.prompt_len:])
-            elif run.teacher_forced:
-                token_chips(tr("tokens.target"), run.trace.tgt_tokens)
+            if run.teacher_forced:
+                token_chips(tr(f"tokens.{form.forced_name}"), form.forced_tokens(run.trace, run.prompt_len) or ())
             else:
                 token_chips(tr("tokens.output"), run.output_tokens)
     return PageContext(view, resolved, run, pad_to)
@@ -272,13 +271,10 @@ def pair_cell(changed: str, other: str) -> None:
         st.session_state[other] = 0
 
 
-def bar_vocab(ctx: PageContext, trace):
-    """The tokens the bars name: a Hugging Face model's tokenizer's, else the task's (one stream's or the
-    target's)."""
-    if models.is_hugging_face(ctx.model):
-        return hf_causal_views.TokenizerVocab(ctx.model)
-    task = get_task(ctx.view.task)
-    return lm_vocab(task) if trace.decoder_only else task.tgt_vocab
+def bar_vocab(ctx: PageContext):
+    """The tokens the bars name: the model's output vocabulary (a Hugging Face model's tokenizer's, a toy model's
+    task's: one stream's or the target's)."""
+    return ctx.architecture.output_vocab(ctx.model, ctx.architecture.tasks().get(ctx.view.task))
 
 
 def choose_step(count: int, label: str = "decoding.step", field: str = state.STEP,

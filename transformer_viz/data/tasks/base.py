@@ -22,7 +22,7 @@ from types import MappingProxyType
 import torch
 
 from transformer_viz.config import ModelConfig, is_whole
-from transformer_viz.data.vocab import Vocab
+from transformer_viz.data.vocab import Vocab, pad_rows
 from transformer_viz.errors import TranslatableError
 
 
@@ -292,3 +292,16 @@ def check_fits(task: Task, config: ModelConfig) -> None:
             f"max_len = {config.max_len} is too short for the {task.name} task, whose sequences "
             f"need {task.max_len} positions (the longest text plus <bos> or <eos>)."
         )
+
+
+def make_batch(task: Task, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Input texts -> (src (batch, src_len), decoder input (batch, tgt_len), labels (batch, tgt_len))."""
+    src, tgt_in, labels = [], [], []
+    for text in texts:
+        pieces = task.split(text)
+        target = task.target_tokens(pieces)
+        src.append([*task.src_vocab.encode(pieces), Vocab.eos_id])
+        body = task.tgt_vocab.encode(target)
+        tgt_in.append([Vocab.bos_id, *body])
+        labels.append([*body, Vocab.eos_id])
+    return pad_rows(src), pad_rows(tgt_in), pad_rows(labels)
