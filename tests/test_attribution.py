@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from transformer_viz import Trace
 from transformer_viz.analysis.attribution import (
     _inputs,
     explain,
@@ -41,6 +42,39 @@ def test_flow_on_a_two_layer_three_token_graph_equals_the_hand_computed_maximum_
 def test_rollout_on_the_same_graph_sums_the_products_of_every_path():
     assert rollout(HAND_GRAPH, 2) == pytest.approx([0.6 + 0.1 + 0.04, 0.1 + 0.06, 0.1])
     assert rollout(HAND_GRAPH, 1) == pytest.approx([0.75, 0.25, 0.0])
+
+
+# An encoder-decoder by hand: one head, one encoder and one decoder layer, 2 source and 2 target tokens.
+#   encoder self A = [[.2 .8] [.6 .4]] -> Â_enc = 0.5·A + 0.5·I = [[.6 .4] [.3 .7]]
+#   decoder self A = [[1 0] [.4 .6]]   -> Â_dec = [[1 0] [.2 .8]]
+#   cross C = [[.5 .5] [.9 .1]] (target row, source column): kept as it is, halved where the layer uses it
+ENCODER_DECODER = Trace({
+    attention_name("encoder_self", 0, "weights"): torch.tensor([[[[0.2, 0.8], [0.6, 0.4]]]]),
+    attention_name("decoder_self", 0, "weights"): torch.tensor([[[[1.0, 0.0], [0.4, 0.6]]]]),
+    attention_name("cross", 0, "weights"): torch.tensor([[[[0.5, 0.5], [0.9, 0.1]]]]),
+})
+
+
+def test_encoder_decoder_rollout_takes_half_from_the_memory_as_computed_by_hand():
+    """Target position 1 keeps half of its self-attention's mix and takes half of C[1] · Â_enc (the memory)."""
+    # Self-attention: row 1 of Â_dec over the target tokens = [.2 .8].
+    # Memory: C[1] · Â_enc = .9·[.6 .4] + .1·[.3 .7] = [.57 .43] over the source tokens.
+    # Cross-attention: 0.5·[0 0 .2 .8] + 0.5·[.57 .43 0 0] = [.285 .215 .1 .4] (source tokens first); sums to 1.
+    # (Taking all of the memory instead of half would give [.57 .43 .1 .4].)
+    assert rollout(LayerGraph.of(ENCODER_DECODER), 1) == pytest.approx([0.285, 0.215, 0.1, 0.4])
+
+
+def test_encoder_decoder_flow_is_capped_by_half_the_cross_attention_as_computed_by_hand():
+    """Max flow from target position 1: the cross-attention's edges carry 0.5·C, its residual edge 0.5."""
+    # Edges (capacity), from the output t1 = ("tgt", 1, 1) downwards:
+    #   t1 -> m1 (mid, position 1): 0.5;  m1 -> tgt0 token 0: .2, m1 -> tgt0 token 1: .8    (Â_dec row 1)
+    #   t1 -> e0 (encoder top, position 0): .5·.9 = .45;  t1 -> e1: .5·.1 = .05            (0.5·C[1])
+    #   e0 -> src token 0: .6, e0 -> src token 1: .4;  e1 -> src token 0: .3, e1 -> src token 1: .7 (Â_enc)
+    # Source token 0: paths via e0 (min .45, .6) and e1 (min .05, .3); min cut {t1->e0, t1->e1} = .5.
+    # Source token 1: via e0 (min .45, .4) and e1 (min .05, .7); min cut {e0->src 1, t1->e1} = .4 + .05 = .45.
+    # Target token 0: min cut {m1->tgt0 token 0} = .2.  Target token 1: min cut {t1->m1} = .5.
+    # (With capacity C[1] instead of 0.5·C[1] the source tokens would get .6 + .1 = .7 and .4 + .1 = .5.)
+    assert attention_flow(LayerGraph.of(ENCODER_DECODER), 1) == pytest.approx([0.5, 0.45, 0.2, 0.5])
 
 
 def test_flow_refuses_a_position_or_layer_count_the_graph_does_not_have():

@@ -23,6 +23,24 @@ def test_two_pairs_turn_as_computed_by_hand():
     assert torch.allclose(turned.norm(), x.norm())  # a turn keeps the length
 
 
+def test_neighbouring_dimensions_are_paired_and_turned_counterclockwise():
+    """Dh = 4 turns (x0, x1) by p·1 and (x2, x3) by p·0.01, counterclockwise: not Hugging Face's rotate_half
+    pairs (x0, x2), (x1, x3), and not the opposite direction."""
+    x = torch.tensor([[1.0, 2.0, 3.0, 4.0]] * 2)  # positions 1 and 2
+    turned = rotate(x, rotary_angles(3, 4)[1:3])  # (2, 4)
+    for row, position in enumerate((1, 2)):
+        a, b = position * 1.0, position * 10_000 ** (-2 / 4)  # θ_0 = 1, θ_1 = 0.01
+        # (u, v) turned by t counterclockwise = (u·cos t − v·sin t, u·sin t + v·cos t).
+        # Position 1: [cos 1 − 2 sin 1, sin 1 + 2 cos 1, 3 cos .01 − 4 sin .01, 3 sin .01 + 4 cos .01]
+        #           ≈ [−1.1426, 1.9221, 2.9598, 4.0298]. Pairing (x0, x2), (x1, x3) would give
+        #   [cos 1 − 3 sin 1, 2 cos .01 − 4 sin .01, sin 1 + 3 cos 1, 2 sin .01 + 4 cos .01]
+        #   ≈ [−1.98, 1.96, 2.46, 4.02];
+        #   turning clockwise [cos 1 + 2 sin 1, −sin 1 + 2 cos 1, ...] ≈ [2.2232, 0.2391, 3.0398, 3.9698].
+        want = [math.cos(a) - 2 * math.sin(a), math.sin(a) + 2 * math.cos(a),
+                3 * math.cos(b) - 4 * math.sin(b), 3 * math.sin(b) + 4 * math.cos(b)]
+        assert turned[row].tolist() == pytest.approx(want, abs=1e-6), f"position {position}"
+
+
 def test_a_score_depends_only_on_the_distance_between_query_and_key():
     generator = torch.Generator().manual_seed(0)
     q, k = torch.randn(8, generator=generator), torch.randn(8, generator=generator)  # (d_head,)
