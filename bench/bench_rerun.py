@@ -287,7 +287,7 @@ def new_session():
     """An AppTest session of the app, the sidebar's shape and variants opened: the "reset" step's button is in it."""
     from streamlit.testing.v1 import AppTest
 
-    from transformer_viz.app.session.state import SHAPE_OPEN
+    from transformer_viz.app.server.state import SHAPE_OPEN
 
     at = AppTest.from_function(app_script, default_timeout=300)
     at.session_state[SHAPE_OPEN] = True

@@ -254,7 +254,7 @@ def test_the_model_service_refuses_shapes_beyond_the_servers_limits_whatever_ask
     from dataclasses import replace
 
     from transformer_viz.app.server.models import resolve
-    from transformer_viz.app.session.state import View
+    from transformer_viz.app.server.state import View
 
     resolved = resolve(replace(View(), **shape))
     assert resolved.model is None and "beyond what this server builds" in str(resolved.error)
@@ -416,7 +416,7 @@ def test_the_run_cache_is_bounded_in_bytes_not_in_runs(monkeypatch):
     from dataclasses import replace
 
     from transformer_viz.app.server import models
-    from transformer_viz.app.session.state import View
+    from transformer_viz.app.server.state import View
 
     view = View()  # the shipped reverse model
     resolved = models.resolve(view)
@@ -564,7 +564,7 @@ def test_inside_one_head_draws_a_folded_step_only_once_opened():
     drawn = {chart.proto.id.rsplit("-", 1)[-1] for chart in at.get("plotly_chart")}
     assert "head_step_qk" in drawn and not drawn & {"head_step_x", "head_step_projections", "head_step_concat",
                                                       "head_step_output"}
-    from transformer_viz.app.session import state
+    from transformer_viz.app.server import state
 
     at.session_state[state.HEAD_OPEN.format("x")] = True  # as a click on the expander's label sets it
     at.run()

@@ -15,7 +15,7 @@ import transformer_viz.app.session.widgets
 from transformer_viz import Transformer
 from transformer_viz.analysis.inference import next_token_probabilities, run_text
 from transformer_viz.app.pages.lesson import STEPS, setup_values
-from transformer_viz.app.session.state import TrainedModel
+from transformer_viz.app.server.state import TrainedModel
 from transformer_viz.data.tasks import TASKS, model_config_for
 from transformer_viz.figures.common import HIGHLIGHT
 from transformer_viz.trace.names import attention_name

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
 from transformer_viz.app.session.widgets import MAIN_WIDTH, tr
 
 # Below this main-column width (px) the notice shows. No figure text of eight pages overlaps or is cut off at

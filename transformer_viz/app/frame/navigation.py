@@ -6,7 +6,7 @@ import importlib
 
 import streamlit as st
 
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
 from transformer_viz.app.session.widgets import tr
 
 PAGES = {"lesson": ":material/school:", "overview": ":material/account_tree:", "embeddings": ":material/grid_on:",

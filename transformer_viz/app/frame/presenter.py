@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
 from transformer_viz.app.session.widgets import tr
 from transformer_viz.figures.fit import MIN_FONT_PX, PROJECTOR_FONT_PX
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.server import checkpoints, models, trainings
+from transformer_viz.app.server import checkpoints, models, state, trainings
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.server.server_log import log_once
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import (
+from transformer_viz.app.server.state import (
     MASK_VALUES,
     SOURCES,
     View,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.analysis.attribution import explain
+from transformer_viz.app.server import state
 from transformer_viz.app.server.models import is_hugging_face
-from transformer_viz.app.session import state
 from transformer_viz.app.session.page import PageContext, bar_vocab, choose_step, page_context
 from transformer_viz.app.session.widgets import chart, clamped_index, lang, literal, tr, view_widget
 from transformer_viz.data.tasks import get_task

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.analysis.measures import logit_lens
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
 from transformer_viz.app.session.page import page_context
 from transformer_viz.app.session.widgets import chart, clamped_index, tr, view_widget
 from transformer_viz.data.tasks import get_task

@@ -17,10 +17,9 @@ from transformer_viz.app.frame.code import show_code
 from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.pages.decoding import sampling_controls
 from transformer_viz.app.pages.training import run_training, show_result
-from transformer_viz.app.server import figure_cache, models, trainings
-from transformer_viz.app.session import state
+from transformer_viz.app.server import figure_cache, models, state, trainings
+from transformer_viz.app.server.state import VIEW_FIELDS, View
 from transformer_viz.app.session.page import page_context, token_chips
-from transformer_viz.app.session.state import VIEW_FIELDS, View
 from transformer_viz.app.session.widgets import (
     MAIN_WIDTH,
     MAX_MAIN_WIDTH,

@@ -13,12 +13,11 @@ import streamlit as st
 import torch
 
 from transformer_viz.app.frame.presenter import figure_min_font
-from transformer_viz.app.server import checkpoints, models, trainings
+from transformer_viz.app.server import checkpoints, models, state, trainings
 from transformer_viz.app.server.figure_cache import shared
 from transformer_viz.app.server.limits import limits
-from transformer_viz.app.session import state
+from transformer_viz.app.server.state import TrainedModel, View
 from transformer_viz.app.session.page import shown_model, toy_only
-from transformer_viz.app.session.state import TrainedModel, View
 from transformer_viz.app.session.widgets import (
     callback,
     chart,

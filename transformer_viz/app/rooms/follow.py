@@ -42,8 +42,8 @@ from transformer_viz.app.rooms.store import (
     normalize_code,
 )
 from transformer_viz.app.rooms.teach import SHARED_FIELDS, lead_from_link, start_room, teacher_panel
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import Joined, checked_view
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import Joined, checked_view
 from transformer_viz.app.session.widgets import literal, tr
 
 POLL_SECONDS = 0.5  # where the server cannot push: how often a student asks the store (~5 ms of server CPU each)

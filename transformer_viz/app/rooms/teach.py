@@ -38,8 +38,8 @@ from transformer_viz.app.rooms.store import (
     normalize_code,
     view_json,
 )
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import VIEW_FIELDS, Teaching, View
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import VIEW_FIELDS, Teaching, View
 from transformer_viz.app.session.widgets import tr
 
 SHARE_SECONDS = 2.0  # how often the teacher's session shares a change made outside a full run (a safety net)

@@ -17,8 +17,8 @@ from time import monotonic
 import streamlit as st
 import torch
 
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import MASK_VALUES, SHAPE_FIELDS, View
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import MASK_VALUES, SHAPE_FIELDS, View
 from transformer_viz.config import ModelConfig
 from transformer_viz.data.tasks import default_config, get_task
 from transformer_viz.data.tasks.lm import lm_max_len

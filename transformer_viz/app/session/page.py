@@ -12,10 +12,9 @@ import streamlit as st
 
 from transformer_viz.analysis.inference import TextRun
 from transformer_viz.app.frame.presenter import figure_min_font
-from transformer_viz.app.server import checkpoints, figure_cache, models
+from transformer_viz.app.server import checkpoints, figure_cache, models, state
 from transformer_viz.app.server.server_log import log_once
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import View
+from transformer_viz.app.server.state import View
 from transformer_viz.app.session.widgets import (
     clamped_index,
     current_view,

@@ -9,11 +9,11 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from transformer_viz.app.server import state
 from transformer_viz.app.server.checkpoints import checkpoint_name
 from transformer_viz.app.server.figure_cache import shared
-from transformer_viz.app.session import state
+from transformer_viz.app.server.state import VIEW_FIELDS, View
 from transformer_viz.app.session.link import field_texts
-from transformer_viz.app.session.state import VIEW_FIELDS, View
 from transformer_viz.figures.common import format_number
 from transformer_viz.figures.fit import TEXT_MIN_WIDTH
 from transformer_viz.i18n import CATALOGS, LANGUAGE_NAMES, LANGUAGES, text
