@@ -121,7 +121,7 @@ GROUPS = (
     ("serialization: plotly to_json", "plotly/io/_json.py", None),
     ("serialization: figure.to_dict", "plotly/tools.py", "return_figure_from_figure_or_data"),
     ("catalogs / translation", "transformer_viz/i18n/", None),
-    ("catalogs / translation", "transformer_viz/app/session/widgets.py", "tr"),
+    ("catalogs / translation", "transformer_viz/app/session/words.py", "tr"),
     ("figure building (Plotly objects, validation)", "transformer_viz/figures/", None),
     ("model runs, walkthrough, analysis (torch)", "transformer_viz/analysis/", None),
     ("model runs, walkthrough, analysis (torch)", "transformer_viz/model/", None),

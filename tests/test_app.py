@@ -498,7 +498,7 @@ def language_before_the_sidebar() -> None:
     import streamlit as st
 
     from transformer_viz.app.frame.link import open_link
-    from transformer_viz.app.session.widgets import lang
+    from transformer_viz.app.session.words import lang
 
     open_link()  # as app.py: first thing
     st.write(lang())

@@ -193,9 +193,9 @@ def test_an_upload_refused_says_why_and_keeps_the_session_as_it_was():
 
 
 def test_an_upload_refused_says_why_in_chinese(monkeypatch):
-    import transformer_viz.app.session.widgets
+    import transformer_viz.app.session.words
 
-    monkeypatch.setattr(transformer_viz.app.session.widgets, "lang", lambda: "zh")  # as AppTest relabels widgets
+    monkeypatch.setattr(transformer_viz.app.session.words, "lang", lambda: "zh")  # as AppTest relabels widgets
     data = zipped(trained_model())
     at = upload(run_page("training", lang="zh", task="copy"), ("reverse-trained.zip", data, "application/zip"))
     (error,) = [e.value for e in at.error]

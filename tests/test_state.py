@@ -40,7 +40,7 @@ def _is_session_state(node) -> bool:
 
 
 def test_translated_choices_have_labels_and_language_independent_values():
-    from transformer_viz.app.session.widgets import FORMATS
+    from transformer_viz.app.session.words import FORMATS
 
     # Position choices are labelled with their token too (by the page that knows the tokens).
     assert set(state.TRANSLATED_FIELDS) - {state.QUERY, state.CELL_QUERY, state.CELL_KEY} <= set(FORMATS)

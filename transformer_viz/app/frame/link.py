@@ -13,7 +13,8 @@ from transformer_viz.app.server import checkpoints, state
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.server.state import VIEW_FIELDS
 from transformer_viz.app.session.link import field_texts, link_params, read_params
-from transformer_viz.app.session.widgets import current_view, literal, tr
+from transformer_viz.app.session.widgets import current_view
+from transformer_viz.app.session.words import literal, tr
 
 
 def query_params() -> dict[str, list[str]]:

@@ -22,13 +22,11 @@ from transformer_viz.app.session.widgets import (
     callback,
     current_view,
     language_widget,
-    literal,
     relabel_translated,
     restore_choices,
-    tr,
     view_widget,
-    weights_label,
 )
+from transformer_viz.app.session.words import literal, tr, weights_label
 from transformer_viz.config import ARCHITECTURES, POSITIONAL_ENCODINGS, divisors
 from transformer_viz.data.tasks import get_task
 from transformer_viz.weights import hf

@@ -6,8 +6,10 @@ import streamlit as st
 
 from transformer_viz.analysis.measures import logit_lens
 from transformer_viz.app.server import state
+from transformer_viz.app.session.charts import chart
 from transformer_viz.app.session.page import page_context
-from transformer_viz.app.session.widgets import chart, clamped_index, tr, view_widget
+from transformer_viz.app.session.widgets import clamped_index, view_widget
+from transformer_viz.app.session.words import tr
 from transformer_viz.data.tasks import get_task
 from transformer_viz.data.tasks.lm import lm_vocab
 from transformer_viz.figures.layers import ffn_figure, logit_lens_figure, residual_figure
