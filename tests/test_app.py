@@ -54,7 +54,7 @@ def chart_specs(at: AppTest) -> list[dict]:
 
 def assert_valid_figures(at: AppTest) -> None:
     """Every chart the page sent passes Plotly's own validation: the figures are assembled without it
-    (figures/common.py `assembled_figure`), so an invalid property would otherwise reach the browser unnoticed."""
+    (figures/look.py `assembled_figure`), so an invalid property would otherwise reach the browser unnoticed."""
     for spec in chart_specs(at):
         go.Figure(spec)  # raises ValueError naming the invalid property
 

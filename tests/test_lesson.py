@@ -17,7 +17,7 @@ from transformer_viz.analysis.inference import next_token_probabilities, run_tex
 from transformer_viz.app.pages.lesson import STEPS, setup_values
 from transformer_viz.app.server.state import TrainedModel
 from transformer_viz.data.tasks import TASKS, model_config_for
-from transformer_viz.figures.common import HIGHLIGHT
+from transformer_viz.figures.colours import HIGHLIGHT
 from transformer_viz.trace.names import attention_name
 from transformer_viz.weights.pretrained import load_pretrained
 

@@ -28,8 +28,9 @@ from transformer_viz.app.session.widgets import view_widget
 from transformer_viz.app.session.words import lang, literal, tr
 from transformer_viz.data.tasks import get_task
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, cell_selection, head_entropy
-from transformer_viz.figures.common import ATTENTION_VALUES, format_number
+from transformer_viz.figures.attention_arrays import ATTENTION_VALUES
 from transformer_viz.figures.grid import attention_grid, grid_selection
+from transformer_viz.figures.numbers import format_number
 from transformer_viz.figures.rollout import head_score_table, rollout_figure
 
 EXPLORER, BELOW = "attention_explorer", "attention_below"  # the two fragments' keys

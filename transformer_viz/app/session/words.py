@@ -12,7 +12,7 @@ import streamlit as st
 from transformer_viz.app.server import state
 from transformer_viz.app.server.checkpoints import checkpoint_name
 from transformer_viz.app.server.state import View
-from transformer_viz.figures.common import format_number
+from transformer_viz.figures.numbers import format_number
 from transformer_viz.i18n import CATALOGS, LANGUAGE_NAMES, text
 
 LABELS_IN = contextvars.ContextVar("labels_in", default=None)  # a language `lang()` says for a moment
