@@ -121,7 +121,7 @@ GROUPS = (
     ("serialization: plotly to_json", "plotly/io/_json.py", None),
     ("serialization: figure.to_dict", "plotly/tools.py", "return_figure_from_figure_or_data"),
     ("catalogs / translation", "transformer_viz/i18n/", None),
-    ("catalogs / translation", "transformer_viz/app/session/widgets.py", "tr"),
+    ("catalogs / translation", "transformer_viz/app/session/words.py", "tr"),
     ("figure building (Plotly objects, validation)", "transformer_viz/figures/", None),
     ("model runs, walkthrough, analysis (torch)", "transformer_viz/analysis/", None),
     ("model runs, walkthrough, analysis (torch)", "transformer_viz/model/", None),
@@ -287,7 +287,7 @@ def new_session():
     """An AppTest session of the app, the sidebar's shape and variants opened: the "reset" step's button is in it."""
     from streamlit.testing.v1 import AppTest
 
-    from transformer_viz.app.session.state import SHAPE_OPEN
+    from transformer_viz.app.server.state import SHAPE_OPEN
 
     at = AppTest.from_function(app_script, default_timeout=300)
     at.session_state[SHAPE_OPEN] = True

@@ -278,7 +278,7 @@ def figure_costs() -> list[str]:
 
     from transformer_viz import Transformer
     from transformer_viz.analysis.inference import run_text
-    from transformer_viz.app.session.state import View
+    from transformer_viz.app.server.state import View
     from transformer_viz.data.tasks import TASKS
     from transformer_viz.figures.attention import attention_heatmap, attention_lines, head_entropy
     from transformer_viz.figures.grid import attention_grid

@@ -276,7 +276,7 @@ def widgets_shown(page, keys) -> dict[str, str]:
 
 
 # Where a data point of a chart is on the page, from Plotly's own axes (click targets draw one SVG marker for
-# all their points, figures/common.py target_marker, so there is no element per point to find).
+# all their points, figures/clicks.py target_marker, so there is no element per point to find).
 POINT_POSITION = """([chart, name, point]) => {
   const plot = document.querySelectorAll('.js-plotly-plot')[chart];
   plot.scrollIntoView({block: 'center'});

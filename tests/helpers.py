@@ -8,7 +8,7 @@ import torch
 from plotly.colors import hex_to_rgb, sample_colorscale
 
 from transformer_viz import ModelConfig, Trace, Transformer
-from transformer_viz.app.session.state import View
+from transformer_viz.app.server.state import View
 from transformer_viz.trace.names import attention_name
 
 

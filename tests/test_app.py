@@ -54,7 +54,7 @@ def chart_specs(at: AppTest) -> list[dict]:
 
 def assert_valid_figures(at: AppTest) -> None:
     """Every chart the page sent passes Plotly's own validation: the figures are assembled without it
-    (figures/common.py `assembled_figure`), so an invalid property would otherwise reach the browser unnoticed."""
+    (figures/look.py `assembled_figure`), so an invalid property would otherwise reach the browser unnoticed."""
     for spec in chart_specs(at):
         go.Figure(spec)  # raises ValueError naming the invalid property
 
@@ -254,7 +254,7 @@ def test_the_model_service_refuses_shapes_beyond_the_servers_limits_whatever_ask
     from dataclasses import replace
 
     from transformer_viz.app.server.models import resolve
-    from transformer_viz.app.session.state import View
+    from transformer_viz.app.server.state import View
 
     resolved = resolve(replace(View(), **shape))
     assert resolved.model is None and "beyond what this server builds" in str(resolved.error)
@@ -416,7 +416,7 @@ def test_the_run_cache_is_bounded_in_bytes_not_in_runs(monkeypatch):
     from dataclasses import replace
 
     from transformer_viz.app.server import models
-    from transformer_viz.app.session.state import View
+    from transformer_viz.app.server.state import View
 
     view = View()  # the shipped reverse model
     resolved = models.resolve(view)
@@ -498,7 +498,7 @@ def language_before_the_sidebar() -> None:
     import streamlit as st
 
     from transformer_viz.app.frame.link import open_link
-    from transformer_viz.app.session.widgets import lang
+    from transformer_viz.app.session.words import lang
 
     open_link()  # as app.py: first thing
     st.write(lang())
@@ -564,7 +564,7 @@ def test_inside_one_head_draws_a_folded_step_only_once_opened():
     drawn = {chart.proto.id.rsplit("-", 1)[-1] for chart in at.get("plotly_chart")}
     assert "head_step_qk" in drawn and not drawn & {"head_step_x", "head_step_projections", "head_step_concat",
                                                       "head_step_output"}
-    from transformer_viz.app.session import state
+    from transformer_viz.app.server import state
 
     at.session_state[state.HEAD_OPEN.format("x")] = True  # as a click on the expander's label sets it
     at.run()

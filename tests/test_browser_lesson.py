@@ -16,7 +16,7 @@ from devtools.browser import (
     rerun_after,
     wait_for_idle,
 )
-from transformer_viz.figures.common import HIGHLIGHT
+from transformer_viz.figures.colours import HIGHLIGHT
 from transformer_viz.lessons import STEPS
 
 pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)

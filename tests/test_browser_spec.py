@@ -17,7 +17,7 @@ from transformer_viz.app.server.browser_spec import (
     typed_array_as_list,
     typed_size,
 )
-from transformer_viz.figures.common import NO_TEMPLATE
+from transformer_viz.figures.look import NO_TEMPLATE
 
 
 def typed(values: np.ndarray) -> dict:

@@ -216,11 +216,11 @@ def test_a_corrupt_checkpoint_is_said_in_chinese_without_the_servers_path(tmp_pa
 
 
 def test_a_trained_model_and_its_animation_speak_chinese(monkeypatch):
-    import transformer_viz.app.session.widgets
+    import transformer_viz.app.session.words
 
     # AppTest formats the widgets' values again in the test's thread, where st.session_state is not the app's:
     # there the choices would be labelled in English and no longer found among the Chinese options.
-    monkeypatch.setattr(transformer_viz.app.session.widgets, "lang", lambda: "zh")
+    monkeypatch.setattr(transformer_viz.app.session.words, "lang", lambda: "zh")
     at = run_page("training", lang="zh", n_heads=2, d_model=16, d_ff=32, weights="random", train_steps=100)
     at.button(key="training_start").click().run()
     assert at.session_state["weights"] == "trained"

@@ -8,8 +8,8 @@ import pytest
 from helpers import make_model, random_ids
 
 from transformer_viz.analysis.walkthrough import head_walkthrough
-from transformer_viz.figures.common import assembled_figure
 from transformer_viz.figures.head import dot_product_figure, walkthrough_figures
+from transformer_viz.figures.look import assembled_figure
 
 
 def head_figures(kind: str) -> list[go.Figure]:

@@ -15,9 +15,9 @@ from transformer_viz.figures.attention import (
     head_entropy,
     query_selection,
 )
-from transformer_viz.figures.common import format_number
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.masks import mask_figures, masking_steps
+from transformer_viz.figures.numbers import format_number
 
 # attention_heatmap ----------------------------------------------------------------------------------------------
 

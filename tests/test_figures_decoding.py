@@ -4,7 +4,7 @@ sampling's reshaping, for the most likely tokens, with the drawn token marked.""
 import numpy as np
 import pytest
 
-from transformer_viz.figures.common import HIGHLIGHT
+from transformer_viz.figures.colours import HIGHLIGHT
 from transformer_viz.figures.decoding import sampling_bars
 
 TOKENS = ["<pad>", "<bos>", "<eos>", "a", "b", "c", "d", "e"]

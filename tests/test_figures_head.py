@@ -9,8 +9,9 @@ from helpers import make_model, random_ids
 
 from transformer_viz.analysis.walkthrough import head_walkthrough
 from transformer_viz.figures.attention import attention_heatmap
-from transformer_viz.figures.common import BLOCKED_GREY, format_number
+from transformer_viz.figures.colours import BLOCKED_GREY
 from transformer_viz.figures.head import STEP_KEYS, dot_product_figure, walkthrough_figures
+from transformer_viz.figures.numbers import format_number
 from transformer_viz.figures.panels import matrix_heatmap
 
 

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from transformer_viz import learn_bpe
-from transformer_viz.figures.common import HIGHLIGHT, MUTED
+from transformer_viz.figures.colours import HIGHLIGHT, MUTED
 from transformer_viz.figures.tokens import CHIP_GAP, CHIP_PADDING, bpe_figure, chip_spans, text_width
 from transformer_viz.i18n import CATALOGS
 

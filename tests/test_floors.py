@@ -25,6 +25,16 @@ FLOORS = {
     "app": 8,
 }
 TOP = 9  # the package's own __init__ (the public API) and __main__
+# The floors inside app/, lowest first, by the same rule: the server (shared by every session) knows no session, a
+# session's view and widgets know no frame around the page, rooms know no page and pages sit on top of them all.
+APP_FLOORS = {
+    "server": 0,
+    "session": 1,
+    "frame": 2,
+    "rooms": 3,
+    "pages": 4,
+}
+APP_TOP = 5  # app's own __init__, main.py, launch.py and serve/: they put the app together
 
 
 def module_name(path: Path) -> str:
@@ -38,6 +48,15 @@ MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
 def floor(module: str) -> int:
     parts = module.split(".")
     return TOP if len(parts) == 1 or parts[1] == "__main__" else FLOORS[parts[1]]
+
+
+def app_floor(module: str) -> int:
+    parts = module.split(".")
+    return APP_TOP if len(parts) == 2 or parts[2] in ("main", "launch", "serve") else APP_FLOORS[parts[2]]
+
+
+def in_app(module: str) -> bool:
+    return module.startswith("transformer_viz.app.")
 
 
 def imported(module: str) -> set[str]:
@@ -59,31 +78,59 @@ def test_every_module_sits_on_a_floor():
         floor(module)  # a KeyError names a folder outside the house
 
 
+def test_every_module_of_app_sits_on_an_inner_floor():
+    for module in filter(in_app, MODULES):
+        app_floor(module)  # a KeyError names a folder of app/ outside its floors
+
+
 def test_imports_only_point_down():
     upward = [f"{module} (floor {floor(module)}) imports {other} (floor {floor(other)})"
               for module in MODULES for other in imported(module) if floor(other) > floor(module)]
     assert not upward, "\n".join(upward)
 
 
-def test_no_import_circle():
-    graph = {module: imported(module) for module in MODULES}
+def test_imports_only_point_down_inside_app():
+    upward = [f"{module} (app floor {app_floor(module)}) imports {other} (app floor {app_floor(other)})"
+              for module in filter(in_app, MODULES) for other in imported(module)
+              if in_app(other) and app_floor(other) > app_floor(module)]
+    assert not upward, "\n".join(upward)
+
+
+def assert_no_circle(graph: dict[str, set[str]]) -> None:
     done, path = set(), []
 
-    def visit(module):
-        if module in path:
-            raise AssertionError("import circle: " + " -> ".join([*path[path.index(module):], module]))
-        if module in done:
+    def visit(node):
+        if node in path:
+            raise AssertionError("import circle: " + " -> ".join([*path[path.index(node):], node]))
+        if node in done:
             return
-        path.append(module)
-        for other in graph[module]:
-            if other.startswith(module + "."):
+        path.append(node)
+        for other in sorted(graph[node]):
+            if other.startswith(node + "."):
                 continue  # a package importing its own submodule is not a circle
             visit(other)
         path.pop()
-        done.add(module)
+        done.add(node)
 
-    for module in sorted(graph):
-        visit(module)
+    for node in sorted(graph):
+        visit(node)
+
+
+def test_no_import_circle():
+    assert_no_circle({module: imported(module) for module in MODULES})
+
+
+def test_no_import_circle_among_app_floors():
+    """Folder by folder (server, session, ...): whatever order the table gives them, none leans on another that
+    leans back on it."""
+    def folder(module: str) -> str:
+        return module.split(".")[2]
+
+    graph = {folder(module): set() for module in filter(in_app, MODULES)}
+    for module in filter(in_app, MODULES):
+        graph[folder(module)] |= {folder(other) for other in imported(module)
+                                  if in_app(other) and folder(other) != folder(module)}
+    assert_no_circle(graph)
 
 
 PROBE = """

@@ -16,7 +16,7 @@ from test_app import run_page
 from transformer_viz.app.frame.navigation import PAGES as NAVIGATION
 from transformer_viz.app.server.figure_cache import FIGURE_CACHE_BYTES
 from transformer_viz.app.server.models import run_cache_bytes
-from transformer_viz.app.session.state import VIEW_FIELDS
+from transformer_viz.app.server.state import VIEW_FIELDS
 
 PAGES = tuple(NAVIGATION)  # every page of the app
 # Ids the app writes, labels older links carry, next to garbage: numbers of every size, any text, hostile Markdown.

@@ -11,7 +11,8 @@ import torch
 from tests.test_app import chart_specs, run_page
 from tests.test_app_decoder_only import typed_array
 from transformer_viz.app.frame.navigation import PAGES
-from transformer_viz.figures.common import HIGHLIGHT, token_texts
+from transformer_viz.figures.colours import HIGHLIGHT
+from transformer_viz.figures.token_axes import token_texts
 from transformer_viz.weights import hf, hf_causal, hf_causal_views
 
 missing = hf.missing_reason()

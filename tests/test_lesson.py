@@ -11,13 +11,13 @@ import torch
 from test_app import assert_valid_figures, run_page
 from test_chinese_everywhere import assert_chinese
 
-import transformer_viz.app.session.widgets
+import transformer_viz.app.session.words
 from transformer_viz import Transformer
 from transformer_viz.analysis.inference import next_token_probabilities, run_text
 from transformer_viz.app.pages.lesson import STEPS, setup_values
-from transformer_viz.app.session.state import TrainedModel
+from transformer_viz.app.server.state import TrainedModel
 from transformer_viz.data.tasks import TASKS, model_config_for
-from transformer_viz.figures.common import HIGHLIGHT
+from transformer_viz.figures.colours import HIGHLIGHT
 from transformer_viz.trace.names import attention_name
 from transformer_viz.weights.pretrained import load_pretrained
 
@@ -32,7 +32,7 @@ SPOKEN = {"lang": "en"}  # the language of the page a test opened last
 def labels_in_the_pages_language(monkeypatch):
     """AppTest formats the widgets' values again in the test's thread, where st.session_state is not the app's:
     a rerun of a Chinese page would look its choices up in English (test_chinese_everywhere does the same)."""
-    monkeypatch.setattr(transformer_viz.app.session.widgets, "lang", lambda: SPOKEN["lang"])
+    monkeypatch.setattr(transformer_viz.app.session.words, "lang", lambda: SPOKEN["lang"])
 
 
 def open_step(number: int, lang: str = "en", **link):

@@ -9,7 +9,7 @@ import torch
 from transformer_viz import Transformer
 from transformer_viz.analysis.inference import run_text
 from transformer_viz.data.tasks import TASKS, model_config_for
-from transformer_viz.figures.common import HIGHLIGHT, MUTED
+from transformer_viz.figures.colours import HIGHLIGHT, MUTED
 from transformer_viz.i18n import text
 from transformer_viz.lessons.cross import strongest_key
 from transformer_viz.lessons.embeddings import equal_token_rows

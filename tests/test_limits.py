@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from transformer_viz.app.launch import SCRIPT, streamlit_args
+from transformer_viz.app.server import state
 from transformer_viz.app.server.limits import ServerLimits, limits, usable_cores
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import View
+from transformer_viz.app.server.state import View
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import pytest
 
+from transformer_viz.app.server.state import VIEW_FIELDS, View
 from transformer_viz.app.session.link import link_params, read_params
-from transformer_viz.app.session.state import VIEW_FIELDS, View
 
 # One value of every field that is not its default, as a user could choose it.
 CHOSEN = View(lang="zh", source="hf", hf_model="Helsinki-NLP/opus-mt-en-zh", task="en-fr", weights="checkpoint:mine",

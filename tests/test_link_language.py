@@ -35,12 +35,12 @@ def test_switching_the_language_writes_its_code_into_the_link():
 
 
 def test_switching_back_to_english_leaves_the_language_out_of_the_link(monkeypatch):
-    import transformer_viz.app.session.widgets
+    import transformer_viz.app.session.words
 
     at = run_page("attention", link={"lang": "zh"})
     assert chinese(at) and at.query_params["lang"] == "zh"
     # AppTest reads the drawn widgets' labels between runs, outside the session: in the language they were drawn in.
-    monkeypatch.setattr(transformer_viz.app.session.widgets, "lang", lambda: "zh")
+    monkeypatch.setattr(transformer_viz.app.session.words, "lang", lambda: "zh")
     at.sidebar.radio(key="lang").set_value("en").run()
     assert not at.exception and at.session_state["lang"] == "en" and "lang" not in at.query_params
 

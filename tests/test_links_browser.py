@@ -22,7 +22,7 @@ from devtools.browser import (
     wait_for_idle,
 )
 from devtools.rooms import FOLLOW_DEADLINE_MS, start_room
-from transformer_viz.app.session.state import VIEW_FIELDS
+from transformer_viz.app.server.state import VIEW_FIELDS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # browser: skipped, saying why, without Chromium
 

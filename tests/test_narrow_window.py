@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from devtools.browser import RUN_COUNTER, chromium, exceptions, open_app
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
 from transformer_viz.i18n import text
 
 pytestmark = pytest.mark.browser  # skipped, saying why, where Chromium is missing (conftest.py)

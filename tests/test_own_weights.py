@@ -11,7 +11,7 @@ from test_app import grid_tiles, run_page
 
 from transformer_viz import Transformer, get_task, model_config_for, save_pretrained
 from transformer_viz.app.pages.training import zipped
-from transformer_viz.app.session.state import TrainedModel
+from transformer_viz.app.server.state import TrainedModel
 from transformer_viz.weights.pretrained import CHECKPOINTS_ENV
 
 TINY = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1, "d_ff": 32}
@@ -46,7 +46,7 @@ def test_an_extra_checkpoint_is_offered_for_its_task_and_chosen_through_the_view
     assert grid_tiles(at) == 1 * 2
     assert any("Checkpoint “tiny” of this server" in c.value and "25.0% exact match" in c.value for c in at.caption)
     from transformer_viz.app.server.models import resolve
-    from transformer_viz.app.session.state import View
+    from transformer_viz.app.server.state import View
 
     shown = resolve(View(weights="checkpoint:tiny", **TINY)).model
     assert all(torch.equal(a, b) for a, b in zip(shown.state_dict().values(),
@@ -115,7 +115,7 @@ def test_one_rule_for_every_weights_another_mask_value_keeps_them_another_shape_
     from dataclasses import replace
 
     from transformer_viz.app.server import models
-    from transformer_viz.app.session.state import View
+    from transformer_viz.app.server.state import View
 
     trained = trained_model()
     monkeypatch.setattr(models, "trained_for", lambda task_name: trained if task_name == trained.task else None)
@@ -193,9 +193,9 @@ def test_an_upload_refused_says_why_and_keeps_the_session_as_it_was():
 
 
 def test_an_upload_refused_says_why_in_chinese(monkeypatch):
-    import transformer_viz.app.session.widgets
+    import transformer_viz.app.session.words
 
-    monkeypatch.setattr(transformer_viz.app.session.widgets, "lang", lambda: "zh")  # as AppTest relabels widgets
+    monkeypatch.setattr(transformer_viz.app.session.words, "lang", lambda: "zh")  # as AppTest relabels widgets
     data = zipped(trained_model())
     at = upload(run_page("training", lang="zh", task="copy"), ("reverse-trained.zip", data, "application/zip"))
     (error,) = [e.value for e in at.error]

@@ -11,12 +11,12 @@ import torch.nn.functional as F
 
 from transformer_viz import Intervention
 from transformer_viz.data.tasks import get_task, model_config_for
+from transformer_viz.data.tasks.base import make_batch
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.model import Transformer
 from transformer_viz.model.hooks import gating
 from transformer_viz.train import pruning
 from transformer_viz.train.evaluation import evaluate
-from transformer_viz.data.tasks.base import make_batch
 from transformer_viz.weights.pretrained import load_pretrained
 
 N = 60  # inputs per evaluation: enough to tell the shipped model's heads apart, quick

@@ -7,7 +7,7 @@ from helpers import shown
 from streamlit.testing.v1 import AppTest
 
 from transformer_viz.app.rooms.common import base_url, page_path, qr_svg, room_link
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 

@@ -12,7 +12,7 @@ from devtools.browser import free_port
 from devtools.redis_server import redis_missing_reason, redis_server
 from transformer_viz.app.rooms import common, follow, teach
 from transformer_viz.app.rooms.store import RedisRoomStore
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
 
 pytestmark = pytest.mark.skipif(bool(redis_missing_reason()), reason=redis_missing_reason() or "")
 DOWN = "The class room cannot be reached right now"

@@ -8,7 +8,7 @@ import pytest
 
 from transformer_viz.app.rooms import push
 from transformer_viz.app.rooms.store import RoomState, RoomStoreError
-from transformer_viz.app.session.state import Joined
+from transformer_viz.app.server.state import Joined
 
 
 class Store:

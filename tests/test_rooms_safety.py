@@ -5,7 +5,7 @@ import pytest
 from tests.test_rooms import session, sidebar_texts, teaching
 from transformer_viz.app.rooms import follow
 from transformer_viz.app.rooms.store import CODE_LENGTH
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
 
 
 def test_the_teachers_link_leads_the_room_again_after_a_reload_and_the_students_keep_following():

@@ -12,7 +12,7 @@ from helpers import make_model, random_ids
 from test_app import chart_specs, run_page
 
 from transformer_viz.analysis.inference import run_text
-from transformer_viz.app.session.state import View
+from transformer_viz.app.server.state import View
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.model import Transformer
 from transformer_viz.model.sampling import Sampling, next_tokens, sampling_distribution

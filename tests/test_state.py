@@ -3,8 +3,8 @@
 import ast
 from pathlib import Path
 
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import VIEW_FIELDS, View
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import VIEW_FIELDS, View
 
 APP = Path("transformer_viz/app")
 PAGES = [p for p in APP.rglob("*.py") if p.name != "state.py"]
@@ -16,8 +16,9 @@ def test_every_view_field_has_its_key_constant():
 
 
 def test_no_page_names_a_session_key_with_a_bare_string():
-    """Keys live in transformer_viz/app/state.py: no literal in session_state[...] / .get / .pop / .setdefault, and no
-    literal key= for a widget (display-only charts have ids, not session state, and may name themselves)."""
+    """Keys live in transformer_viz/app/server/state.py: no literal in session_state[...] / .get / .pop /
+    .setdefault, and no literal key= for a widget (display-only charts have ids, not session state, and may name
+    themselves)."""
     offenders = []
     for path in [*PAGES, Path("app.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -39,7 +40,7 @@ def _is_session_state(node) -> bool:
 
 
 def test_translated_choices_have_labels_and_language_independent_values():
-    from transformer_viz.app.session.widgets import FORMATS
+    from transformer_viz.app.session.words import FORMATS
 
     # Position choices are labelled with their token too (by the page that knows the tokens).
     assert set(state.TRANSLATED_FIELDS) - {state.QUERY, state.CELL_QUERY, state.CELL_KEY} <= set(FORMATS)
@@ -54,7 +55,7 @@ def test_a_view_from_elsewhere_is_checked_field_by_field():
 
     import pytest
 
-    from transformer_viz.app.session.state import checked_view
+    from transformer_viz.app.server.state import checked_view
 
     good = {"layer": 1, "dims": [0, 3], "mask_value": -math.inf, "query": None, "cell_query": 2, "train_lr": 3e-4,
             "norm_first": False, "src_text": "banana", "d_model": 32}

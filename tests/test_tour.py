@@ -28,8 +28,8 @@ from devtools.browser import (
     view_snapshot,
     widget_shown,
 )
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import VIEW_FIELDS
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import VIEW_FIELDS
 
 # The sidebar's "Shape and variants" draws its widgets only while open, and a link opens it folded: the tour opens
 # it (bug 1 below is about one of them) and compares the other widgets with what a fresh link shows.

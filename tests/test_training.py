@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from transformer_viz.data.tasks import get_task, model_config_for
+from transformer_viz.data.tasks.base import make_batch
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.model import Transformer
 from transformer_viz.train.cli import main as cli_main
 from transformer_viz.train.evaluation import evaluate
-from transformer_viz.data.tasks.base import make_batch
 from transformer_viz.train.loop import StepInfo, batch_stream, lr_factor, train
 from transformer_viz.weights.pretrained import load_pretrained
 

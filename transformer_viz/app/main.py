@@ -16,8 +16,8 @@ from transformer_viz.app.frame.take_home import start_view, view_download
 from transformer_viz.app.rooms.common import room_down_banner
 from transformer_viz.app.rooms.follow import follow_room, poll_teacher, room_panel, room_params
 from transformer_viz.app.rooms.teach import room_badge, share_view
+from transformer_viz.app.server import state
 from transformer_viz.app.server.models import set_up_server
-from transformer_viz.app.session import state
 
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it. A formula shrinks with
 # its column (cqi: 1 % of it) where the widest one, 23 em, would not fit; KaTeX would hide the rest.

@@ -19,27 +19,17 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from transformer_viz.analysis.measures import entropy_bits
-from transformer_viz.figures.common import (
-    HIGHLIGHT,
-    MUTED,
-    SEQUENTIAL,
+from transformer_viz.figures.attention_arrays import (
     AttentionArrays,
     all_layers,
     attention_arrays,
-    cell_label,
     check_cell,
     check_choice,
-    format_number,
-    format_numbers,
     mask_value,
-    merge_into,
-    selected_pair,
-    styled_figure,
-    target_marker,
-    token_axis,
-    token_texts,
     value_plane,
 )
+from transformer_viz.figures.clicks import selected_pair, target_marker
+from transformer_viz.figures.colours import HIGHLIGHT, MUTED, SEQUENTIAL
 from transformer_viz.figures.fit import (
     GAP_PX,
     LINE_EM,
@@ -55,7 +45,10 @@ from transformer_viz.figures.fit import (
     tick_plan,
     widest_em,
 )
+from transformer_viz.figures.look import merge_into, styled_figure
 from transformer_viz.figures.masks import blocked_layer
+from transformer_viz.figures.numbers import format_number, format_numbers
+from transformer_viz.figures.token_axes import cell_label, token_axis, token_texts
 from transformer_viz.i18n import text
 from transformer_viz.trace.names import ATTENTION_KINDS, check_index
 

@@ -12,19 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from transformer_viz.analysis.attribution import Attribution
-from transformer_viz.figures.common import (
-    DIVERGING,
-    HIGHLIGHT,
-    MUTED,
-    SEQUENTIAL,
-    escape_text,
-    format_number,
-    format_numbers,
-    merge_into,
-    styled_figure,
-    subplot_axes,
-    subplot_row,
-)
+from transformer_viz.figures.colours import DIVERGING, HIGHLIGHT, MUTED, SEQUENTIAL
 from transformer_viz.figures.fit import (
     MIN_FONT_PX,
     TEXT_MIN_WIDTH,
@@ -34,7 +22,11 @@ from transformer_viz.figures.fit import (
     tick_plan,
     widest_em,
 )
+from transformer_viz.figures.look import merge_into, styled_figure
+from transformer_viz.figures.numbers import format_number, format_numbers
 from transformer_viz.figures.panel_layout import PAGE_PX
+from transformer_viz.figures.subplots import subplot_axes, subplot_row
+from transformer_viz.figures.token_axes import escape_text
 from transformer_viz.i18n import text
 
 REFERENCE = "leave_one_out"  # what every row is compared with

@@ -5,17 +5,15 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from transformer_viz.figures.common import (
-    DIVERGING,
-    all_layers,
-    styled_figure,
-    symmetric_limit,
-    token_labels,
-    token_texts,
-)
+from transformer_viz.figures.attention_arrays import all_layers
+from transformer_viz.figures.colours import DIVERGING
 from transformer_viz.figures.fit import MIN_FONT_PX
 from transformer_viz.figures.grid import COLOUR_BAR, GRID_PX, _names, _tile, grid_layout, tile_axes, tile_titles
+from transformer_viz.figures.look import styled_figure
+from transformer_viz.figures.numbers import symmetric_limit
+from transformer_viz.figures.token_axes import token_texts
 from transformer_viz.i18n import text
+from transformer_viz.trace.names import token_labels
 
 
 def difference_grid(trace_a, trace_b, kind: str, *, width: int | None = None, min_font: int = MIN_FONT_PX,

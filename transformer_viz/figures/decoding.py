@@ -9,22 +9,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from transformer_viz.config import is_whole
-from transformer_viz.figures.common import (
-    FONT,
-    HIGHLIGHT,
-    LINE_COLOURS,
-    MUTED,
-    SEQUENTIAL,
-    as_numpy,
-    attention_arrays,
-    styled_figure,
-    token_axis,
-    token_labels,
-    token_texts,
-)
+from transformer_viz.figures.attention_arrays import as_numpy, attention_arrays
+from transformer_viz.figures.colours import HIGHLIGHT, LINE_COLOURS, MUTED, SEQUENTIAL
 from transformer_viz.figures.fit import MIN_FONT_PX, at_least, text_em
+from transformer_viz.figures.look import FONT, styled_figure
+from transformer_viz.figures.token_axes import token_axis, token_texts
 from transformer_viz.i18n import text
-from transformer_viz.trace.names import check_index
+from transformer_viz.trace.names import check_index, token_labels
 
 
 def topk_bars(probabilities, vocab_tokens: Sequence[str], k: int = 5, chosen: int | None = None, *,

@@ -14,20 +14,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from transformer_viz.config import POSITIONAL_ENCODINGS
-from transformer_viz.figures.common import (
-    DIVERGING,
-    LINE_COLOURS,
-    as_numpy,
-    base_layout,
-    merge_into,
-    styled_figure,
-    subplot_axes,
-    subplot_row,
-    symmetric_limit,
-    token_axis,
-    token_texts,
-)
+from transformer_viz.figures.attention_arrays import as_numpy
+from transformer_viz.figures.colours import DIVERGING, LINE_COLOURS
 from transformer_viz.figures.fit import MIN_FONT_PX, at_least
+from transformer_viz.figures.look import base_layout, merge_into, styled_figure
+from transformer_viz.figures.numbers import symmetric_limit
+from transformer_viz.figures.subplots import subplot_axes, subplot_row
+from transformer_viz.figures.token_axes import token_axis, token_texts
 from transformer_viz.i18n import text
 from transformer_viz.model.rotary import rotary_angles
 from transformer_viz.trace.names import check_index

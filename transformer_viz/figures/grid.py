@@ -13,22 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from transformer_viz.figures.common import (
-    BLOCKED_GREY,
-    HIGHLIGHT,
-    AttentionArrays,
-    all_layers,
-    check_cell,
-    check_choice,
-    selected_pair,
-    styled_figure,
-    target_marker,
-    token_labels,
-    token_texts,
-    value_plane,
-)
+from transformer_viz.figures.attention_arrays import AttentionArrays, all_layers, check_cell, check_choice, value_plane
+from transformer_viz.figures.clicks import selected_pair, target_marker
+from transformer_viz.figures.colours import BLOCKED_GREY, HIGHLIGHT
 from transformer_viz.figures.fit import GAP_PX, MIN_FONT_PX, at_least, fit_title, widest_em
+from transformer_viz.figures.look import styled_figure
+from transformer_viz.figures.token_axes import token_texts
 from transformer_viz.i18n import text
+from transformer_viz.trace.names import token_labels
 
 GRID_PX = 900  # the width the grid is laid out for; Streamlit stretches it to its column
 TICK_FONT_PX = 12  # the tokens under and beside the tiles

@@ -14,21 +14,18 @@ import numpy as np
 import plotly.graph_objects as go
 
 from transformer_viz.analysis.walkthrough import HeadWalkthrough, InputSource
-from transformer_viz.figures.common import (
-    check_cell,
-    escape_text,
-    format_number,
-    format_numbers,
-    styled_figure,
-)
+from transformer_viz.figures.attention_arrays import check_cell
 from transformer_viz.figures.fit import (
     MIN_FONT_PX,
     at_least,
 )
+from transformer_viz.figures.look import styled_figure
+from transformer_viz.figures.numbers import format_number, format_numbers
 from transformer_viz.figures.panel_layout import (
     fits_with_values,
 )
 from transformer_viz.figures.panels import MAX_VALUE_COLS, Panel, outline, panel_grid
+from transformer_viz.figures.token_axes import escape_text
 from transformer_viz.i18n import text
 
 # The steps in the order of the computation (the app explains each: head.step.<key>).

@@ -9,8 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from transformer_viz.figures.common import LINE_COLOURS, base_layout
+from transformer_viz.figures.colours import LINE_COLOURS
 from transformer_viz.figures.fit import MIN_FONT_PX
+from transformer_viz.figures.look import base_layout
 from transformer_viz.i18n import text
 
 

@@ -13,19 +13,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from transformer_viz.analysis.measures import LogitLens, residual_norms, sublayers_of
-from transformer_viz.figures.common import (
-    LINE_COLOURS,
-    SEQUENTIAL,
-    as_numpy,
-    axis_key,
-    merge_into,
-    styled_figure,
-    subplot_axes,
-    subplot_column,
-    token_axis,
-    token_texts,
-)
+from transformer_viz.figures.attention_arrays import as_numpy
+from transformer_viz.figures.colours import LINE_COLOURS, SEQUENTIAL
 from transformer_viz.figures.fit import MIN_FONT_PX, at_least
+from transformer_viz.figures.look import merge_into, styled_figure
+from transformer_viz.figures.subplots import axis_key, subplot_axes, subplot_column
+from transformer_viz.figures.token_axes import token_axis, token_texts
 from transformer_viz.i18n import text
 from transformer_viz.trace.names import check_index, check_stack, name
 from transformer_viz.trace.record import check_trace

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 import numpy as np
 import plotly.graph_objects as go
 
-from transformer_viz.figures.common import axis_key
 from transformer_viz.figures.fit import LINE_EM, shown_text, text_em
+from transformer_viz.figures.subplots import axis_key
 
 PLOTLY_MARGIN = dict(l=80, r=80, t=100, b=80)  # Plotly's defaults, for a side the figure does not set
 PUSH_PAD = 12  # Plotly adds min(12, the smallest margin) to what pushes a margin

@@ -12,27 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from transformer_viz.figures.common import (
-    BLOCKED_GREY,
-    DIVERGING,
-    MASK_COLOURS,
-    SEQUENTIAL,
-    as_numpy,
-    attention_arrays,
-    cell_label,
-    check_choice,
-    escape_text,
-    format_number,
-    format_numbers,
-    mask_value,
-    merge_into,
-    styled_figure,
-    subplot_axes,
-    subplot_row,
-    symmetric_limit,
-    token_axis,
-    token_texts,
-)
+from transformer_viz.figures.attention_arrays import as_numpy, attention_arrays, check_choice, mask_value
+from transformer_viz.figures.colours import BLOCKED_GREY, DIVERGING, MASK_COLOURS, SEQUENTIAL
 from transformer_viz.figures.fit import (
     FLAT_FONT_PX,
     GAP_PX,
@@ -49,6 +30,10 @@ from transformer_viz.figures.fit import (
     widest_em,
     wrapped,
 )
+from transformer_viz.figures.look import merge_into, styled_figure
+from transformer_viz.figures.numbers import format_number, format_numbers, symmetric_limit
+from transformer_viz.figures.subplots import subplot_axes, subplot_row
+from transformer_viz.figures.token_axes import cell_label, escape_text, token_axis, token_texts
 from transformer_viz.i18n import text
 
 STEPS_PX, STEPS_RIGHT_PX = 1100, 70  # the width the three masking panels are laid out for; their colour bar

@@ -16,8 +16,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from transformer_viz.figures.common import CLICK_OPACITY, FONT, SEQUENTIAL, target_marker
+from transformer_viz.figures.clicks import CLICK_OPACITY, target_marker
+from transformer_viz.figures.colours import SEQUENTIAL
 from transformer_viz.figures.fit import GAP_PX, LINE_SPACING, MIN_FONT_PX, at_least, shown_text, wrapped
+from transformer_viz.figures.look import FONT
 from transformer_viz.figures.overview_blocks import (
     ROW,
     THIN,

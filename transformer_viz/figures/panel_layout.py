@@ -9,11 +9,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from transformer_viz.figures.common import escape_text
 from transformer_viz.figures.fit import CELL_FONT_PX, GAP_PX, LINE_EM, MIN_FONT_PX, at_least, text_em, tick_plan
+from transformer_viz.figures.token_axes import escape_text
 
 HEADER_PX, SUBPLOT_TITLE_PX = 80, 24  # room for the title with its subtitle; for a subplot's title
-PAGE_PX = 790  # the width figures are laid out for: the narrowest main column (app/session/widgets.py MAIN_WIDTH)
+PAGE_PX = 790  # the width figures are laid out for: the narrowest main column (app/session/charts.py MAIN_WIDTH)
 MIN_CELL_PX, MIN_TOKEN_PX = 6.0, 14.0  # smallest cell height; rows labelled by tokens need room for the text
 VALUE_ASPECT = 0.6  # cell height / width where a cell shows a number such as "−0.94"
 SPACING = 0.06  # between two grid columns, as a fraction of the width

@@ -12,17 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from transformer_viz.figures.common import (
-    BLOCKED_GREY,
-    DIVERGING,
-    MASK_COLOURS,
-    SEQUENTIAL,
-    as_numpy,
-    format_numbers,
-    styled_figure,
-    token_axis,
-    token_texts,
-)
+from transformer_viz.figures.attention_arrays import as_numpy
+from transformer_viz.figures.colours import BLOCKED_GREY, DIVERGING, MASK_COLOURS, SEQUENTIAL
 from transformer_viz.figures.fit import (
     GAP_PX,
     LINE_SPACING,
@@ -33,6 +24,8 @@ from transformer_viz.figures.fit import (
     tick_plan,
     wrapped,
 )
+from transformer_viz.figures.look import styled_figure
+from transformer_viz.figures.numbers import format_numbers
 from transformer_viz.figures.panel_layout import (
     PAGE_PX,
     SPACING,
@@ -42,6 +35,7 @@ from transformer_viz.figures.panel_layout import (
     panel_layout,
     top_label_px,
 )
+from transformer_viz.figures.token_axes import token_axis, token_texts
 from transformer_viz.i18n import text
 
 MAX_VALUE_ROWS, MAX_VALUE_COLS = 12, 16  # larger matrices show colours only (values on hover)

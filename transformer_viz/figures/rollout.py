@@ -14,18 +14,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from transformer_viz.analysis.measures import HEAD_SCORES, alignment_scores, attention_rollout, head_scores
-from transformer_viz.figures.common import (
-    SEQUENTIAL,
-    cell_label,
-    format_number,
-    format_numbers,
-    merge_into,
-    styled_figure,
-    token_axis,
-    token_texts,
-)
+from transformer_viz.figures.colours import SEQUENTIAL
 from transformer_viz.figures.fit import MIN_FONT_PX, at_least, cell_font, tick_labels, tick_plan, widest_em
+from transformer_viz.figures.look import merge_into, styled_figure
+from transformer_viz.figures.numbers import format_number, format_numbers
 from transformer_viz.figures.panel_layout import PAGE_PX
+from transformer_viz.figures.token_axes import cell_label, token_axis, token_texts
 from transformer_viz.i18n import text
 from transformer_viz.trace.names import ATTENTION_KINDS
 from transformer_viz.trace.record import check_trace

@@ -14,16 +14,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from transformer_viz.data.bpe import END, BytePairEncoding
-from transformer_viz.figures.common import (
-    FONT,
-    HIGHLIGHT,
-    MUTED,
-    TEXT_COLOUR,
-    base_layout,
-    escape_text,
-    token_axis,
-)
+from transformer_viz.figures.colours import HIGHLIGHT, MUTED, TEXT_COLOUR
 from transformer_viz.figures.fit import GAP_PX, MIN_FONT_PX, at_least, text_em, wrapped
+from transformer_viz.figures.look import FONT, base_layout
+from transformer_viz.figures.token_axes import escape_text, token_axis
 from transformer_viz.i18n import text
 
 TOP_PAIRS = 10  # bars in the pair table: enough to show the runners-up and any tie

@@ -8,15 +8,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from transformer_viz.figures.common import (
-    LINE_COLOURS,
-    SEQUENTIAL,
-    as_numpy,
-    base_layout,
-    token_axis,
-    token_texts,
-)
+from transformer_viz.figures.attention_arrays import as_numpy
+from transformer_viz.figures.colours import LINE_COLOURS, SEQUENTIAL
 from transformer_viz.figures.fit import MIN_FONT_PX, at_least
+from transformer_viz.figures.look import base_layout
+from transformer_viz.figures.token_axes import token_axis, token_texts
 from transformer_viz.i18n import text
 
 

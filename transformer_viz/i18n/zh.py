@@ -92,7 +92,7 @@ CHINESE: dict[str, str] = {
     "tokens.target": "解码器输入词元",
     "tokens.output": "模型输出",
 
-    # Details of errors (widgets.error_text, a TranslatableError's "detail.<key>"): English shows str(error).
+    # Details of errors (words.error_text, a TranslatableError's "detail.<key>"): English shows str(error).
     # The package's sentences for text, config and checkpoint errors are written where they are raised and repeated
     # here with the values the error carries (tests hold them equal); "checkpoint.bad" stands for several sentences
     # about a corrupt file.

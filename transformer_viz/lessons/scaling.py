@@ -9,8 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from transformer_viz.figures.common import FONT, HIGHLIGHT, LINE_COLOURS, MUTED, base_layout
+from transformer_viz.figures.colours import HIGHLIGHT, LINE_COLOURS, MUTED
 from transformer_viz.figures.fit import MIN_FONT_PX, at_least, text_em
+from transformer_viz.figures.look import FONT, base_layout
 from transformer_viz.i18n import text
 from transformer_viz.lessons.step import Host, Step
 from transformer_viz.model.attention import scaled_dot_product_attention

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from transformer_viz.data.bpe import learn_bpe
 from transformer_viz.data.tasks import TASKS
-from transformer_viz.figures.common import MUTED, TEXT_COLOUR
+from transformer_viz.figures.colours import MUTED, TEXT_COLOUR
 from transformer_viz.figures.fit import MIN_FONT_PX
 from transformer_viz.figures.tokens import bpe_figure
 from transformer_viz.i18n import text

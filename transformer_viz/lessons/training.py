@@ -8,8 +8,9 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from transformer_viz.figures.common import base_layout, token_axis, token_texts
 from transformer_viz.figures.fit import MIN_FONT_PX
+from transformer_viz.figures.look import base_layout
+from transformer_viz.figures.token_axes import token_axis, token_texts
 from transformer_viz.figures.training import attention_heatmap_trace
 from transformer_viz.i18n import text
 from transformer_viz.lessons.step import Host, Step, not_here

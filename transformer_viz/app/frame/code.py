@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from transformer_viz.analysis.source import CodeExcerpt
-from transformer_viz.app.session.widgets import tr
+from transformer_viz.app.session.words import tr
 
 CODE_CONTEXT = 3  # lines shown around a step's own lines
 CODE_STYLE = ("margin:0;padding:0.5rem 0.75rem;font:14px/1.5 ui-monospace,Menlo,Consolas,monospace;"

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.server import checkpoints
+from transformer_viz.app.server import checkpoints, state
 from transformer_viz.app.server.limits import limits
-from transformer_viz.app.session import state
+from transformer_viz.app.server.state import VIEW_FIELDS
 from transformer_viz.app.session.link import field_texts, link_params, read_params
-from transformer_viz.app.session.state import VIEW_FIELDS
-from transformer_viz.app.session.widgets import current_view, literal, tr
+from transformer_viz.app.session.widgets import current_view
+from transformer_viz.app.session.words import literal, tr
 
 
 def query_params() -> dict[str, list[str]]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.session import state
-from transformer_viz.app.session.widgets import MAIN_WIDTH, tr
+from transformer_viz.app.server import state
+from transformer_viz.app.session.charts import MAIN_WIDTH
+from transformer_viz.app.session.words import tr
 
 # Below this main-column width (px) the notice shows. No figure text of eight pages overlaps or is cut off at
 # 780 px, the first does at 770 (devtools/text_boxes.py, sidebar open); the 10 px below MAIN_WIDTH are a scrollbar's

@@ -6,8 +6,8 @@ import importlib
 
 import streamlit as st
 
-from transformer_viz.app.session import state
-from transformer_viz.app.session.widgets import tr
+from transformer_viz.app.server import state
+from transformer_viz.app.session.words import tr
 
 PAGES = {"lesson": ":material/school:", "overview": ":material/account_tree:", "embeddings": ":material/grid_on:",
          "attention": ":material/visibility:", "masks": ":material/blur_on:", "head": ":material/calculate:",

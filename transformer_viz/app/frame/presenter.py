@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.session import state
-from transformer_viz.app.session.widgets import tr
-from transformer_viz.figures.fit import MIN_FONT_PX, PROJECTOR_FONT_PX
+from transformer_viz.app.server import state
+from transformer_viz.app.session.words import tr
 
 # Nothing in presenter mode stands over what it shows. The way out sits at the top right of the page and scrolls
 # with it (fixed, it covered whatever scrolled under it), the title's row leaves it room. The lesson's Previous, step
@@ -24,12 +23,6 @@ html {{font-size: 19px}}
   position: sticky; top: 0; z-index: 999; background: white; padding: 0.4rem 0; margin-top: -0.4rem}}
 .js-plotly-plot .modebar-container {{display: none !important}}
 </style>"""
-
-
-def figure_min_font() -> int:
-    """The smallest text a figure of this session may draw, px: larger in presenter mode. Builders take it as
-    `min_font=`, so that it is part of what the figure is built with (and of its key in the shared figure cache)."""
-    return PROJECTOR_FONT_PX if st.session_state.get(state.PRESENT) else MIN_FONT_PX
 
 
 def leave_presenter_mode() -> None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.server import checkpoints, models, trainings
+from transformer_viz.app.server import checkpoints, models, state, trainings
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.server.server_log import log_once
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import (
+from transformer_viz.app.server.state import (
     MASK_VALUES,
     SOURCES,
     View,
@@ -23,13 +22,11 @@ from transformer_viz.app.session.widgets import (
     callback,
     current_view,
     language_widget,
-    literal,
     relabel_translated,
     restore_choices,
-    tr,
     view_widget,
-    weights_label,
 )
+from transformer_viz.app.session.words import literal, tr, weights_label
 from transformer_viz.config import ARCHITECTURES, POSITIONAL_ENCODINGS, divisors
 from transformer_viz.data.tasks import get_task
 from transformer_viz.weights import hf

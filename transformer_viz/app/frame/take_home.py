@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.session import state
-from transformer_viz.app.session.widgets import tr
+from transformer_viz.app.server import state
+from transformer_viz.app.session.words import tr
 from transformer_viz.figures.export import standalone_html
 
 

@@ -13,9 +13,10 @@ import streamlit as st
 
 from transformer_viz.analysis.walkthrough import cell_numbers
 from transformer_viz.app.frame.link import write_link
-from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.rooms.teach import share_view
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import View
+from transformer_viz.app.session.charts import MAIN_WIDTH, chart, figure_min_font
 from transformer_viz.app.session.page import (
     PageContext,
     attention_selectors,
@@ -23,12 +24,13 @@ from transformer_viz.app.session.page import (
     chosen_kind,
     page_context,
 )
-from transformer_viz.app.session.state import View
-from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, lang, literal, tr, view_widget
+from transformer_viz.app.session.widgets import view_widget
+from transformer_viz.app.session.words import lang, literal, tr
 from transformer_viz.data.tasks import get_task
 from transformer_viz.figures.attention import attention_heatmap, attention_lines, cell_selection, head_entropy
-from transformer_viz.figures.common import ATTENTION_VALUES, format_number
+from transformer_viz.figures.attention_arrays import ATTENTION_VALUES
 from transformer_viz.figures.grid import attention_grid, grid_selection
+from transformer_viz.figures.numbers import format_number
 from transformer_viz.figures.rollout import head_score_table, rollout_figure
 
 EXPLORER, BELOW = "attention_explorer", "attention_below"  # the two fragments' keys

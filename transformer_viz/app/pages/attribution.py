@@ -6,9 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.analysis.attribution import explain
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
+from transformer_viz.app.session.charts import chart
 from transformer_viz.app.session.page import PageContext, bar_vocab, choose_step, page_context
-from transformer_viz.app.session.widgets import chart, clamped_index, lang, literal, tr, view_widget
+from transformer_viz.app.session.widgets import clamped_index, view_widget
+from transformer_viz.app.session.words import lang, literal, tr
 from transformer_viz.data.tasks import get_task
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.figures.attribution import attribution_figure, weights_and_norms_figure

@@ -8,13 +8,13 @@ import pandas as pd
 import streamlit as st
 
 from transformer_viz.analysis.measures import mean_entropy
-from transformer_viz.app.frame.presenter import figure_min_font
-from transformer_viz.app.server import measurements, models
-from transformer_viz.app.session import state
+from transformer_viz.app.server import measurements, models, state
+from transformer_viz.app.server.state import View
+from transformer_viz.app.session.charts import MAIN_WIDTH, chart, figure_min_font
 from transformer_viz.app.session.interventions import SWITCHES, head_ids, intervention_of
 from transformer_viz.app.session.page import page_context, toy_only
-from transformer_viz.app.session.state import View
-from transformer_viz.app.session.widgets import MAIN_WIDTH, chart, head_label, lang, literal, tr, view_widget
+from transformer_viz.app.session.widgets import view_widget
+from transformer_viz.app.session.words import head_label, lang, literal, tr
 from transformer_viz.data.tasks import get_task
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid

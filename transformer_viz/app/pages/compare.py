@@ -6,23 +6,13 @@ from dataclasses import replace
 
 import streamlit as st
 
-from transformer_viz.app.frame.presenter import figure_min_font
-from transformer_viz.app.server import measurements, models
-from transformer_viz.app.session import state
+from transformer_viz.app.server import measurements, models, state
+from transformer_viz.app.server.state import KINDS, WEIGHT_CHOICES, View
+from transformer_viz.app.session.charts import MAIN_WIDTH, chart, figure_min_font
 from transformer_viz.app.session.interventions import SWITCHES, head_ids, intervention_of
 from transformer_viz.app.session.page import token_chips, toy_only
-from transformer_viz.app.session.state import KINDS, WEIGHT_CHOICES, View
-from transformer_viz.app.session.widgets import (
-    MAIN_WIDTH,
-    Fold,
-    chart,
-    current_view,
-    error_text,
-    lang,
-    literal,
-    tr,
-    view_widget,
-)
+from transformer_viz.app.session.widgets import Fold, current_view, view_widget
+from transformer_viz.app.session.words import error_text, lang, literal, tr
 from transformer_viz.figures.compare import difference_grid
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.margins import line_up

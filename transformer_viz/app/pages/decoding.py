@@ -5,10 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.analysis.inference import next_token_distributions, next_token_probabilities
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import SAMPLING_RANGES, View
+from transformer_viz.app.session.charts import chart
 from transformer_viz.app.session.page import PageContext, bar_vocab, choose_step, layer_and_head, page_context
-from transformer_viz.app.session.state import SAMPLING_RANGES, View
-from transformer_viz.app.session.widgets import chart, literal, tr, view_widget
+from transformer_viz.app.session.widgets import view_widget
+from transformer_viz.app.session.words import literal, tr
 from transformer_viz.figures.attention import attention_heatmap
 from transformer_viz.figures.decoding import attention_by_step, sampling_bars, topk_bars
 from transformer_viz.i18n import particular

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.frame.presenter import figure_min_font
-from transformer_viz.app.server import figure_cache
+from transformer_viz.app.server import figure_cache, state
 from transformer_viz.app.server.limits import limits
-from transformer_viz.app.session import state
+from transformer_viz.app.session.charts import chart, figure_min_font
 from transformer_viz.app.session.page import page_context
-from transformer_viz.app.session.widgets import chart, lang, tr, view_widget
+from transformer_viz.app.session.widgets import view_widget
+from transformer_viz.app.session.words import lang, tr
 from transformer_viz.figures.embeddings import (
     embedding_pipeline,
     positional_variants,

@@ -6,9 +6,11 @@ import streamlit as st
 
 from transformer_viz.analysis.source import head_step_code
 from transformer_viz.app.frame.code import show_code
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
+from transformer_viz.app.session.charts import chart
 from transformer_viz.app.session.page import PageContext, attention_selectors, cell_selectors, page_context
-from transformer_viz.app.session.widgets import chart, error_text, lazy_expander, tr
+from transformer_viz.app.session.widgets import lazy_expander
+from transformer_viz.app.session.words import error_text, tr
 from transformer_viz.figures.head import dot_product_figure, step_keys, walkthrough_figures
 from transformer_viz.i18n import particular
 

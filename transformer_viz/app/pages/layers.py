@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
+from transformer_viz.app.session.charts import chart
 from transformer_viz.app.session.page import page_context
-from transformer_viz.app.session.widgets import chart, clamped_index, tr, view_widget
+from transformer_viz.app.session.widgets import clamped_index, view_widget
+from transformer_viz.app.session.words import tr
 from transformer_viz.figures.layers import ffn_figure, logit_lens_figure, residual_figure
 from transformer_viz.i18n import particular
 

@@ -14,25 +14,14 @@ import streamlit as st
 
 from transformer_viz.analysis.source import code_excerpt
 from transformer_viz.app.frame.code import show_code
-from transformer_viz.app.frame.presenter import figure_min_font
 from transformer_viz.app.pages.decoding import sampling_controls
 from transformer_viz.app.pages.training import run_training, show_result
-from transformer_viz.app.server import figure_cache, models, trainings
-from transformer_viz.app.session import state
+from transformer_viz.app.server import figure_cache, models, state, trainings
+from transformer_viz.app.server.state import VIEW_FIELDS, View
+from transformer_viz.app.session.charts import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, figure_min_font
 from transformer_viz.app.session.page import page_context, token_chips
-from transformer_viz.app.session.state import VIEW_FIELDS, View
-from transformer_viz.app.session.widgets import (
-    MAIN_WIDTH,
-    MAX_MAIN_WIDTH,
-    chart,
-    current_view,
-    error_text,
-    lang,
-    lazy_expander,
-    literal,
-    tr,
-    view_widget,
-)
+from transformer_viz.app.session.widgets import current_view, lazy_expander, view_widget
+from transformer_viz.app.session.words import error_text, lang, literal, tr
 from transformer_viz.data.tasks import get_task
 from transformer_viz.lessons import STEPS
 from transformer_viz.lessons.step import Step

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.app.frame.presenter import figure_min_font
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import View
+from transformer_viz.app.session.charts import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, figure_min_font
 from transformer_viz.app.session.page import attention_selectors, page_context
-from transformer_viz.app.session.state import View
-from transformer_viz.app.session.widgets import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, tr, view_widget
-from transformer_viz.figures.common import format_number
+from transformer_viz.app.session.widgets import view_widget
+from transformer_viz.app.session.words import tr
 from transformer_viz.figures.masks import MASK_PX, mask_figures, masking_steps
+from transformer_viz.figures.numbers import format_number
 
 MAX_PAD = 32
 PAD = "<pad>"  # how every tokenizer here shows its padding token

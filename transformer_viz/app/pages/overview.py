@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from transformer_viz.app.frame.navigation import page
-from transformer_viz.app.session import state
+from transformer_viz.app.server import state
+from transformer_viz.app.session.charts import chart
 from transformer_viz.app.session.page import page_context
-from transformer_viz.app.session.widgets import chart, tr
+from transformer_viz.app.session.words import tr
 from transformer_viz.figures.overview import architecture_diagram, diagram_selection
 from transformer_viz.model.summary import block_shapes
 

@@ -12,23 +12,14 @@ from dataclasses import replace
 import streamlit as st
 import torch
 
-from transformer_viz.app.frame.presenter import figure_min_font
-from transformer_viz.app.server import checkpoints, models, trainings
+from transformer_viz.app.server import checkpoints, models, state, trainings
 from transformer_viz.app.server.figure_cache import shared
 from transformer_viz.app.server.limits import limits
-from transformer_viz.app.session import state
+from transformer_viz.app.server.state import TrainedModel, View
+from transformer_viz.app.session.charts import chart, figure_min_font
 from transformer_viz.app.session.page import shown_model, toy_only
-from transformer_viz.app.session.state import TrainedModel, View
-from transformer_viz.app.session.widgets import (
-    callback,
-    chart,
-    current_view,
-    error_text,
-    lang,
-    literal,
-    tr,
-    view_widget,
-)
+from transformer_viz.app.session.widgets import callback, current_view, view_widget
+from transformer_viz.app.session.words import error_text, lang, literal, tr
 from transformer_viz.data.tasks import get_task
 from transformer_viz.figures.training import attention_animation, loss_curve
 from transformer_viz.weights.files import MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, checkpoint_zip, read_upload

@@ -14,9 +14,9 @@ import streamlit as st
 
 from transformer_viz.app.frame.navigation import HOME, PAGES
 from transformer_viz.app.rooms.store import RoomStore, RoomStoreError, open_store
+from transformer_viz.app.server import state
 from transformer_viz.app.server.limits import limits
-from transformer_viz.app.session import state
-from transformer_viz.app.session.widgets import tr
+from transformer_viz.app.session.words import tr
 
 
 @st.cache_resource(show_spinner=False)

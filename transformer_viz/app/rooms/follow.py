@@ -42,9 +42,9 @@ from transformer_viz.app.rooms.store import (
     normalize_code,
 )
 from transformer_viz.app.rooms.teach import SHARED_FIELDS, lead_from_link, start_room, teacher_panel
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import Joined, checked_view
-from transformer_viz.app.session.widgets import literal, tr
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import Joined, checked_view
+from transformer_viz.app.session.words import literal, tr
 
 POLL_SECONDS = 0.5  # where the server cannot push: how often a student asks the store (~5 ms of server CPU each)
 JOIN_TRIES, JOIN_WINDOW = 5, 60.0  # short codes a session may try per window (seconds)

@@ -29,7 +29,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from transformer_viz.app.rooms.store import RoomState, RoomStore, RoomStoreError
 from transformer_viz.app.server.limits import limits
-from transformer_viz.app.session.state import Joined
+from transformer_viz.app.server.state import Joined
 
 _LOGGER = logging.getLogger(__name__)
 PUSH_SECONDS = 0.1  # how often the thread reads the rooms followed here (one store read per room: ~0.1 ms in Redis)

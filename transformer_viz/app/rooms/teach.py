@@ -38,9 +38,9 @@ from transformer_viz.app.rooms.store import (
     normalize_code,
     view_json,
 )
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import VIEW_FIELDS, Teaching, View
-from transformer_viz.app.session.widgets import tr
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import VIEW_FIELDS, Teaching, View
+from transformer_viz.app.session.words import tr
 
 SHARE_SECONDS = 2.0  # how often the teacher's session shares a change made outside a full run (a safety net)
 HEARTBEAT_SECONDS = 30.0  # how often a teacher's open page tells the store the teacher is still here

@@ -25,7 +25,7 @@ import hashlib
 
 import numpy as np
 
-from transformer_viz.figures.common import NO_TEMPLATE
+from transformer_viz.figures.look import NO_TEMPLATE
 
 MAX_LISTED_NUMBERS = 16_384  # ~200 kB of JSON text, ~3 ms to serialize
 # What Streamlit sets on a chart that selects points (PlotlyChart.tsx), when the spec does not say it.

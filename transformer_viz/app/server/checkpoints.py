@@ -1,7 +1,7 @@
 """Checkpoints of one's own: the extra folders' checkpoints ($TVIZ_CHECKPOINTS, `transformer-viz --checkpoints`)
 beside the shipped ones, and the shapes the sidebar gives weights that are not the shipped ones.
 
-A checkpoint is offered as the weights value "checkpoint:<name>" (a stable identifier; only widgets.FORMATS
+A checkpoint is offered as the weights value "checkpoint:<name>" (a stable identifier; only words.FORMATS
 translates it) for the task its metadata names, once load_pretrained has checked it. A broken one is named in the
 sidebar with the reason, never offered. Listing and loading are shared by every session of the server (cached).
 """
@@ -17,8 +17,8 @@ from time import monotonic
 import streamlit as st
 import torch
 
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import MASK_VALUES, SHAPE_FIELDS, View
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import MASK_VALUES, SHAPE_FIELDS, View
 from transformer_viz.config import ModelConfig
 from transformer_viz.data.tasks import default_config, get_task
 from transformer_viz.data.tasks.lm import lm_max_len

@@ -15,12 +15,11 @@ import torch
 from cachetools import LRUCache
 
 from transformer_viz.analysis.inference import TextRun
-from transformer_viz.app.server import checkpoints, hf_folders
+from transformer_viz.app.server import checkpoints, hf_folders, state
 from transformer_viz.app.server.allocator import keep_freed_memory_mapped
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.server.nodelay import serve_without_delay
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import TrainedModel, View, tasks_for
+from transformer_viz.app.server.state import TrainedModel, View, tasks_for
 from transformer_viz.config import ModelConfig, fits
 from transformer_viz.errors import TranslatableError
 from transformer_viz.i18n import translatable_error

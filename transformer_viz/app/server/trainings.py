@@ -7,9 +7,9 @@ from concurrent.futures import CancelledError, TimeoutError
 
 import streamlit as st
 
+from transformer_viz.app.server import state
 from transformer_viz.app.server.limits import limits
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import TrainedModel
+from transformer_viz.app.server.state import TrainedModel
 from transformer_viz.model import Transformer
 from transformer_viz.train.pool import TrainingPool, WorkerDied
 

@@ -12,8 +12,8 @@ import math
 import typing
 from collections.abc import Mapping, Sequence
 
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import VIEW_FIELDS, VIEW_TYPES, View
+from transformer_viz.app.server import state
+from transformer_viz.app.server.state import VIEW_FIELDS, VIEW_TYPES, View
 from transformer_viz.i18n import LANGUAGE_NAMES, LANGUAGES
 
 COUNTED_FROM_ONE = (state.LAYER, state.HEAD)

@@ -11,20 +11,12 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from transformer_viz.analysis.inference import TextRun
-from transformer_viz.app.frame.presenter import figure_min_font
-from transformer_viz.app.server import checkpoints, figure_cache, models
+from transformer_viz.app.server import checkpoints, figure_cache, models, state
 from transformer_viz.app.server.server_log import log_once
-from transformer_viz.app.session import state
-from transformer_viz.app.session.state import View
-from transformer_viz.app.session.widgets import (
-    clamped_index,
-    current_view,
-    error_text,
-    lang,
-    literal,
-    tr,
-    view_widget,
-)
+from transformer_viz.app.server.state import View
+from transformer_viz.app.session.charts import figure_min_font
+from transformer_viz.app.session.widgets import clamped_index, current_view, view_widget
+from transformer_viz.app.session.words import error_text, lang, literal, tr
 from transformer_viz.weights.architectures import architecture_of
 from transformer_viz.weights.pretrained import pretrained_name
 

@@ -2,7 +2,8 @@
 
 No Streamlit here. A view field's name is also its widget's key and its query parameter in the
 link (session/link.py writes a view as ids), so the address bar always shows what the widgets show,
-and opening it restores them.
+and opening it restores them. On the server's floor, the lowest of app/: the server resolves a View and keeps a
+session's TrainedModel, and every floor above reads these keys.
 """
 
 from __future__ import annotations
