@@ -17,19 +17,25 @@ from transformer_viz.app.frame.navigation import PAGES as NAVIGATION
 from transformer_viz.app.server.figure_cache import FIGURE_CACHE_BYTES
 from transformer_viz.app.server.models import run_cache_bytes
 from transformer_viz.app.server.state import VIEW_FIELDS
+from transformer_viz.config import ARCHITECTURES, POSITIONAL_ENCODINGS
+from transformer_viz.data.tasks import LM_TASKS, TASKS
 
 PAGES = tuple(NAVIGATION)  # every page of the app
 # Ids the app writes, labels older links carry, next to garbage: numbers of every size, any text, hostile Markdown.
 LABELS = ("encoder_self", "cross", "zh", "en-fr", "random", "trained", "checkpoint:tiny", "true", "-1e+09", "-inf",
           "Encoder self-attention", "Cross-attention (decoder → encoder)", "中文", "English", "random (untrained)",
           "trained by you on the Training page", "English → French", "−1e4", "−∞", "1", "2", "6", "8", "16", "64",
-          "256", "0: <bos>", "3: l", "— (click a cell)", "the [x](https://evil.example) **y** $z$")
+          "256", "0: <bos>", "3: l", "— (click a cell)", "the [x](https://evil.example) **y** $z$",
+          *ARCHITECTURES, *POSITIONAL_ENCODINGS, "toy", "hf", *TASKS, *LM_TASKS, "pretrained", "false")
 SMALL = st.integers(-2, 9).map(str)  # layers, heads, steps, positions: where the edges are
 VALUES = st.one_of(SMALL, SMALL, st.sampled_from(LABELS), st.integers(-10**12, 10**12).map(str),
                    st.floats(allow_nan=True, allow_infinity=True).map(str), st.text(max_size=70))
 # The fields whose combinations matter most, drawn more often than the others.
 HOT = ("n_encoder_layers", "n_decoder_layers", "n_heads", "d_model", "max_len", "kind", "layer", "head", "query",
-       "cell_query", "cell_key", "step", "pad", "weights", "src_text", "tgt_text", "task")
+       "cell_query", "cell_key", "step", "pad", "weights", "src_text", "tgt_text", "task", "lesson_step",
+       # every field of the sidebar: the model's form and variants, its weights and where it comes from
+       "architecture", "positional", "norm_first", "scale_embeddings", "embed_norm", "mask_value", "seed", "source",
+       "lang", "present", "d_ff")
 LINKS = st.dictionaries(st.one_of(st.sampled_from(HOT), st.sampled_from(VIEW_FIELDS)), VALUES, max_size=6)
 # Each shape setting at the edges of its widget's range, on every page.
 EDGES = [(field, value) for field, values in {"n_encoder_layers": ("1", "6"), "n_decoder_layers": ("1", "6"),

@@ -20,7 +20,7 @@ from transformer_viz.analysis.runs import run_lm_text, run_seq2seq_text
 from transformer_viz.analysis.walkthrough import head_walkthrough
 from transformer_viz.config import ModelConfig
 from transformer_viz.data.tasks import LM_TASKS, TASKS, Task, encode_source, encode_target
-from transformer_viz.data.tasks.base import check_fits, default_config, make_batch, model_config_for
+from transformer_viz.data.tasks.base import check_fits, make_batch, model_config_for
 from transformer_viz.data.tasks.lm import (
     answer_of,
     check_lm_fits,
@@ -136,7 +136,7 @@ class ToyEncoderDecoder(Architecture):
         return TASKS
 
     def task_config(self, task: Task, **shape) -> ModelConfig:
-        return model_config_for(task, **shape) if shape else default_config(task)
+        return model_config_for(task, **shape)
 
     def check_fits(self, task: Task, config: ModelConfig) -> None:
         check_fits(task, config)
@@ -245,6 +245,14 @@ class ToyDecoderOnly(Architecture):
         ids = torch.tensor([sequence(task, task.split(text))[0]])  # (1, length)
         tokens = tuple(lm_vocab(task).decode(ids[0]))
         return (ids,), tokens, tokens
+
+
+def readable_target(task: Task | None, output: str | None) -> str:
+    """A model's own output as a target it can read teacher-forced: cut to the longest target of its task (a random
+    model may write until max_len); a model that reads any text (task None) reads it whole."""
+    if task is None or not output:
+        return output or ""
+    return task.join(task.split(output)[:task.max_target_len])
 
 
 def answer_of_ids(vocab: Vocab, ids: Sequence[int]) -> list[str]:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from transformer_viz.analysis.agreement import APPROXIMATIONS, PUBLISHED, REFERENCES
+from transformer_viz.analysis.architecture import TOY
 from transformer_viz.i18n import text
 
 MEASURED = Path(__file__).resolve().parent.parent / "analysis" / "papers.json"
@@ -22,7 +23,8 @@ def measured() -> dict:
 
 def model_label(model: str, lang: str) -> str:
     """A shipped model's name as its task and form: "reverse-gpt" -> "Reverse the letters · Decoder-only (GPT's)"."""
-    task, form = (model[:-4], "decoder_only") if model.endswith("-gpt") else (model, "encoder_decoder")
+    task, form = next((task, name) for name, architecture in TOY.items() for task in architecture.tasks()
+                      if architecture.pretrained_name(task) == model)
     return f"{text(f'task.{task}', lang)} · {text(f'architecture.{form}', lang)}"
 
 

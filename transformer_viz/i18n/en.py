@@ -346,9 +346,12 @@ ENGLISH: dict[str, str] = {
 
     "lesson.embeddings.title": "Embeddings: one vector per token",
     "lesson.embeddings.text": "Each token id picks one row of a learned table, its embedding: a vector of d_model numbers. The same token always gets the same row, wherever it stands. Layer 1 reads that row plus the positional encoding of its position.",
-    "lesson.embeddings.question": "“hello” has two l's, at positions 2 and 3. Are their token embeddings the same? And the vectors layer 1 reads?",
+    "lesson.embeddings.question": "“hello” has two l's, at positions {first} and {second}. Are their token embeddings the same? And the vectors layer 1 reads?",
     "lesson.embeddings.answer": "Token embeddings: largest difference {token:.3g}, the very same row. Inputs of layer 1: largest difference {total:.3f}, made different by their positions.",
-    "lesson.embeddings.why": "an input with the same token at positions 2 and 3, such as “hello”",
+    "lesson.embeddings.why": "an input with the same token twice in a row, such as “hello”",
+    "lesson.needs_kind": "This step is about {kind}, and this model has none: {model}. Open the step on the paper's encoder-decoder to see it.",
+    "lesson.open_encoder_decoder": "Open this step on an encoder-decoder",
+    "lesson.positions.encoder": "Measured on an encoder's self-attention, which has no mask: under a causal mask, as in this model, each position sees a different number of tokens, so a model without positional encodings can still tell where a token stands.",
 
     "lesson.positions.title": "Positions: why order needs them",
     "lesson.positions.text": "Self-attention compares every token with every other one and adds up the results: nothing in it depends on where a token stands. Without positional encodings, shuffling the input only shuffles the encoder's outputs the same way, so “hello” and “olleh” are the same bag of letters. Sinusoidal encodings add to each position a pattern of waves of different frequencies.",

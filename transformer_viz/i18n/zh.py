@@ -343,9 +343,12 @@ CHINESE: dict[str, str] = {
 
     "lesson.embeddings.title": "嵌入：每个词元一个向量",
     "lesson.embeddings.text": "每个词元编号从一张可学习的表中取出一行，即它的嵌入：由 d_model 个数组成的向量。同一个词元无论出现在哪里，取到的都是同一行。第 1 层读到的是这一行加上它所在位置的位置编码。",
-    "lesson.embeddings.question": "“hello” 在位置 2 和 3 各有一个 l。它们的词嵌入相同吗？第 1 层读到的向量呢？",
+    "lesson.embeddings.question": "“hello” 在位置 {first} 和 {second} 各有一个 l。它们的词嵌入相同吗？第 1 层读到的向量呢？",
     "lesson.embeddings.answer": "词嵌入：最大差值 {token:.3g}，正是同一行。第 1 层的输入：最大差值 {total:.3f}，位置让它们变得不同。",
-    "lesson.embeddings.why": "位置 2 和 3 上是同一个词元的输入，例如 “hello”",
+    "lesson.embeddings.why": "同一个词元连续出现两次的输入，例如 “hello”",
+    "lesson.needs_kind": "本步骤讲的是{kind}，而这个模型没有：{model}。在论文中的编码器-解码器上打开本步骤即可看到。",
+    "lesson.open_encoder_decoder": "在编码器-解码器上打开本步骤",
+    "lesson.positions.encoder": "这里在编码器的自注意力上测量，它没有掩码：在因果掩码下（如本模型），每个位置看到的词元个数不同，所以即使没有位置编码，模型也能分辨词元所在的位置。",
 
     "lesson.positions.title": "位置：为什么顺序需要位置编码",
     "lesson.positions.text": "自注意力把每个词元与其他所有词元比较，再把结果加起来：其中没有任何东西取决于词元所在的位置。没有位置编码时，打乱输入只会让编码器的输出以同样的方式被打乱，于是 “hello” 和 “olleh” 只是同一袋字母。正弦位置编码给每个位置加上一组不同频率的波形。",

@@ -59,5 +59,5 @@ STEP = Step(
     "cross", "attention",
     r"\mathrm{softmax}\!\left(\frac{Q_{\mathrm{dec}}K_{\mathrm{enc}}^{\top}}{\sqrt{d_k}}\right)V_{\mathrm{enc}}",
     show, setup={"task": "en-fr", "src_text": FRENCH, "kind": "cross", "head": 1},
-    code=CODE,
+    code=CODE, needs=("cross",),
 )

@@ -9,7 +9,7 @@ from transformer_viz.analysis.inference import next_token_distributions, next_to
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.decoding import attention_by_step, sampling_bars, topk_bars
 from transformer_viz.lessons.step import Host, Step, held_back, layer_head, not_here
-from transformer_viz.model.transformer import Transformer
+from transformer_viz.model.generation import generation_loop
 
 
 def show(host: Host) -> tuple[str, str]:
@@ -22,11 +22,12 @@ def show(host: Host) -> tuple[str, str]:
     question = host.text("lesson.decoding.question", prefix=host.literal(" ".join(trace.tgt_tokens)))
     written = k + 1 if host.revealed else k  # the steps whose token is shown
     source, output = host.columns(2)
-    source.token_chips(host.text("tokens.source"), ctx.trace.src_tokens)
+    form = ctx.trace.form  # a decoder-only model: its prompt, and its self-attention looks back over it
+    source.token_chips(host.text(f"tokens.{form.input_name}"), form.input_tokens(ctx.trace, ctx.run.prompt_len))
     output.token_chips(host.text("tokens.output" if host.revealed else "lesson.decoding.so_far"),
                        ctx.run.output_tokens if host.revealed else ctx.run.output_tokens[:k])
-    layer, head = layer_head(ctx, "cross")
-    vocab = TASKS[ctx.view.task].tgt_vocab
+    layer, head = layer_head(ctx, form.aligning_kind)
+    vocab = output_vocab(ctx)
     probabilities = next_token_probabilities(trace)
     bars, steps = host.columns([2, 3], gap="large")
     if host.revealed:
@@ -35,8 +36,8 @@ def show(host: Host) -> tuple[str, str]:
         held_back(bars, host.text("lesson.decoding.held_back"))
     if written:
         steps.chart(attention_by_step([ctx.run.step(i) for i in range(written)], layer, head,
-                                            produced=ctx.run.output_tokens[:written], min_font=host.min_font,
-                                            lang=host.lang),
+                                      produced=ctx.run.output_tokens[:written], kind=form.aligning_kind,
+                                      min_font=host.min_font, lang=host.lang),
                     key="lesson_by_step")
     if host.revealed:
         host.caption(host.text("lesson.decoding.try_sampling"))
@@ -49,10 +50,15 @@ def show(host: Host) -> tuple[str, str]:
     return question, answer
 
 
+def output_vocab(ctx):
+    """The tokens of the shown model's output ids (its Architecture's)."""
+    return ctx.architecture.output_vocab(ctx.model, ctx.architecture.tasks().get(ctx.view.task))
+
+
 def next_word_bars(ctx, k: int, host: Host):
     """The next-word distribution at step k (from 0), the written word highlighted; when sampling, the
     distribution before and after temperature, top-k and top-p."""
-    trace, vocab = ctx.run.step(k), TASKS[ctx.view.task].tgt_vocab
+    trace, vocab = ctx.run.step(k), output_vocab(ctx)
     written = vocab.index(ctx.run.output_tokens[k])
     if ctx.run.sampling is None:
         return topk_bars(next_token_probabilities(trace), vocab.tokens, k=5, chosen=written,
@@ -62,8 +68,8 @@ def next_word_bars(ctx, k: int, host: Host):
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).
-CODE = ((Transformer.generate, ("next_ids = next_tokens(logits[:, -1], sampling, generator)",
-                                  "tgt_ids = torch.cat([tgt_ids, next_ids[:, None]], dim=1)")),)
+CODE = ((generation_loop, ("next_ids = next_tokens(logits[:, -1], sampling, generator)",
+                            "ids = torch.cat([ids, next_ids[:, None]], dim=1)")),)
 
 STEP = Step("decoding", "decoding", r"y_t=\arg\max_{w}\ P(w\mid y_{<t},\,x)", show,
             setup={"task": "en-fr", "src_text": TASKS["en-fr"].examples[0], "step": 3, "head": 1}, code=CODE)

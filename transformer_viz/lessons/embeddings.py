@@ -4,7 +4,7 @@ is added to it."""
 from __future__ import annotations
 
 from transformer_viz.figures.embeddings import embedding_pipeline
-from transformer_viz.lessons.step import Host, Step, not_here
+from transformer_viz.lessons.step import Host, Step, not_here, repeated_pair
 from transformer_viz.model.embeddings import Embeddings
 from transformer_viz.trace.record import Trace
 
@@ -18,14 +18,16 @@ def equal_token_rows(trace: Trace, first: int, second: int, side: str = "src") -
 
 def show(host: Host) -> tuple[str, str]:
     ctx = host.page()
-    question = host.text("lesson.embeddings.question")
     if ctx is None:
-        return question, ""
-    host.chart(ctx.figure(embedding_pipeline, "src"), key="lesson_pipeline")
-    tokens = ctx.trace.src_tokens
-    if len(tokens) < 4 or tokens[2] != tokens[3]:
+        return host.text("lesson.embeddings.question", first=2, second=3), ""
+    side = ctx.trace.form.sides[0]  # the input's table: the source's, or a decoder-only model's one stream
+    pair = repeated_pair(ctx.trace.form.input_tokens(ctx.trace, ctx.run.prompt_len))
+    first, second = pair or (2, 3)
+    question = host.text("lesson.embeddings.question", first=first, second=second)
+    host.chart(ctx.figure(embedding_pipeline, side), key="lesson_pipeline")
+    if pair is None:
         return question, not_here(host, host.text("lesson.embeddings.why"))
-    token, total = equal_token_rows(ctx.trace, 2, 3)
+    token, total = equal_token_rows(ctx.trace, first, second, side)
     return question, host.text("lesson.embeddings.answer", token=token, total=total)
 
 

@@ -12,14 +12,13 @@ from transformer_viz.data.tasks import TASKS
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.figures.attribution import attribution_figure
 from transformer_viz.lessons.step import Host, Step, held_back, not_here
-from transformer_viz.model import Transformer
 
 EXAMPLE = "the girl sees a big house"  # "une" looks at "a"; "house" (la maison, feminine) decides it
 
 
 def explained(ctx) -> list[Attribution]:
     """Every method for each output token of the run (the model's own answer), computed once per run."""
-    vocab = TASKS[ctx.view.task].tgt_vocab
+    vocab = ctx.architecture.output_vocab(ctx.model, TASKS[ctx.view.task])
     positions = [p for p, token in enumerate(ctx.trace.tgt_tokens) if token not in (Vocab.PAD, Vocab.EOS)]
     return [explain(ctx.trace, p, vocab.tokens, ctx.model, TASKS[ctx.view.task]) for p in positions]
 
@@ -50,7 +49,7 @@ def show(host: Host) -> tuple[str, str]:
     ctx = host.page()
     if ctx is None:
         return host.text("lesson.explanation.question", output="…", attended="…"), ""
-    if not isinstance(ctx.model, Transformer) or ctx.trace.decoder_only:
+    if not ctx.architecture.toy:  # gradients and leave-one-out need a model of this project
         return host.text("lesson.explanation.question", output="…", attended="…"), \
             not_here(host, host.text("lesson.explanation.why"))
     figures = ctx.figures(explanation_figures)

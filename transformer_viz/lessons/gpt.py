@@ -45,7 +45,7 @@ def show(host: Host) -> tuple[str, str]:
     question = host.text("lesson.gpt.question")
     if ctx is None:
         return question, ""
-    if not ctx.trace.decoder_only or ctx.run.teacher_forced:
+    if not ctx.trace.form.one_stream or ctx.run.teacher_forced or not ctx.architecture.toy:
         return question, not_here(host, host.text("lesson.gpt.why"))
     task, prompt_len = TASKS[ctx.view.task], ctx.run.prompt_len
     cells = gold_cells(ctx.trace, task, prompt_len)

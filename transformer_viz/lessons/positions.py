@@ -37,7 +37,8 @@ def show(host: Host) -> tuple[str, str]:
         return question, ""
     task = TASKS[view.task]
     order = list(range(len(task.split(text))))[::-1]
-    even = replace(view, d_model=view.d_model + view.d_model % 2)  # sinusoidal needs an even width
+    # Measured on an encoder, whatever the shown model: its self-attention has no mask (sinusoidal needs an even width)
+    even = replace(view, architecture="encoder_decoder", d_model=view.d_model + view.d_model % 2)
     differences = {p: shuffle_difference(host.random_model(replace(even, positional=p).model_config(), view.seed),
                                          task, text, order)
                    for p in ("none", "sinusoidal")}
@@ -47,10 +48,15 @@ def show(host: Host) -> tuple[str, str]:
         sine_column.metric(host.text("lesson.positions.sinusoidal"), f"{differences['sinusoidal']:.2f}")
     else:
         held_back(host, host.text("lesson.positions.held_back"))
+    if ctx.trace.form.one_stream:
+        host.caption(host.text("lesson.positions.encoder"))
+    side = ctx.trace.form.sides[0]  # the input's positions
+    if f"{side}_embed.position" not in ctx.trace:  # a model with no table of positions (a Hugging Face Llama, T5)
+        return question, host.text("lesson.positions.answer", **differences)
     curves, similarity = host.columns(2)
     d = ctx.trace.config.d_model
-    curves.chart(ctx.figure(trace_curves, "src", tuple(sorted({0, 1, d // 2, d - 1}))), key="lesson_curves")
-    similarity.chart(ctx.figure(trace_similarity, "src"), key="lesson_similarity")
+    curves.chart(ctx.figure(trace_curves, side, tuple(sorted({0, 1, d // 2, d - 1}))), key="lesson_curves")
+    similarity.chart(ctx.figure(trace_similarity, side), key="lesson_similarity")
     return question, host.text("lesson.positions.answer", **differences)
 
 

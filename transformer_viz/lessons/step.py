@@ -22,11 +22,14 @@ class Host(Protocol):
     revealed: bool  # the answer is open: draw the figures and facts that answer the question only then
     min_font: int  # the smallest text a figure may draw, px (larger in presenter mode): every figure builder's
     #                `min_font=`; `page().figure` passes it by itself
+    width: int  # px: the width a figure of the step is laid out for (the page's main column)
+    max_width: int  # px: the widest the main column grows (a figure may be laid out up to it)
 
     def text(self, key: str, /, **values) -> str: ...  # a sentence of the catalogs, in the session's language
     def literal(self, text: str) -> str: ...  # user text, shown as typed (never Markdown)
     def page(self, show_tokens: bool = True, pad_to: int = 0) -> Any: ...  # the view's run (.view, .run, .trace,
-    #                                            .figure(builder, *args)), or None after saying what went wrong
+    #   .model, .architecture: what the model is and can do, analysis/architecture.py; .figure(builder, *args)), or
+    #   None after saying what went wrong
     def view(self) -> Any: ...
     def run_of(self, view) -> Any: ...  # the run of another view, None when its weights cannot be had
     def random_model(self, config, seed: int) -> Any: ...
@@ -60,6 +63,9 @@ class Step:
     formula_words: tuple[str, ...] = ()  # catalog keys of the words in the formula
     # The model's own code the step is about: (function, the beginnings of its lines to mark), shown beside it
     code: tuple[tuple[Callable, tuple[str, ...]], ...] = ()
+    # The attention kinds its idea needs: on a model without one (cross-attention in a decoder-only model) the
+    # runner says so and offers the step on an encoder-decoder instead of running `show`
+    needs: tuple[str, ...] = ()
 
 
 def not_here(host: Host, why: str) -> str:
@@ -74,6 +80,11 @@ def not_here(host: Host, why: str) -> str:
 def held_back(host: Host, what: str) -> None:
     """Where a figure or fact that answers the question stands while the answer is hidden: say it comes with it."""
     host.caption(host.text("lesson.held_back", what=what))
+
+
+def repeated_pair(tokens) -> tuple[int, int] | None:
+    """The first two neighbouring positions that hold the same token (None: there are none)."""
+    return next(((i, i + 1) for i in range(len(tokens or ()) - 1) if tokens[i] == tokens[i + 1]), None)
 
 
 def within(value: int | None, count: int) -> int:

@@ -53,7 +53,7 @@ def show(host: Host) -> tuple[str, str]:
         typed = ctx.view.src_text
         host.token_chips(host.text("lesson.tokens.characters"), list(typed))
         host.token_chips(host.text("lesson.tokens.words"), typed.split())
-        host.token_chips(host.text("lesson.tokens.model"), ctx.trace.src_tokens)
+        host.token_chips(host.text("lesson.tokens.model"), ctx.trace.form.input_tokens(ctx.trace, ctx.run.prompt_len))
     corpus_column, merges_column = host.columns([3, 1])
     corpus = corpus_column.text_input("bpe_corpus", host.text("lesson.tokens.corpus"), max_chars=2000)
     merges = merges_column.slider("bpe_merges", host.text("lesson.tokens.merges"), 0, MAX_MERGES)

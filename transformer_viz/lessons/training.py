@@ -88,4 +88,5 @@ def show(host: Host) -> tuple[str, str]:
 CODE = ((_training_step, ("logits = model(*inputs)", "loss = loss_fn(", "loss.backward()", "optimizer.step()")),)
 
 STEP = Step("training", "training", r"\mathcal{L}=-\frac{1}{T}\sum_{t=1}^{T}\log P(y_t\mid y_{<t},\,x)", show,
-            setup={"src_text": "hello", "weights": "random", "train_steps": TRAIN_STEPS}, code=CODE)
+            setup={"src_text": "hello", "weights": "random", "train_steps": TRAIN_STEPS}, code=CODE,
+            needs=("cross",))  # its measure is cross-attention's mirror

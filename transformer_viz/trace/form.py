@@ -25,6 +25,7 @@ class Form:
     sides: tuple[str, ...]  # its embedding tables: "src" and "tgt", or its one stream's "tgt"
     aligning_kind: str  # the attention whose rows align each output token with the input it comes from
     side_names: dict[str, str]  # an embedding side -> its name in the catalogs ("src", "tgt" or one "stream")
+    side_labels: dict[str, str]  # an embedding side -> the catalog key of its tokens' name
     sublayers: dict[str, tuple[str, ...]]  # stack -> the sublayers of one of its layers, in order
     input_name: str  # what its input is called: "source", or the one stream's "prompt"
     forced_name: str  # what a teacher-forced output is called: the decoder's "target", or the stream's "answer"
@@ -65,10 +66,11 @@ class Form:
 
 ENCODER_DECODER = Form(
     "encoder_decoder", tuple(ATTENTION_KINDS), ("encoder", "decoder"), ("src", "tgt"), "cross",
-    {"src": "src", "tgt": "tgt"},
+    {"src": "src", "tgt": "tgt"}, {"src": "tokens.source", "tgt": "tokens.target"},
     {"encoder": ("self_attn", "ffn"), "decoder": ("self_attn", "cross_attn", "ffn")}, "source", "target", "")
 DECODER_ONLY = Form(
     "decoder_only", ("decoder_self",), ("decoder",), ("tgt",), "decoder_self", {"tgt": "stream"},
+    {"tgt": "tokens.stream"},
     {"decoder": ("self_attn", "ffn")}, "prompt", "answer", "_decoder_only")
 FORMS = {form.name: form for form in (ENCODER_DECODER, DECODER_ONLY)}  # by config.ARCHITECTURES's names
 

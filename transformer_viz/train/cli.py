@@ -21,10 +21,10 @@ import time
 import torch
 from tqdm import tqdm
 
+from transformer_viz.analysis.architecture import toy_architecture
 from transformer_viz.analysis.induction import fresh_measures, phase_change, training_probe
 from transformer_viz.config import ARCHITECTURES
-from transformer_viz.data.tasks import LM_TASKS, TASKS, get_task, model_config_for
-from transformer_viz.data.tasks.lm import lm_config
+from transformer_viz.data.tasks import LM_TASKS, TASKS, get_task
 from transformer_viz.model import build_model
 from transformer_viz.train.evaluation import evaluate
 from transformer_viz.train.loop import StepInfo, recommended_threads, train
@@ -49,7 +49,7 @@ def train_task(task_name: str, out: str, *, steps: int | None, batch_size: int |
         warmup=defaults.warmup if warmup is None else warmup,
         label_smoothing=defaults.label_smoothing,
     )
-    config = lm_config(task) if architecture == "decoder_only" else model_config_for(task)
+    config = toy_architecture(architecture).task_config(task)
     model = build_model(config, generator=torch.Generator().manual_seed(seed))
     # The induction task records its phase change: the heads' scores and the losses every CURVE_EVERY steps.
     probe, curve = training_probe(task, CURVE_EVERY) if task.lm_form == "continue" else (None, None)
@@ -112,12 +112,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="torch CPU threads (default: 2, or 1 while another process keeps a core busy)")
     args = parser.parse_args(argv)
 
-    decoder_only = args.architecture == "decoder_only"
-    names = [*TASKS, *(LM_TASKS if decoder_only else ())] if "all" in args.task else args.task
+    learnt = toy_architecture(args.architecture).tasks()
+    names = list(learnt) if "all" in args.task else args.task
     try:
         for task_name in names:
             get_task(task_name)
-            if task_name in LM_TASKS and not decoder_only:
+            if task_name not in learnt:
                 raise ValueError(f"The {task_name} task is learnt by a decoder-only model: add "
                                  f"--architecture decoder_only.")
         if args.name is not None:

@@ -26,13 +26,15 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+from transformer_viz.analysis.architecture import Architecture, architecture_of, readable_target, toy_architecture
+from transformer_viz.analysis.runs import TextRun
 from transformer_viz.config import ModelConfig
-from transformer_viz.data.tasks import Task, encode_source, get_task
-from transformer_viz.data.tasks.base import check_fits
-from transformer_viz.data.tasks.lm import check_lm_fits
+from transformer_viz.data.tasks import Task, get_task
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.errors import TranslatableError
 from transformer_viz.model import DecoderOnlyTransformer, Transformer, build_model
+from transformer_viz.model.sampling import Sampling
+from transformer_viz.trace.intervention import Intervention
 from transformer_viz.trace.record import Trace
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "shipped"
@@ -91,31 +93,41 @@ class Pretrained:
         return Pretrained(copy.deepcopy(self.model), self.task, self.src_vocab, self.tgt_vocab,
                           copy.deepcopy(self.metrics), copy.deepcopy(self.meta))
 
+    @property
+    def architecture(self) -> Architecture:
+        """What the model is and how it runs text (analysis/architecture.py)."""
+        return architecture_of(self.model)
+
+    def run_text(self, text: str, target: str | None = None, *, max_new_tokens: int | None = None,
+                 pad_to: int = 0, intervention: Intervention | None = None,
+                 sampling: Sampling | None = None) -> TextRun:
+        """`text` through the model with a trace (analysis.inference.run_text): decoded (greedy, or drawn as
+        `sampling` says) or, given `target`, teacher-forced. An encoder-decoder reads `text` as its source, a
+        decoder-only model as its prompt."""
+        return self.architecture.run_text(self.model, self.task, text, target, max_new_tokens=max_new_tokens,
+                                          pad_to=pad_to, intervention=intervention, sampling=sampling)
+
+    def generate(self, text: str, max_new_tokens: int | None = None, sampling: Sampling | None = None) -> str:
+        """The model's answer to `text`: greedy, or drawn as `sampling` says."""
+        return self.run_text(text, max_new_tokens=max_new_tokens, sampling=sampling).output_text
+
     def translate(self, text: str, max_new_tokens: int | None = None) -> tuple[str, Trace]:
         """Greedy-decode `text`, then record one teacher-forced pass over the decoded answer.
 
-        Returns (output text, trace). The trace's decoder input is <bos> + the output tokens,
-        so row j of every decoder map is the step that wrote output token j (the last row
-        wrote <eos>) and every attention map covers the whole answer. `trace.src_tokens`
-        (input + <eos>, unknown tokens as <unk>) and `trace.tgt_tokens` are set. Raises
-        ValueError for empty or too long input (see tasks.encode_source).
+        Returns (output text, trace). Every attention map of the trace covers the whole answer: the decoder's input
+        is <bos> + the answer (a decoder-only model's: the prompt + the answer), so the row of answer token j is
+        the step that wrote token j + 1 (the last row wrote <eos>). `trace.src_tokens` (input + <eos>, unknown
+        tokens as <unk>; None for a decoder-only model) and `trace.tgt_tokens` are set. Raises ValueError for
+        empty or too long input (see tasks.encode_source).
         """
-        config = self.model.config
-        src = encode_source(self.task, text, max_len=config.max_len)
-        limit = self.task.max_target_len + 1 if max_new_tokens is None else max_new_tokens
-        out, _ = self.model.generate(src.ids, max_new_tokens=limit, bos_id=Vocab.bos_id, eos_id=Vocab.eos_id)
-        ids = out[0, 1:].tolist()
-        if Vocab.eos_id in ids:
-            ids = ids[: ids.index(Vocab.eos_id)]
-        tgt_ids = torch.tensor([[Vocab.bos_id, *ids]], dtype=torch.int64)  # (1, tgt_len)
-        _, trace = self.model.run_with_trace(src.ids, tgt_ids)
-        tokens = self.tgt_vocab.decode(ids)
-        return self.task.join(tokens), trace.with_tokens(src.tokens, self.tgt_vocab.decode(tgt_ids[0].tolist()))
+        output = self.generate(text, max_new_tokens)
+        forced = readable_target(self.task, output)
+        return output, (self.run_text(text, forced) if forced else self.run_text(text)).trace
 
 
 def pretrained_name(task_name: str, architecture: str = "encoder_decoder") -> str:
     """The checkpoint name of a task's model unless told otherwise: the task's, `<task>-gpt` for a decoder-only one."""
-    return f"{task_name}-gpt" if architecture == "decoder_only" else task_name
+    return toy_architecture(architecture).pretrained_name(task_name)
 
 
 def check_name(name: str) -> str:
@@ -286,7 +298,7 @@ def _checked_metadata(name: str, json_path: Path) -> tuple[dict, Task, ModelConf
         raise _bad_file(name, json_path, task.name, f"{name!r} was trained with other vocabularies than the "
                         f"{task.name} task has now.", "vocab", architecture=config.architecture, task=task.name)
     try:
-        (check_lm_fits if config.architecture == "decoder_only" else check_fits)(task, config)
+        toy_architecture(config.architecture).check_fits(task, config)
     except ValueError as error:
         raise _bad_file(name, json_path, task.name, f"The metadata file {json_path} does not fit its task: "
                         f"{error}", "fit", architecture=config.architecture, task=task.name) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from transformer_viz.analysis.architecture import toy_architecture
 from transformer_viz.app.server import checkpoints, models, state, trainings
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.server.server_log import log_once
@@ -144,7 +145,7 @@ def shape_and_variants(fold: Fold) -> None:
     heads = [h for h in divisors(st.session_state.get(state.D_MODEL, View.d_model)) if h <= limits().heads]
     fold.widget(st.selectbox, state.N_HEADS, tr("side.n_heads"), heads, index=heads.index(View.n_heads)
                 if View.n_heads in heads else 0, on_change=on_shape_change)
-    if st.session_state[state.ARCHITECTURE] != "decoder_only":  # no encoder: its layers are not offered
+    if "encoder" in toy_architecture(st.session_state[state.ARCHITECTURE]).form.stacks:  # else none offered
         fold.widget(st.slider, state.N_ENCODER_LAYERS, tr("side.n_encoder_layers"), *layer_range(),
                     value=View.n_encoder_layers, on_change=on_shape_change)
     fold.widget(st.slider, state.N_DECODER_LAYERS, tr("side.n_decoder_layers"), *layer_range(),

@@ -31,7 +31,7 @@ def render() -> None:
     st.markdown(tr("embeddings.intro"))
     form = ctx.trace.form  # one stream: the prompt and the answer share one embedding table
     side = view_widget(st.radio, state.SIDE, tr("embeddings.side"), form.sides, horizontal=True,
-                       format_func=lambda side: tr(f"tokens.{form.side_names[side]}"))
+                       format_func=lambda side: tr(form.side_labels[side]))
     config = ctx.trace.config
     recorded = f"{side}_embed.position" in ctx.trace  # not by T5 (a bias in the scores) nor the Llama layout (RoPE)
     if not recorded and config.positional != "rotary":

@@ -25,6 +25,7 @@ from transformer_viz.app.session.words import error_text, lang, literal, tr
 from transformer_viz.data.tasks import get_task
 from transformer_viz.lessons import STEPS
 from transformer_viz.lessons.step import Step
+from transformer_viz.weights.architectures import architecture_of
 
 # What a step never changes: the language, presenter mode, the lesson itself, and the fields whose view default
 # means "the page's own choice", which only their widgets know: the task's learning rate and batch on Training,
@@ -65,7 +66,10 @@ class StreamlitHost:
         resolved = models.resolve(view)
         if resolved.model is None or resolved.weights != view.weights:
             return None
-        return models.run(view, resolved)
+        try:
+            return models.run(view, resolved)
+        except ValueError:  # an input this model cannot read (too long for it): no such run, as with no weights
+            return None
 
     def random_model(self, config, seed: int):
         return models.random_model(config, seed)
@@ -221,12 +225,29 @@ def render() -> None:
         st.button(tr("lesson.open"), icon=":material/open_in_new:", on_click=open_in_explorer, args=(step.page,))
         st.button(tr("lesson.reset"), icon=":material/restart_alt:", on_click=set_up, args=(number,))
     host = StreamlitHost(revealed=reveal.open)
-    question, answer = step.show(host)
+    question, answer = missing_kind(step, number) or step.show(host)
     question_slot.markdown(f"**{tr('lesson.predict')}:** {question}")
     if reveal.open:
         reveal.markdown(answer)
     for work in host.deferred:
         work()
+
+
+def missing_kind(step: Step, number: int) -> tuple[str, str] | None:
+    """(question, answer) saying that the shown model lacks an attention the step's idea needs, with the one click
+    that opens the step on an encoder-decoder; None when it has them all (or has no model: the step says why)."""
+    resolved = models.resolve(current_view())
+    if resolved.model is None:
+        return None
+    architecture = architecture_of(resolved.model)
+    missing = [kind for kind in step.needs if not architecture.form.has_kind(kind)]
+    if not missing:
+        return None
+    said = tr("lesson.needs_kind", kind=tr(f"kind.{missing[0]}"), model=tr(f"architecture.{architecture.form.name}"))
+    st.info(said, icon=":material/info:")
+    st.button(tr("lesson.open_encoder_decoder"), icon=":material/swap_horiz:", on_click=set_up, args=(number,),
+              key=state.LESSON_ENCODER_DECODER)  # the step's setup: the paper's model, the toy source
+    return said, said
 
 
 def navigation() -> int:

@@ -17,11 +17,11 @@ from time import monotonic
 import streamlit as st
 import torch
 
+from transformer_viz.analysis.architecture import toy_architecture
 from transformer_viz.app.server import state
 from transformer_viz.app.server.state import MASK_VALUES, SHAPE_FIELDS, View
 from transformer_viz.config import ModelConfig
-from transformer_viz.data.tasks import default_config, get_task
-from transformer_viz.data.tasks.lm import lm_max_len
+from transformer_viz.data.tasks import get_task
 from transformer_viz.errors import TranslatableError
 from transformer_viz.model import Transformer, build_model
 from transformer_viz.weights.pretrained import (
@@ -124,7 +124,7 @@ def find(name: str) -> Extra | None:
 def _shape_values(config: ModelConfig, task_name: str) -> dict:
     values = {field: getattr(config, field) for field in SHAPE_FIELDS}
     task = get_task(task_name)
-    own = lm_max_len(task) if config.architecture == "decoder_only" else default_config(task).max_len
+    own = toy_architecture(config.architecture).task_config(task).max_len
     values[state.MAX_LEN] = 0 if config.max_len == own else config.max_len
     return values
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from transformer_viz.data.tasks import get_task, model_config_for
-from transformer_viz.data.tasks.lm import lm_config
+from transformer_viz.analysis.architecture import toy_architecture
+from transformer_viz.data.tasks import get_task
 from transformer_viz.model import DecoderOnlyTransformer, Transformer, build_model
 from transformer_viz.trace.intervention import Intervention
 from transformer_viz.train.evaluation import Evaluation, evaluate
@@ -30,7 +30,7 @@ def cheating_model(task_name: str, architecture: str = "encoder_decoder") -> Tra
     """A fresh model trained without the look-ahead mask (deterministic: one per server, task and architecture; its
     weights and dropout come from seed 0's generators, never the global RNG other sessions' threads use)."""
     task = get_task(task_name)
-    config = lm_config(task) if architecture == "decoder_only" else model_config_for(task)
+    config = toy_architecture(architecture).task_config(task)
     model = build_model(config, generator=torch.Generator().manual_seed(0))
     train(model, task, steps=CHEAT_STEPS, seed=0, intervention=Intervention(look_ahead=False))
     return model.eval()

@@ -13,10 +13,10 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
+from transformer_viz.analysis.architecture import toy_architecture
 from transformer_viz.app.server.limits import limits
-from transformer_viz.config import ARCHITECTURES, ModelConfig
-from transformer_viz.data.tasks import LM_TASKS, TASKS, Task, check_fits, default_config, get_task
-from transformer_viz.data.tasks.lm import check_lm_fits, lm_config
+from transformer_viz.config import ModelConfig
+from transformer_viz.data.tasks import Task, get_task
 from transformer_viz.trace.names import ATTENTION_KINDS
 
 # The view's fields, one key each (widget key = session-state key = query parameter).
@@ -67,6 +67,7 @@ VIEW_FIGURES = "_view_figures"  # the figures drawn by this run, by chart key: t
 TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
 LESSON_PREVIOUS, LESSON_NEXT, LESSON_TRAIN = "lesson_previous", "lesson_next", "lesson_train"
 LESSON_ACTIONS = "lesson_actions"  # the step's buttons beside its question: open it, set it up again
+LESSON_ENCODER_DECODER = "lesson_encoder_decoder"  # a step about cross-attention, opened on an encoder-decoder
 PRESENT_EXIT = "present_exit"
 NARROW_NOTICE = "narrow_notice"  # the notice shown while the main column is narrower than the figures need
 BREAK_RANK, BREAK_CHEAT = "break_rank", "break_cheat"
@@ -210,23 +211,21 @@ class View:
         """The model this view asks for: its task's own config (vocabularies, pad id, max_len, dropout; a
         decoder-only model's one vocabulary) in the view's shape and variants; max_len 0 is the task's own. Raises
         ValueError for a model that cannot exist or cannot read the task (KeyError for an unknown task)."""
-        if self.architecture not in ARCHITECTURES:
-            raise ValueError(f"unknown architecture {self.architecture!r}; known: {', '.join(ARCHITECTURES)}")
-        decoder_only = self.architecture == "decoder_only"
+        architecture = toy_architecture(self.architecture)  # ValueError naming the known ones
         task = get_task(self.task)
-        own = lm_config(task) if decoder_only else default_config(task)
+        own = architecture.task_config(task)
         config = replace(own, d_model=self.d_model, n_heads=self.n_heads, n_encoder_layers=self.n_encoder_layers,
                          n_decoder_layers=self.n_decoder_layers, d_ff=self.d_ff, max_len=self.max_len or own.max_len,
                          positional=self.positional, norm_first=self.norm_first,
                          scale_embeddings=self.scale_embeddings, embed_norm=self.embed_norm,
                          mask_value=self.mask_value)
-        (check_lm_fits if decoder_only else check_fits)(task, config)
+        architecture.check_fits(task, config)
         return config
 
 
 def tasks_for(architecture: str) -> dict[str, Task]:
     """The tasks a model of `architecture` learns: every task; a decoder-only model also the one-stream ones."""
-    return TASKS | LM_TASKS if architecture == "decoder_only" else TASKS
+    return dict(toy_architecture(architecture).tasks())
 
 
 VIEW_FIELDS = tuple(f.name for f in fields(View))

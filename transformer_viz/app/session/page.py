@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
+from transformer_viz.analysis.architecture import readable_target
 from transformer_viz.analysis.inference import TextRun
 from transformer_viz.app.server import checkpoints, figure_cache, models, state
 from transformer_viz.app.server.server_log import log_once
@@ -17,6 +18,7 @@ from transformer_viz.app.server.state import View
 from transformer_viz.app.session.charts import figure_min_font
 from transformer_viz.app.session.widgets import clamped_index, current_view, view_widget
 from transformer_viz.app.session.words import error_text, lang, literal, tr
+from transformer_viz.trace.form import FORMS, form_of
 from transformer_viz.weights.architectures import architecture_of
 from transformer_viz.weights.pretrained import pretrained_name
 
@@ -119,16 +121,14 @@ def weights_banner(view: View, resolved: models.Resolved) -> None:
         loaded = shipped if name is None else extra.loaded if extra is not None else None
         exact = (loaded.metrics if loaded is not None else {}).get("exact_match")
         metric = tr("banner.metric", exact=exact) if isinstance(exact, float) else tr("banner.unmeasured")
-        key = "banner.pretrained" if name is None else "banner.checkpoint"
-        if name is None and view.architecture == "decoder_only":
-            key = "banner.pretrained_decoder_only"
+        key = "banner.pretrained" + FORMS[view.architecture].words if name is None else "banner.checkpoint"
         st.caption(tr(key, task=tr(f"task.{view.task}"), metric=metric, name=name))
 
 
 def hugging_face_banner(config) -> str:
     """What a Hugging Face model is: its name, family and shape; what a decoder-only one shares and how the Llama
     layout differs from the diagram; how T5 scores."""
-    if getattr(config, "architecture", "encoder_decoder") != "decoder_only":
+    if not form_of(config).one_stream:
         text = tr("banner.hf", name=literal(config.name), family=config.family, layers=config.n_encoder_layers,
                   decoder_layers=config.n_decoder_layers, heads=config.n_heads, d_model=config.d_model)
         return text + (" " + tr("banner.hf_t5") if config.family == "t5" else "")
@@ -177,7 +177,8 @@ def page_context(show_tokens: bool = True, pad_to: int = 0, teacher_forced: bool
     try:
         if teacher_forced and not view.tgt_text:
             greedy = replace(view, temperature=0.0)  # a sampled output may hold <pad> or <bos> anywhere
-            view = replace(view, tgt_text=models.run(greedy, resolved).output_text or "")
+            view = replace(view, tgt_text=readable_target(
+                architecture_of(resolved.model).tasks().get(view.task), models.run(greedy, resolved).output_text))
         run = models.run(view, resolved, pad_to)
     except ValueError as error:
         st.error(tr("error.input", message=literal(error_text(error))), icon=":material/error:")
