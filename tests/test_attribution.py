@@ -212,7 +212,11 @@ def test_the_lesson_explains_the_first_word_whose_brightest_attention_is_not_the
     from transformer_viz.lessons.explanation import EXAMPLE, explained, telling
 
     model, _task, trace = shipped("en-fr", EXAMPLE)
-    result = telling(explained(SimpleNamespace(view=SimpleNamespace(task="en-fr"), trace=trace, model=model)))
+    from transformer_viz.analysis.architecture import architecture_of
+
+    page = SimpleNamespace(view=SimpleNamespace(task="en-fr"), trace=trace, model=model,
+                           architecture=architecture_of(model))
+    result = telling(explained(page))
     assert result.output == "une"  # "a" -> un or une; "house" (la maison) makes it feminine
     assert result.tokens[int(np.argmax(result.scores["attention.2"]))] == "a"
     assert result.tokens[int(np.argmax(result.scores["leave_one_out"]))] == "house"
