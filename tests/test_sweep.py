@@ -13,10 +13,11 @@ import itertools
 import os
 
 import pytest
-from test_app import run_page
+from test_app import assert_valid_figures, run_page
 
 from transformer_viz.analysis.architecture import TOY
 from transformer_viz.app.frame.navigation import PAGES
+from transformer_viz.i18n import text
 from transformer_viz.lessons import STEPS
 from transformer_viz.weights import hf
 from transformer_viz.weights.architectures import HUGGING_FACE
@@ -28,6 +29,7 @@ TOY_WEIGHTS = {"pretrained": {}, "random": {"weights": "random"},
                "shape": {"n_heads": "2", "d_model": "32", "n_decoder_layers": "1"}}
 # A Hugging Face model of each kind, built from a config (devtools/hf_tiny.py): its family, and its weights.
 HF_FAMILIES = {"HuggingFaceEncoderDecoder": "bart", "HuggingFaceCausal": "gpt2"}
+TOY_ONLY_PAGES = ("training", "break_it", "compare")  # they train, change or compare a toy model's weights
 MODES = [{"lang": lang, "present": present} for present in ("false", "true") for lang in ("en", "zh")]
 FULL = os.environ.get("TV_SWEEP") == "full"
 
@@ -54,10 +56,22 @@ def screen_link(screen, mode) -> dict[str, str]:
     return {**link, "lesson_step": str(which)} if kind == "lesson" else link
 
 
-def assert_clean(at, case) -> None:
+def assert_clean(at, case, toy: bool = True) -> None:
+    """No exception and no error box; valid figures; a page draws its figures (Training before any training
+    has none, a page that trains or changes weights says that a Hugging Face model is not for it); a lesson step
+    shows its formula and a question (its figures may wait for the answer: tests/test_lesson.py draws them)."""
     exceptions = [(e.proto.type, e.proto.message, *e.stack_trace[-3:]) for e in at.exception]
     assert not exceptions, (case_id(case), exceptions)
     assert not at.error, (case_id(case), [e.value for e in at.error])
+    assert_valid_figures(at)
+    (kind, which), mode = case[0], case[3]
+    if kind == "lesson":
+        assert at.get("latex"), (case_id(case), "no formula")
+        predict = text("lesson.predict", mode["lang"])
+        assert any(m.value.startswith(f"**{predict}:** ") and len(m.value) > len(predict) + 8 for m in at.markdown), \
+            (case_id(case), "no question")
+    elif which != "training" and (toy or which not in TOY_ONLY_PAGES):
+        assert at.get("plotly_chart"), (case_id(case), "the page drew no figure")
 
 
 TOY_CASES = combinations(tuple(TOY), tuple(TOY_WEIGHTS))
@@ -101,4 +115,4 @@ def test_every_screen_on_every_hugging_face_model(case, hf_folders):
     page = "lesson" if kind == "lesson" else which
     at = run_page(page, link=screen_link(screen, mode), source="hf",
                   hf_model=hf_folders[HF_FAMILIES[architecture]], src_text="the cat sat on the mat")
-    assert_clean(at, case)
+    assert_clean(at, case, toy=False)
