@@ -124,9 +124,10 @@ def asked_keys() -> tuple[set[str], list[re.Pattern], list[str]]:
                 continue
             func, first = node.func, node.args[0]
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if name == "particular" and isinstance(first, ast.Constant):  # the key and its model's own variants
-                patterns.append(re.compile(re.escape(first.value) + "(_[a-z_]+)?"))
-                if first.value not in ENGLISH:
+            if name == "particular":  # the key and its model's own variants
+                base = key_pattern(first) if isinstance(first, ast.JoinedStr) else re.compile(re.escape(first.value))
+                patterns.append(re.compile(base.pattern + "(_[a-z_]+)?"))
+                if isinstance(first, ast.Constant) and first.value not in ENGLISH:
                     wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}: {first.value}")
             if name not in ("text", "tr", *shorthands):
                 continue

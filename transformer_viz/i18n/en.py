@@ -395,6 +395,7 @@ ENGLISH: dict[str, str] = {
     "lesson.cross.zh": "English → Chinese: {text}",
 
     "lesson.decoding.title": "Decoding, one token at a time",
+    "lesson.decoding.text_decoder_only": "At inference there is no answer yet: a decoder-only model reads its prompt, scores every token of its vocabulary for the next position, greedy decoding takes the most likely one, appends it to the same stream and runs again, until it writes `<eos>`. Each step's masked self-attention shows where the newest position looked back, over the prompt and what was written so far.",
     "lesson.decoding.text": "At inference there is no target: the decoder starts from `<bos>`, the model scores every word of its vocabulary for the next position, greedy decoding takes the most likely one, appends it and runs again, until it writes `<eos>`. Each step's cross-attention shows where the model looked while choosing.",
     "lesson.decoding.question": "After {prefix}, which word comes next, and how sure is the model?",
     "lesson.decoding.answer": "“{token}” with probability {p:.1%}; second choice “{second}” ({p2:.1%}).",

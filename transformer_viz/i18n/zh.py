@@ -392,6 +392,7 @@ CHINESE: dict[str, str] = {
     "lesson.cross.zh": "英译中：{text}",
 
     "lesson.decoding.title": "解码：一次一个词元",
+    "lesson.decoding.text_decoder_only": "推理时还没有答案：仅解码器模型读入提示，为下一个位置给词表中的每个词元打分，贪心解码取最可能的那个，接在同一条序列后面再运行一次，直到写出 `<eos>`。每一步带掩码的自注意力显示最新的位置回看了哪里：提示以及到目前为止写出的内容。",
     "lesson.decoding.text": "推理时没有目标：解码器从 `<bos>` 开始，模型为下一个位置给词表中的每个词打分，贪心解码取最可能的那个，接在后面再运行一次，直到写出 `<eos>`。每一步的交叉注意力显示模型在选择时看向了哪里。",
     "lesson.decoding.question": "在 {prefix} 之后，下一个词是什么？模型有多确定？",
     "lesson.decoding.answer": "“{token}”，概率 {p:.1%}；第二选择 “{second}”（{p2:.1%}）。",

@@ -23,6 +23,7 @@ from transformer_viz.app.session.page import page_context, token_chips
 from transformer_viz.app.session.widgets import current_view, lazy_expander, view_widget
 from transformer_viz.app.session.words import error_text, lang, literal, tr
 from transformer_viz.data.tasks import get_task
+from transformer_viz.i18n import particular
 from transformer_viz.lessons import STEPS
 from transformer_viz.lessons.step import Step
 from transformer_viz.weights.architectures import architecture_of
@@ -214,7 +215,7 @@ def render() -> None:
     explain, ask = st.columns([3, 2], gap="large")
     with explain:
         st.markdown(f"### {tr('lesson.step_of', n=number, total=len(STEPS), title=tr(f'lesson.{step.name}.title'))}")
-        st.markdown(tr(f"lesson.{step.name}.text"))
+        st.markdown(tr(particular(f"lesson.{step.name}.text", shown_form_words())))
         st.latex(step.formula % tuple(tr(word) for word in step.formula_words))
         show_code([code_excerpt(function, beginnings) for function, beginnings in step.code])
     question_box = ask.container(border=True)
@@ -233,6 +234,12 @@ def render() -> None:
         work()
 
 
+def shown_form_words() -> tuple[str, ...]:
+    """The catalog suffixes of the shown model's form (a step's text may have its decoder-only variant)."""
+    resolved = models.resolve(current_view())
+    return () if resolved.model is None else (architecture_of(resolved.model).form.words,)
+
+
 def missing_kind(step: Step, number: int) -> tuple[str, str] | None:
     """(question, answer) saying that the shown model lacks an attention the step's idea needs, with the one click
     that opens the step on an encoder-decoder; None when it has them all (or has no model: the step says why)."""
@@ -244,7 +251,6 @@ def missing_kind(step: Step, number: int) -> tuple[str, str] | None:
     if not missing:
         return None
     said = tr("lesson.needs_kind", kind=tr(f"kind.{missing[0]}"), model=tr(f"architecture.{architecture.form.name}"))
-    st.info(said, icon=":material/info:")
     st.button(tr("lesson.open_encoder_decoder"), icon=":material/swap_horiz:", on_click=set_up, args=(number,),
               key=state.LESSON_ENCODER_DECODER)  # the step's setup: the paper's model, the toy source
     return said, said
