@@ -356,3 +356,16 @@ def test_the_induction_step_finds_the_copying_head_in_layer_two_and_its_partner_
     assert text.startswith("Layer 2, head") and "Its partner sits in layer 1" in text
     curve = charts(at)["lesson_induction_curve"]
     assert any("the repeat" in trace["name"] for trace in curve["data"])
+
+
+@pytest.mark.parametrize("number", [n for n, step in enumerate(STEPS, start=1) if step.needs])
+def test_a_step_about_an_attention_the_model_lacks_says_so_and_opens_on_an_encoder_decoder(number):
+    """Cross-attention on a decoder-only model: one sentence instead of the question, and one click to the step
+    set up on the paper's model, which then draws its figures."""
+    at = open_step(number, architecture="decoder_only", task="reverse")
+    assert any("has none: Decoder-only" in m.value for m in at.markdown)
+    (button,) = [b for b in at.button if b.label == "Open this step on an encoder-decoder"]
+    button.click().run()
+    assert not at.exception and not at.error
+    assert at.session_state["architecture"] == "encoder_decoder"
+    assert not any("has none" in m.value for m in at.markdown) and at.get("plotly_chart")
