@@ -31,7 +31,7 @@ from transformer_viz.data.tasks.lm import (
     sequence,
 )
 from transformer_viz.data.vocab import Vocab
-from transformer_viz.model import DecoderOnlyTransformer, Transformer
+from transformer_viz.model.decoder_only import check_toy_model
 from transformer_viz.model.sampling import Sampling
 from transformer_viz.model.summary import parameter_counts
 from transformer_viz.trace.form import DECODER_ONLY, ENCODER_DECODER, Form
@@ -275,7 +275,5 @@ def toy_architecture(name: str) -> Architecture:
 def architecture_of(model) -> Architecture:
     """The Architecture of a toy model, by its config (any model's, Hugging Face's too:
     weights/architectures.py::architecture_of)."""
-    if not isinstance(model, Transformer | DecoderOnlyTransformer):
-        raise ValueError(f"model must be a Transformer, a DecoderOnlyTransformer or a traced Hugging Face model, "
-                         f"got {type(model).__name__}.")
+    check_toy_model(model, "a Transformer, a DecoderOnlyTransformer or a traced Hugging Face model")
     return TOY[model.config.architecture]

@@ -165,11 +165,10 @@ def logit_lens(model, trace: Trace, vocab=None) -> LogitLens:
     sum). The last row is the model's own prediction: the argmax of `trace["logits"]`.
     `vocab` (a Vocab, optional) turns the ids into `top_tokens`.
     """
-    from transformer_viz.model import DecoderOnlyTransformer, Transformer
+    from transformer_viz.model.decoder_only import check_toy_model
 
     check_trace(trace)
-    if not isinstance(model, Transformer | DecoderOnlyTransformer):
-        raise ValueError(f"model must be the Transformer that recorded the trace, got {type(model).__name__}.")
+    check_toy_model(model, "the Transformer that recorded the trace")
     if trace.config is not None and trace.config != model.config:
         raise ValueError("This trace was recorded by a model of another shape: pass the model that recorded it.")
     names = ["tgt_embed.out", *(name("decoder", layer, "resid_post") for layer in range(model.config.n_decoder_layers))]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from transformer_viz.model import DecoderOnlyTransformer, Transformer
 from transformer_viz.model.attention import masked_softmax
+from transformer_viz.model.decoder_only import check_toy_model
 from transformer_viz.model.rotary import rotary_angles, rotate
 from transformer_viz.trace.names import ATTENTION_KINDS, attention_name, check_index, check_kind, name, token_labels
 from transformer_viz.trace.record import Trace, recorded_attention
@@ -303,8 +303,7 @@ def score_scale(trace: Trace, config) -> float:
 
 def _check_choice(model, trace, kind: str, layer: int, head: int) -> tuple[int, int]:
     """(layer, head) as ints, or clear errors for a choice the model does not have or a trace from another model."""
-    if not isinstance(model, Transformer | DecoderOnlyTransformer):
-        raise ValueError(f"model must be a Transformer, got {type(model).__name__}.")
+    check_toy_model(model)
     if not isinstance(trace, Trace):
         raise ValueError(f"trace must be a Trace (from model.run_with_trace), got {type(trace).__name__}.")
     check_kind(kind)

@@ -99,6 +99,12 @@ class DecoderOnlyTransformer(nn.Module):
         return ids, [Trace(tensors, config=self.config, intervention=intervention) for tensors in steps]
 
 
+def check_toy_model(model, what: str = "a Transformer") -> None:
+    """ValueError unless `model` is one of this project's models (the encoder-decoder or the decoder-only one)."""
+    if not isinstance(model, Transformer | DecoderOnlyTransformer):
+        raise ValueError(f"model must be {what}, got {type(model).__name__}.")
+
+
 def build_model(config: ModelConfig, generator: torch.Generator | None = None) -> Transformer | DecoderOnlyTransformer:
     """The model `config.architecture` names, its initial weights drawn from `generator` (None: torch's global RNG)."""
     if not isinstance(config, ModelConfig):
