@@ -116,3 +116,16 @@ def test_every_screen_on_every_hugging_face_model(case, hf_folders):
     at = run_page(page, link=screen_link(screen, mode), source="hf",
                   hf_model=hf_folders[HF_FAMILIES[architecture]], src_text="the cat sat on the mat")
     assert_clean(at, case, toy=False)
+
+
+# The links the issues found crashing: the home page on a GPT model, a step's input too long for its task.
+REPORTED_LINKS = [{"architecture": "decoder_only", "task": "reverse"}, {"architecture": "decoder_only"},
+                  {"lesson_step": "9", "src_text": "a" * 20}]
+
+
+@pytest.mark.parametrize("link", REPORTED_LINKS, ids=lambda link: "&".join(f"{k}={v}" for k, v in link.items()))
+def test_the_reported_links_open_the_home_page(link):
+    at = run_page("lesson", link=link)
+    assert not at.exception, [e.proto.type for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert at.get("latex")  # the step is there, not an error in its place
