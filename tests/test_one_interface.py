@@ -21,7 +21,8 @@ def checked(path: Path) -> bool:
 
 
 def names_in(node: ast.AST) -> set[str]:
-    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute)}
+    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
+            if isinstance(n, ast.Name | ast.Attribute)}
 
 
 def branches(source: str) -> list[tuple[int, str]]:
