@@ -24,8 +24,10 @@ import secrets
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
+
+from transformer_viz.app.rooms.answers import AnswerBook, MemoryAnswerBook, RedisAnswerBook
 
 # No 0/O, 1/I/L: a code read from a projector is typed without doubt.
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
@@ -71,6 +73,8 @@ class RoomState:
     key: str = ""  # the rest of the students' link code
     teacher_hash: str = ""  # sha256 of the teacher's secret
     teacher_seen: float = 0.0  # time.time() of the teacher's last publish or heartbeat
+    lesson: dict[str, object] = field(default_factory=dict)  # the lesson's shared moments: "revealed", the keys
+    #                            of the questions whose answer the teacher revealed; "ticket", the exit ticket's
 
     def opens_for_student(self, link_code: str) -> bool:
         """Whether a link code's key is this room's (compared in constant time)."""
@@ -92,11 +96,17 @@ class RoomStore(Protocol):
     def heartbeat(self, code: str) -> RoomState | None:
         """The teacher is still here: the room lives `idle` seconds more. None when it no longer exists."""
 
+    def publish_lesson(self, code: str, lesson: ViewValues) -> RoomState | None:
+        """Share the lesson's moments (the answers revealed, the exit ticket): the version grows by one, as with
+        a publish; None when the room no longer exists. Raises ValueError when larger than MAX_VIEW_CHARS."""
+
     def get(self, code: str) -> RoomState | None:
         """The room's state, or None when there is no such room (never made, ended or expired)."""
 
     def end(self, code: str) -> None:
-        """Forget the room (its students stop following)."""
+        """Forget the room (its students stop following) and its answers."""
+
+    answers: AnswerBook  # the room's answers to the lesson's questions (rooms/answers.py)
 
 
 def new_code(length: int = CODE_LENGTH) -> str:
@@ -143,6 +153,7 @@ class MemoryRoomStore:
         self._rooms: dict[str, tuple[RoomState, float]] = {}  # code -> (state, expiry on the clock)
         self._owners: dict[str, str] = {}  # owner -> the code of their room
         self._lock = threading.Lock()
+        self.answers = MemoryAnswerBook(self.get)
 
     def _live(self, code: str) -> RoomState | None:
         found = self._rooms.get(code)
@@ -190,6 +201,16 @@ class MemoryRoomStore:
             current = self._live(code)
             return None if current is None else self._keep(code, replace(current, teacher_seen=time.time()))
 
+    def publish_lesson(self, code: str, lesson: ViewValues) -> RoomState | None:
+        shared = json.loads(view_json(lesson))
+        with self._lock:
+            current = self._live(code)
+            if current is None:
+                return None
+            now = time.time()
+            return self._keep(code, replace(current, lesson=shared, version=current.version + 1, updated=now,
+                                             teacher_seen=now))
+
     def get(self, code: str) -> RoomState | None:
         with self._lock:
             return self._live(code)
@@ -197,6 +218,7 @@ class MemoryRoomStore:
     def end(self, code: str) -> None:
         with self._lock:
             self._rooms.pop(code, None)
+        self.answers.forget(code)
 
 
 # A room is a Redis hash with a TTL (the idle time), listed in a sorted set by expiry (to count the live rooms);
@@ -219,11 +241,15 @@ redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
 redis.call('SET', KEYS[3], ARGV[1], 'EX', idle)
 return 1
 """
-# KEYS: the room, the index; ARGV: code, now, idle, then for a publish: page, view.
+# KEYS: the room, the index; ARGV: code, now, idle, then for a publish: page, view (or "", the
+# lesson's moments, "lesson").
 PUBLISH_SCRIPT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local now, idle = tonumber(ARGV[2]), tonumber(ARGV[3])
-if ARGV[4] then
+if ARGV[6] == 'lesson' then
+  redis.call('HSET', KEYS[1], 'lesson', ARGV[5], 'updated', ARGV[2])
+  redis.call('HINCRBY', KEYS[1], 'version', 1)
+elseif ARGV[4] then
   redis.call('HSET', KEYS[1], 'page', ARGV[4], 'view', ARGV[5], 'updated', ARGV[2])
   redis.call('HINCRBY', KEYS[1], 'version', 1)
 end
@@ -242,6 +268,7 @@ class RedisRoomStore:
         self._client, self._idle, self._max_rooms, self._prefix = client, int(idle), max_rooms, prefix
         self._create = client.register_script(CREATE_SCRIPT)
         self._touch = client.register_script(PUBLISH_SCRIPT)
+        self.answers = RedisAnswerBook(client, prefix, int(idle), errors=_redis_errors)
 
     @classmethod
     def from_url(cls, url: str, **kwargs) -> RedisRoomStore:
@@ -278,9 +305,18 @@ class RedisRoomStore:
             fields = self._touch(keys=[self.key(code), self.index], args=[code, time.time(), self._idle, page, text])
         return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
 
+    def publish_lesson(self, code: str, lesson: ViewValues) -> RoomState | None:
+        text = view_json(lesson)
+        with _redis_errors():
+            fields = self._touch(keys=[self.key(code), self.index],
+                                 args=[code, time.time(), self._idle, "", text, "lesson"])
+        return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
+
     def heartbeat(self, code: str) -> RoomState | None:
         with _redis_errors():
             fields = self._touch(keys=[self.key(code), self.index], args=[code, time.time(), self._idle])
+            if fields:
+                self.answers.keep(code)  # the answers live as long as their room
         return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
 
     def get(self, code: str) -> RoomState | None:
@@ -290,14 +326,15 @@ class RedisRoomStore:
 
     def end(self, code: str) -> None:
         with _redis_errors():
-            self._client.delete(self.key(code))
+            self._client.delete(self.key(code), self.answers.key(code))
             self._client.zrem(self.index, code)
 
 
 def room_of(found: Mapping[str, str]) -> RoomState:
     """A room from its Redis hash."""
     return RoomState(found["page"], json.loads(found["view"]), int(found["version"]), float(found["updated"]),
-                     found["key"], found["teacher_hash"], float(found["teacher_seen"]))
+                     found["key"], found["teacher_hash"], float(found["teacher_seen"]),
+                     json.loads(found.get("lesson", "{}")))
 
 
 @contextlib.contextmanager
