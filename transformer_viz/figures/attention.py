@@ -201,12 +201,13 @@ def head_layout(width: float, query_labels: list[str], key_labels: list[str],
                       round(cell_height * len(query_labels)) + top + 30)
 
 
-def attention_lines(trace, kind: str, layer: int, head: int, query: int | None = None, *,
+def attention_lines(trace, kind: str, layer: int, head: int, query: int | None = None, hidden: int | None = None, *,
                     min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """BertViz-style line view: queries left, keys right, a line per pair as opaque as its weight.
 
     Lines are grouped into five opacity bins (one trace each, None-separated segments);
-    with `query` given its lines are drawn strongly and the others faintly. No text under `min_font`.
+    with `query` given its lines are drawn strongly and the others faintly. The `hidden` query's row is not
+    drawn at all (a lesson asks where it looks). No text under `min_font`.
     """
     check_choice(kind, "weights")
     arrays = attention_arrays(trace, kind, layer).head(head)
@@ -214,6 +215,9 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     q_len, k_len = weight.shape
     if query is not None:
         query = check_index(query, q_len, "query")
+    if hidden is not None:
+        weight = weight.copy()
+        weight[check_index(hidden, q_len, "hidden")] = 0.0
     q_tokens, k_tokens = trace.attention_tokens(kind)
     q_text, k_text = token_texts(q_tokens, q_len), token_texts(k_tokens, k_len)
     colour = sample_colorscale(SEQUENTIAL, [0.3])[0]
@@ -224,6 +228,9 @@ def attention_lines(trace, kind: str, layer: int, head: int, query: int | None =
     rows = tick_plan([*q_text, *k_text], (height - LINES_TOP_PX - 10) / max(q_len, k_len), "y", largest=15,
                      min_font=min_font)
     traces.append(_query_column(weight, mask, q_text, k_text, query, rows, colour, lang))
+    if hidden is not None:
+        traces[-1].hovertext = [text("lines.hidden", lang, query=hidden, text=q_text[hidden]) if i == hidden else hover
+                                for i, hover in enumerate(traces[-1].hovertext)]
     traces.append(_key_column(weight, mask, k_text, query, rows, colour, lang))
     title = text("layer_head", lang, layer=layer + 1, head=head + 1)
     hidden = dict(visible=False, fixedrange=True)

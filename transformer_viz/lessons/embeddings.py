@@ -4,6 +4,7 @@ is added to it."""
 from __future__ import annotations
 
 from transformer_viz.figures.embeddings import embedding_pipeline
+from transformer_viz.lessons.question import CHOICE, Choice, Question, unasked
 from transformer_viz.lessons.step import Host, Step, not_here, repeated_pair
 from transformer_viz.model.embeddings import Embeddings
 from transformer_viz.trace.record import Trace
@@ -16,19 +17,27 @@ def equal_token_rows(trace: Trace, first: int, second: int, side: str = "src") -
     return (float((token[first] - token[second]).abs().max()), float((total[first] - total[second]).abs().max()))
 
 
-def show(host: Host) -> tuple[str, str]:
+SAME = 1e-6  # a largest difference below this is the same vector (float32 rounding)
+ANSWERS = ("same_same", "same_different", "different_same", "different_different")  # token rows, then layer 1 inputs
+
+
+def show(host: Host) -> Question:
     ctx = host.page()
     if ctx is None:
-        return host.text("lesson.embeddings.question", first=2, second=3), ""
+        return unasked(host.text("lesson.embeddings.question", first=2, second=3), "")
     side = ctx.trace.form.sides[0]  # the input's table: the source's, or a decoder-only model's one stream
     pair = repeated_pair(ctx.trace.form.input_tokens(ctx.trace, ctx.run.prompt_len))
     first, second = pair or (2, 3)
     question = host.text("lesson.embeddings.question", first=first, second=second)
     host.chart(ctx.figure(embedding_pipeline, side), key="lesson_pipeline")
     if pair is None:
-        return question, not_here(host, host.text("lesson.embeddings.why"))
+        return not_here(host, question, host.text("lesson.embeddings.why"))
     token, total = equal_token_rows(ctx.trace, first, second, side)
-    return question, host.text("lesson.embeddings.answer", token=token, total=total)
+    truth = "_".join("same" if difference < SAME else "different" for difference in (token, total))
+    return Question(question, CHOICE, lambda host: host.text("lesson.embeddings.answer", token=token, total=total)
+                    + " " + host.text(f"lesson.embeddings.because.{truth}"),
+                    truth=truth, choices=tuple(Choice(a, host.text(f"lesson.embeddings.{a}")) for a in ANSWERS),
+                    tells=(token, total))
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).

@@ -11,6 +11,7 @@ from transformer_viz.analysis.attribution import Attribution, explain, leave_one
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.figures.attribution import attribution_figure
+from transformer_viz.lessons.question import TOKEN, Question, token_choices, unasked
 from transformer_viz.lessons.step import Host, Step, held_back, not_here
 
 EXAMPLE = "the girl sees a big house"  # "une" looks at "a"; "house" (la maison, feminine) decides it
@@ -45,13 +46,13 @@ def explanation_figures(ctx, *, min_font: int, lang: str) -> dict:
             "after": attribution_figure(result, min_font=min_font, lang=lang)}
 
 
-def show(host: Host) -> tuple[str, str]:
+def show(host: Host) -> Question:
     ctx = host.page()
+    unknown = host.text("lesson.explanation.question", output="…", attended="…")
     if ctx is None:
-        return host.text("lesson.explanation.question", output="…", attended="…"), ""
+        return unasked(unknown, "")
     if not ctx.architecture.toy:  # gradients and leave-one-out need a model of this project
-        return host.text("lesson.explanation.question", output="…", attended="…"), \
-            not_here(host, host.text("lesson.explanation.why"))
+        return not_here(host, unknown, host.text("lesson.explanation.why"))
     figures = ctx.figures(explanation_figures)
     result = figures["result"]
     last = max(int(method.split(".")[1]) for method in result.scores if method.startswith("attention."))
@@ -59,17 +60,21 @@ def show(host: Host) -> tuple[str, str]:
     attended, needed = int(np.argmax(attention)), int(np.argmax(left_out))
     question = host.text("lesson.explanation.question", output=host.literal(result.output),
                          attended=host.literal(result.tokens[attended]))
-    if not host.revealed:
-        host.chart(figures["before"], key="lesson_explanation_attention")
-        held_back(host, host.text("lesson.explanation.held_back"))
-        return question, ""
-    host.chart(figures["after"], key="lesson_explanation_methods")
-    agreement = result.correlations()
-    return question, host.text(
-        "lesson.explanation.answer", output=host.literal(result.output), needed=host.literal(result.tokens[needed]),
-        drop=left_out[needed], attended=host.literal(result.tokens[attended]), weight=attention[attended],
-        attended_drop=left_out[attended], needed_weight=attention[needed], raw=agreement[f"attention.{last}"],
-        flow=agreement[f"flow.{last}"], integrated=agreement["integrated_gradients"])
+    figure = host.slot()
+    figure.chart(figures["before"], key="lesson_explanation_attention")
+    held_back(host, host.text("lesson.explanation.held_back"))
+
+    def reveal(host: Host) -> str:
+        figure.again().chart(figures["after"], key="lesson_explanation_methods")
+        agreement = result.correlations()
+        return host.text(
+            "lesson.explanation.answer", output=host.literal(result.output), needed=host.literal(result.tokens[needed]),
+            drop=left_out[needed], attended=host.literal(result.tokens[attended]), weight=attention[attended],
+            attended_drop=left_out[attended], needed_weight=attention[needed], raw=agreement[f"attention.{last}"],
+            flow=agreement[f"flow.{last}"], integrated=agreement["integrated_gradients"])
+
+    return Question(question, TOKEN, reveal, truth=str(needed), choices=token_choices(result.tokens, host.literal),
+                    tells=(left_out,))
 
 
 # The lines that measure the answer: the batch with one word left out per row, and the fall of log p.

@@ -10,6 +10,7 @@ import numpy as np
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.attention import attention_heatmap
 from transformer_viz.figures.grid import attention_grid
+from transformer_viz.lessons.question import CHOICE, Question, head_choices, unasked
 from transformer_viz.lessons.step import Host, Step, held_back, not_here
 from transformer_viz.model.decoder_only import DecoderOnlyTransformer
 from transformer_viz.trace.names import attention_name
@@ -40,34 +41,40 @@ def best_head(shares: np.ndarray) -> tuple[int, int]:
     return tuple(int(i) for i in np.unravel_index(shares.argmax(), shares.shape))
 
 
-def show(host: Host) -> tuple[str, str]:
+def show(host: Host) -> Question:
     ctx = host.page()
     question = host.text("lesson.gpt.question")
     if ctx is None:
-        return question, ""
+        return unasked(question, "")
     if not ctx.trace.form.one_stream or ctx.run.teacher_forced or not ctx.architecture.toy:
-        return question, not_here(host, host.text("lesson.gpt.why"))
+        return not_here(host, question, host.text("lesson.gpt.why"))
     task, prompt_len = TASKS[ctx.view.task], ctx.run.prompt_len
     cells = gold_cells(ctx.trace, task, prompt_len)
     shares = looks_at_gold(ctx.trace, "decoder_self", cells)
     layer, head = best_head(shares)
     host.caption(host.text("lesson.gpt.left"))
-    host.chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width,
-                          highlight=(layer, head) if host.revealed else None), key="lesson_gpt_grid")
+    grid = host.slot()
+    grid.chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width), key="lesson_gpt_grid")
     paper_run = host.run_of(replace(ctx.view, architecture="encoder_decoder", weights="pretrained", kind="cross"))
     if paper_run is not None:  # the two one under the other: side by side, a projector cuts their heads' names
         host.caption(host.text("lesson.gpt.right"))
         host.chart(attention_grid(paper_run.trace, "cross", width=host.width, min_font=host.min_font,
                                   lang=host.lang), key="lesson_gpt_cross")
-    if not host.revealed:
-        held_back(host, host.text("lesson.gpt.held_back"))
-        return question, ""
-    host.chart(ctx.figure(attention_heatmap, "decoder_self", layer, head, width=host.width), key="lesson_gpt_head")
-    first_query, first_key = cells[0]
-    weight = float(ctx.trace[attention_name("decoder_self", layer, "weights")][0, head, first_query, first_key])
-    return question, host.text("lesson.gpt.answer", layer=layer + 1, head=head + 1, share=shares[layer, head],
-                               weight=weight, letter=ctx.trace.tgt_tokens[first_key], position=first_key,
-                               answer=host.literal(ctx.run.output_text or ""))
+    held = held_back(host, host.text("lesson.gpt.held_back"))
+
+    def reveal(host: Host) -> str:
+        grid.again().chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width,
+                                      highlight=(layer, head)), key="lesson_gpt_grid_marked")
+        held.again().chart(ctx.figure(attention_heatmap, "decoder_self", layer, head, width=host.width),
+                           key="lesson_gpt_head")
+        first_query, first_key = cells[0]
+        weight = float(ctx.trace[attention_name("decoder_self", layer, "weights")][0, head, first_query, first_key])
+        return host.text("lesson.gpt.answer", layer=layer + 1, head=head + 1, share=shares[layer, head],
+                         weight=weight, letter=ctx.trace.tgt_tokens[first_key], position=first_key,
+                         answer=host.literal(ctx.run.output_text or ""))
+
+    return Question(question, CHOICE, reveal, truth=f"{layer + 1}.{head + 1}",
+                    choices=head_choices(*shares.shape, host.text), tells=(shares.ravel(),))
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).

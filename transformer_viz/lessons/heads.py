@@ -8,6 +8,7 @@ import torch
 
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.figures.grid import attention_grid
+from transformer_viz.lessons.question import CHOICE, Choice, Question, unasked
 from transformer_viz.lessons.step import Host, Step, held_back, layer_head
 from transformer_viz.model.attention import MultiHeadAttention
 from transformer_viz.trace.names import attention_name
@@ -55,23 +56,30 @@ def heads_answer(host: Host, patterns: dict[str, np.ndarray]) -> str:
     return "\n\n".join(paragraphs)
 
 
-def show(host: Host) -> tuple[str, str]:
+def show(host: Host) -> Question:
     ctx = host.page()
     if ctx is None:
-        return host.text("lesson.heads.question", layer="?"), ""
+        return unasked(host.text("lesson.heads.question", layer="?"), "")
     layer, _ = layer_head(ctx, "decoder_self")
     question = host.text("lesson.heads.question", layer=layer + 1)
     patterns = head_patterns(ctx.trace, "decoder_self", layer)
     answer_head = int(patterns["previous"].argmax())
-    highlight = (layer, answer_head) if host.revealed else None
-    grid = ctx.figure(attention_grid, "decoder_self", "weights", width=host.width, highlight=highlight)
-    host.chart(grid, key="lesson_grid")
-    if host.revealed:
-        host.table({host.text("lesson.heads.table_head"): [str(h + 1) for h in range(ctx.trace.config.n_heads)]}
-                   | {host.text(f"lesson.heads.{p}"): [f"{v:.0%}" for v in patterns[p]] for p in patterns})
-    else:
-        held_back(host, host.text("lesson.heads.held_back"))
-    return question, heads_answer(host, patterns)
+    grid = host.slot()
+    grid.chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width), key="lesson_grid")
+    table = held_back(host, host.text("lesson.heads.held_back"))
+
+    def reveal(host: Host) -> str:
+        grid.again().chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width,
+                                      highlight=(layer, answer_head)), key="lesson_grid_marked")
+        heads = [str(h + 1) for h in range(ctx.trace.config.n_heads)]
+        table.again().table({host.text("lesson.heads.table_head"): heads}
+                            | {host.text(f"lesson.heads.{p}"): [f"{v:.0%}" for v in patterns[p]] for p in patterns})
+        return heads_answer(host, patterns)
+
+    heads = ctx.trace.config.n_heads
+    return Question(question, CHOICE, reveal, truth=str(answer_head + 1),
+                    choices=tuple(Choice(str(h + 1), host.text("head", head=h + 1)) for h in range(heads)),
+                    tells=tuple(patterns.values()))
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).

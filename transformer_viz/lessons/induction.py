@@ -9,6 +9,7 @@ from transformer_viz.analysis.induction import measure, phase_change
 from transformer_viz.figures.attention import attention_heatmap
 from transformer_viz.figures.grid import attention_grid
 from transformer_viz.figures.induction import phase_change_figure
+from transformer_viz.lessons.question import CHOICE, Question, head_choices, unasked
 from transformer_viz.lessons.step import Host, Step, held_back, not_here
 from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace
@@ -44,34 +45,47 @@ def scores_here(trace: Trace, prompt_len: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(induction), np.array(previous)
 
 
-def show(host: Host) -> tuple[str, str]:
+def show(host: Host) -> Question:
     ctx = host.page()
     question = host.text("lesson.induction.question")
     if ctx is None:
-        return question, ""
+        return unasked(question, "")
     if ctx.view.task != "induction" or ctx.run.teacher_forced or ctx.run.n_steps < 2:
-        return question, not_here(host, host.text("lesson.induction.why"))
+        return not_here(host, question, host.text("lesson.induction.why"))
     induction, previous = scores_here(ctx.trace, ctx.run.prompt_len)
     layer, head = (int(i) for i in np.unravel_index(induction.argmax(), induction.shape))
-    host.chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width,
-                          highlight=(layer, head) if host.revealed else None), key="lesson_induction_grid")
-    if not host.revealed:
-        held_back(host, host.text("lesson.induction.held_back"))
-        return question, ""
-    host.chart(host.shared_figure(curve_figure, CHECKPOINT, min_font=host.min_font), key="lesson_induction_curve")
-    host.chart(ctx.figure(attention_heatmap, "decoder_self", layer, head, width=host.width),
-               key="lesson_induction_head")
-    curve = list(host.cached(training_record, CHECKPOINT))  # read once for the class, not on every rerun
-    steps = phase_change(curve)
-    before = next(point for point in curve if point["step"] >= steps["loss_drop_step"] - 100)
-    after = next(point for point in curve if point["step"] >= steps["loss_drop_step"] + 100)
-    previous_layer = 1 - layer if ctx.trace.n_layers("decoder_self") == 2 else layer
-    return question, host.text(
-        "lesson.induction.answer", layer=layer + 1, head=head + 1, score=induction[layer, head],
-        previous_layer=previous_layer + 1, previous_head=int(previous[previous_layer].argmax()) + 1,
-        previous=previous[previous_layer].max(), step=steps["loss_drop_step"], rise=steps["induction_rise_step"],
-        loss_before=before["loss_repeat"], loss_after=after["loss_repeat"], first_half=after["loss_first_half"],
-        output=host.literal(ctx.run.output_text or ""))
+    grid = host.slot()
+    grid.chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width), key="lesson_induction_grid")
+    held = held_back(host, host.text("lesson.induction.held_back"))
+
+    def reveal(host: Host) -> str:
+        grid.again().chart(ctx.figure(attention_grid, "decoder_self", "weights", width=host.width,
+                                      highlight=(layer, head)), key="lesson_induction_grid_marked")
+        here = held.again()
+        here.chart(host.shared_figure(curve_figure, CHECKPOINT, min_font=host.min_font), key="lesson_induction_curve")
+        here.chart(ctx.figure(attention_heatmap, "decoder_self", layer, head, width=host.width),
+                   key="lesson_induction_head")
+        previous_layer = 1 - layer if ctx.trace.n_layers("decoder_self") == 2 else layer
+        return host.text(
+            "lesson.induction.answer", layer=layer + 1, head=head + 1, score=induction[layer, head],
+            previous_layer=previous_layer + 1, previous_head=int(previous[previous_layer].argmax()) + 1,
+            previous=previous[previous_layer].max(), output=host.literal(ctx.run.output_text or "")) + "\n\n" + \
+            curve_words(host, list(host.cached(training_record, CHECKPOINT)))
+
+    return Question(question, CHOICE, reveal, truth=f"{layer + 1}.{head + 1}",
+                    choices=head_choices(*induction.shape, host.text), tells=(induction.ravel(),))
+
+
+def curve_words(host: Host, curve: list[dict]) -> str:
+    """What the training curve shows, read from it: the repeat's loss at the start, where its fall began and
+    ended (the steps where it had fallen 10 % and 90 % of the way), and where the induction score rose fastest."""
+    losses = np.array([point["loss_repeat"] for point in curve])
+    start, end = losses[0], losses[-1]
+    began = next(p for p, loss in zip(curve, losses, strict=True) if loss <= start - 0.1 * (start - end))
+    ended = next(p for p, loss in zip(curve, losses, strict=True) if loss <= start - 0.9 * (start - end))
+    return host.text("lesson.induction.curve", start=start, began=began["step"], began_loss=began["loss_repeat"],
+                     ended=ended["step"], ended_loss=ended["loss_repeat"], end=end,
+                     first_half=curve[-1]["loss_first_half"], rise=phase_change(curve)["induction_rise_step"])
 
 
 # The lines of the code this step's numbers come from (shown beside it; analysis/source.py).

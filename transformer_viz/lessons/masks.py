@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from transformer_viz.figures.masks import MASK_PX, mask_figures, masking_steps
+from transformer_viz.lessons.question import NUMBER, Question, unasked
 from transformer_viz.lessons.step import Host, Step, layer_head, not_here
 from transformer_viz.model.attention import masked_softmax
 from transformer_viz.model.masks import decoder_self_mask, padding_mask
@@ -20,25 +21,37 @@ def blocked_by_padding_only(trace: Trace) -> list[tuple[int, int]]:
     return [(int(q), int(k)) for q, k in (look_ahead & ~combined).nonzero()]
 
 
-def show(host: Host) -> tuple[str, str]:
+COMBINED = "decoder_self"  # mask_figures' key of the decoder's combined mask: what the question asks about
+
+
+def show(host: Host) -> Question:
     view = host.view()
     ctx = host.page(pad_to=view.pad)
     question = host.text("lesson.masks.question", length=view.pad)
     if ctx is None:
-        return question, ""
+        return unasked(question, "")
     figures = ctx.figure(mask_figures, width=MASK_PX)
-    for column, (title, fig) in zip(host.columns(len(figures)), figures.items(), strict=True):
+    given = {title: fig for title, fig in figures.items() if title != COMBINED}  # the parts the class combines
+    for column, (title, fig) in zip(host.columns(len(given)), given.items(), strict=True):
         column.chart(fig, key=f"lesson_mask_{title}")
-    layer, head = layer_head(ctx, "decoder_self")
-    host.chart(ctx.figure(masking_steps, "decoder_self", layer, head, width=host.width, max_width=host.max_width),
-               key="lesson_masking_steps")
     pads = ctx.trace.tgt_tokens.count("<pad>")
     if ctx.run.teacher_forced is False or not pads:
-        return question, not_here(host, host.text("lesson.masks.why"))
+        return not_here(host, question, host.text("lesson.masks.why"))
     cells = blocked_by_padding_only(ctx.trace)
-    return question, host.text("lesson.masks.answer", n=len(cells), pads=pads,
-                               cells=", ".join(f"({q}, {k})" for q, k in cells),
-                               on=sum(q == k for q, k in cells), under=sum(q > k for q, k in cells))
+    combined = ctx.trace[attention_name("decoder_self", 0, "mask")][0, 0].float().numpy()  # (tgt_len, tgt_len)
+
+    def reveal(host: Host) -> str:
+        column, _ = host.columns(len(given))[:2] if len(given) > 1 else (host, None)
+        column.chart(figures[COMBINED], key=f"lesson_mask_{COMBINED}")
+        layer, head = layer_head(ctx, "decoder_self")
+        host.chart(ctx.figure(masking_steps, "decoder_self", layer, head, width=host.width, max_width=host.max_width),
+                   key="lesson_masking_steps")
+        return host.text("lesson.masks.answer", n=len(cells), pads=pads,
+                         cells=", ".join(f"({q}, {k})" for q, k in cells),
+                         on=sum(q == k for q, k in cells), under=sum(q > k for q, k in cells))
+
+    return Question(question, NUMBER, reveal, truth=float(len(cells)), low=0.0, high=float(view.pad ** 2),
+                    tells=(combined,))
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).

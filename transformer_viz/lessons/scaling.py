@@ -13,6 +13,7 @@ from transformer_viz.figures.colours import HIGHLIGHT, LINE_COLOURS, MUTED
 from transformer_viz.figures.fit import MIN_FONT_PX, at_least, text_em
 from transformer_viz.figures.look import FONT, base_layout
 from transformer_viz.i18n import text
+from transformer_viz.lessons.question import NUMBER, Question
 from transformer_viz.lessons.step import Host, Step
 from transformer_viz.model.attention import scaled_dot_product_attention
 
@@ -43,13 +44,14 @@ def entropies() -> tuple[np.ndarray, np.ndarray]:
     return softmax_entropy(D_KS, N_KEYS, scaled=True), softmax_entropy(D_KS, N_KEYS, scaled=False)
 
 
-def softmax_entropy_figure(d_ks: Sequence[int], scaled: Sequence[float], unscaled: Sequence[float], n_keys: int,
-                           min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
-    """Mean entropy (bits) of softmax rows over `n_keys` keys against d_k (log axis), with and without ÷√d_k;
-    a dotted line at log₂(n_keys), the entropy of uniform attention. No text under `min_font`."""
+def softmax_entropy_figure(d_ks: Sequence[int], scaled: Sequence[float], unscaled: Sequence[float] | None,
+                           n_keys: int, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
+    """Mean entropy (bits) of softmax rows over `n_keys` keys against d_k (log axis), with ÷√d_k and (unless
+    `unscaled` is None) without; a dotted line at log₂(n_keys), the entropy of uniform attention. No text under
+    `min_font`."""
     fig = go.Figure()
     lines = ((scaled, "saturation.scaled", LINE_COLOURS[0]), (unscaled, "saturation.unscaled", HIGHLIGHT))
-    for values, key, colour in lines:
+    for values, key, colour in lines[:1 if unscaled is None else 2]:
         fig.add_scatter(x=list(d_ks), y=list(values), mode="lines+markers", name=text(key, lang),
                         line=dict(color=colour, width=3), marker=dict(size=8),
                         hovertemplate=text("saturation.hover", lang) + "<extra></extra>")
@@ -69,18 +71,26 @@ def softmax_entropy_figure(d_ks: Sequence[int], scaled: Sequence[float], unscale
     return fig
 
 
-def entropy_chart(*, min_font: int = MIN_FONT_PX, lang: str) -> go.Figure:
-    """The entropies of the scaled and unscaled softmax by d_k (the same for every view)."""
-    return softmax_entropy_figure(D_KS, *entropies(), N_KEYS, min_font=min_font, lang=lang)
+def entropy_chart(*, unscaled: bool = True, min_font: int = MIN_FONT_PX, lang: str) -> go.Figure:
+    """The entropies of the scaled (and unscaled) softmax by d_k (the same for every view)."""
+    scaled, without = entropies()
+    return softmax_entropy_figure(D_KS, scaled, without if unscaled else None, N_KEYS, min_font=min_font, lang=lang)
 
 
-def show(host: Host) -> tuple[str, str]:
+def show(host: Host) -> Question:
     scaled, unscaled = host.cached(entropies)
-    host.chart(host.shared_figure(entropy_chart, min_font=host.min_font), key="lesson_entropy")
+    figure = host.slot()  # the curve without the division is the answer: drawn with it
+    figure.chart(host.shared_figure(entropy_chart, unscaled=False, min_font=host.min_font), key="lesson_entropy")
     at = D_KS.index(ASKED_D_K)
-    return (host.text("lesson.scaling.question", d_k=ASKED_D_K, n_keys=N_KEYS),
-            host.text("lesson.scaling.answer", unscaled=2 ** unscaled[at], bits_unscaled=unscaled[at],
-                      scaled=2 ** scaled[at], bits_scaled=scaled[at], n_keys=N_KEYS, uniform=np.log2(N_KEYS)))
+    keys, bits = 2 ** unscaled[at], unscaled[at]
+
+    def reveal(host: Host) -> str:
+        figure.again().chart(host.shared_figure(entropy_chart, min_font=host.min_font), key="lesson_entropy_both")
+        return host.text("lesson.scaling.answer", unscaled=keys, bits_unscaled=bits, scaled=2 ** scaled[at],
+                         bits_scaled=scaled[at], n_keys=N_KEYS, uniform=np.log2(N_KEYS))
+
+    return Question(host.text("lesson.scaling.question", d_k=ASKED_D_K, n_keys=N_KEYS), NUMBER, reveal,
+                    truth=float(keys), tolerance=0.5, low=1.0, high=float(N_KEYS), tells=(keys, bits, unscaled))
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).

@@ -1,11 +1,11 @@
 """What a lesson step is, and what it may ask of the page that runs it (no Streamlit here).
 
 A step is one module of this folder: the view it sets up, its formula, the facts it computes from the live
-model, its figures, and `show(host)`, which draws through a `Host` and returns the question and its answer.
-The app's Lesson page (app/pages/lesson.py) is the host: a generic runner that knows no step.
-
-Predict, then reveal: the host tells the step whether the answer is revealed (`host.revealed`), and the step
-draws what answers its question (a measured number, a highlighted head, the next word) only then.
+model, its figures, and `show(host)`, which draws through a `Host` what may be seen before the reveal and returns
+its `Question` (lessons/question.py): the kind of answer, the truth computed from the model, and `reveal`, which
+draws what answers it (a measured number, a highlighted head, the next word) and says the answer. The app's Lesson
+page (app/pages/lesson.py) is the host: a generic runner that knows no step; it calls `reveal` only once the
+answer is revealed, so a step cannot draw its answer early by mistake.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from transformer_viz.lessons.question import Question, unasked
+
 
 class Host(Protocol):
     """The page a step draws on. Views and runs are the app's (`view.src_text`, `run.trace`, ...)."""
 
     lang: str
-    revealed: bool  # the answer is open: draw the figures and facts that answer the question only then
     min_font: int  # the smallest text a figure may draw, px (larger in presenter mode): every figure builder's
     #                `min_font=`; `page().figure` passes it by itself
     width: int  # px: the width a figure of the step is laid out for (the page's main column)
@@ -37,6 +38,8 @@ class Host(Protocol):
     def shared_figure(self, builder: Callable, *args, **kwargs) -> Any: ...  # builder(*args, lang=, **kwargs) once
     #                                                        for the class (pass min_font=host.min_font yourself)
     def columns(self, spec, gap: str = "small") -> list[Host]: ...
+    def slot(self) -> Host: ...  # a place of its own on the page, which `again` empties
+    def again(self) -> Host: ...  # a slot emptied, to draw anew (the reveal draws there what the answer marks)
     def chart(self, fig, key: str) -> None: ...
     def metric(self, label: str, value: str) -> None: ...
     def table(self, columns: Mapping[str, list]) -> None: ...
@@ -58,7 +61,7 @@ class Step:
     name: str
     page: str  # the explorer page that shows this view
     formula: str  # LaTeX, the same in every language; %s holes are filled with `formula_words`
-    show: Callable[[Host], tuple[str, str]]  # draws the step's figures -> (question, answer)
+    show: Callable[[Host], Question]  # draws what may be seen before the reveal -> the question
     setup: Mapping[str, object] = field(default_factory=dict)  # view values beyond the defaults (link names)
     formula_words: tuple[str, ...] = ()  # catalog keys of the words in the formula
     # The model's own code the step is about: (function, the beginnings of its lines to mark), shown beside it
@@ -68,18 +71,20 @@ class Step:
     needs: tuple[str, ...] = ()
 
 
-def not_here(host: Host, why: str) -> str:
-    """The answer of a step whose view no longer shows what it asks about; said at once too while the answer is
-    hidden, since the step's figures are missing for the same reason."""
+def not_here(host: Host, question: str, why: str) -> Question:
+    """The question of a step whose view no longer shows what it asks about: said at once, since the step's
+    figures are missing for the same reason, and again as its answer."""
     said = host.text("lesson.not_here", why=why)
-    if not host.revealed:
-        host.caption(said)
-    return said
+    host.caption(said)
+    return unasked(question, said)
 
 
-def held_back(host: Host, what: str) -> None:
-    """Where a figure or fact that answers the question stands while the answer is hidden: say it comes with it."""
-    host.caption(host.text("lesson.held_back", what=what))
+def held_back(host: Host, what: str) -> Host:
+    """Where a figure or fact that answers the question stands while the answer is hidden: say it comes with it.
+    -> the slot, which the reveal draws `again`."""
+    slot = host.slot()
+    slot.caption(host.text("lesson.held_back", what=what))
+    return slot
 
 
 def repeated_pair(tokens) -> tuple[int, int] | None:

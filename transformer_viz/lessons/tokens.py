@@ -12,6 +12,7 @@ from transformer_viz.figures.colours import MUTED, TEXT_COLOUR
 from transformer_viz.figures.fit import MIN_FONT_PX
 from transformer_viz.figures.tokens import bpe_figure
 from transformer_viz.i18n import text
+from transformer_viz.lessons.question import CHOICE, Choice, Question, unasked
 from transformer_viz.lessons.step import Host, Step
 
 MAX_MERGES = 30
@@ -47,7 +48,15 @@ def unmark_next_merge(fig: go.Figure, step: int, lang: str) -> go.Figure:
     return fig
 
 
-def show(host: Host) -> tuple[str, str]:
+def candidates(learned, shown: int, most: int = 4) -> list[tuple[str, str, int]]:
+    """The pairs the next merge may take: the most frequent after `shown` merges, every pair tied at the top and
+    up to `most` in all, in the order of the figure's bars."""
+    counts = learned.pair_counts_after(shown)
+    top = counts[0][2]
+    return [pair for n, pair in enumerate(counts) if pair[2] == top or n < most][:max(most, 1)]
+
+
+def show(host: Host) -> Question:
     ctx = host.page(show_tokens=False)
     if ctx is not None:
         typed = ctx.view.src_text
@@ -57,16 +66,27 @@ def show(host: Host) -> tuple[str, str]:
     corpus_column, merges_column = host.columns([3, 1])
     corpus = corpus_column.text_input("bpe_corpus", host.text("lesson.tokens.corpus"), max_chars=2000)
     merges = merges_column.slider("bpe_merges", host.text("lesson.tokens.merges"), 0, MAX_MERGES)
-    question = host.text("lesson.tokens.question")
     learned = host.cached(learned_bpe, corpus)
-    if learned is None or not learned.merges:
+    shown = 0 if learned is None else min(merges, len(learned.merges))
+    question = host.text("lesson.tokens.question", n=shown + 1)
+    if learned is None or shown == len(learned.merges):
         host.info(host.text("lesson.tokens.empty"))
-        return question, host.text("lesson.tokens.empty")
-    host.chart(host.shared_figure(bpe_chart, corpus, merges, width=host.width, marked=host.revealed,
-                                  min_font=host.min_font), key="lesson_bpe")
-    left, right, count = learned.merges[0]
-    return question, host.text("lesson.tokens.answer", left=host.literal(left), right=host.literal(right),
-                               count=count)
+        return unasked(question, host.text("lesson.tokens.empty"))
+    figure = host.slot()
+    figure.chart(host.shared_figure(bpe_chart, corpus, shown, width=host.width, marked=False, min_font=host.min_font),
+                 key="lesson_bpe")
+    left, right, count = learned.merges[shown]
+    pairs = candidates(learned, shown)
+
+    def reveal(host: Host) -> str:
+        figure.again().chart(host.shared_figure(bpe_chart, corpus, shown, width=host.width, min_font=host.min_font),
+                             key="lesson_bpe_marked")
+        tied = sum(pair[2] == count for pair in pairs) > 1
+        return host.text("lesson.tokens.answer", left=host.literal(left), right=host.literal(right), count=count) + (
+            " " + host.text("lesson.tokens.tie") if tied else "")
+
+    return Question(question, CHOICE, reveal, truth=f"{left} {right}",
+                    choices=tuple(Choice(f"{a} {b}", f"{host.literal(a)} + {host.literal(b)}") for a, b, _ in pairs))
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).

@@ -13,6 +13,7 @@ from transformer_viz.figures.look import base_layout
 from transformer_viz.figures.token_axes import token_axis, token_texts
 from transformer_viz.figures.training import attention_heatmap_trace
 from transformer_viz.i18n import text
+from transformer_viz.lessons.question import NUMBER, Question, unasked
 from transformer_viz.lessons.step import Host, Step, not_here
 from transformer_viz.trace.names import attention_name
 from transformer_viz.trace.record import Trace
@@ -61,13 +62,13 @@ def start_figure(trace: Trace, *, lang: str, title: str, min_font: int = MIN_FON
     return fig
 
 
-def show(host: Host) -> tuple[str, str]:
+def show(host: Host) -> Question:
     view = host.view()
-    question = host.text("lesson.training.question")
+    trained_for = host.cached(shipped_steps, view.task) if view.task == "reverse" else 0
+    question = host.text("lesson.training.question", shipped_steps=trained_for)
     if view.task != "reverse":
-        return question, not_here(host, host.text("task.reverse"))
+        return not_here(host, question, host.text("task.reverse"))
     free, busy = host.training_time(view)
-    trained_for = host.cached(shipped_steps, view.task)
     host.caption(host.text("lesson.training.time", steps=view.train_steps, free=free, busy=max(1, round(busy / 60)),
                            shipped_steps=trained_for))
     runs = {weights: answer_run(host, view, weights) for weights in ("random", "trained", "pretrained")}
@@ -76,12 +77,19 @@ def show(host: Host) -> tuple[str, str]:
                                 min_font=host.min_font), key="lesson_training_start")
     steps = host.train(view) or view.train_steps  # draws the live loss curve while it trains, then the result
     before, after, shipped = (None if run is None else last_layer_mirror(run.trace) for run in runs.values())
-    answer = host.text("lesson.training.answer", before=before or 0.0, steps=steps, shipped=shipped or 0.0,
-                       after=host.text("lesson.training.not_yet") if after is None else f"{after:.0%}",
-                       shipped_steps=trained_for)
-    if after is not None and shipped is not None and round(after, 2) < round(shipped, 2):
-        answer += "\n\n" + host.text("lesson.training.shorter", steps=steps, shipped_steps=trained_for)
-    return question, answer
+    if shipped is None:
+        return unasked(question, host.text("lesson.training.no_shipped"))
+
+    def reveal(host: Host) -> str:
+        answer = host.text("lesson.training.answer", before=before or 0.0, steps=steps, shipped=shipped,
+                           after=host.text("lesson.training.not_yet") if after is None else f"{after:.0%}",
+                           shipped_steps=trained_for)
+        if after is not None and round(after, 2) < round(shipped, 2):
+            answer += "\n\n" + host.text("lesson.training.shorter", steps=steps, shipped_steps=trained_for)
+        return answer
+
+    return Question(question, NUMBER, reveal, truth=100 * shipped, tolerance=10.0, low=0.0, high=100.0,
+                    tells=(shipped,))
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).

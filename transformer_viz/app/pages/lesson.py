@@ -16,6 +16,8 @@ from transformer_viz.analysis.source import code_excerpt
 from transformer_viz.app.frame.code import show_code
 from transformer_viz.app.pages.decoding import sampling_controls
 from transformer_viz.app.pages.training import run_training, show_result
+from transformer_viz.app.rooms import answering
+from transformer_viz.app.rooms.follow import following
 from transformer_viz.app.server import figure_cache, models, state, trainings
 from transformer_viz.app.server.state import VIEW_FIELDS, View
 from transformer_viz.app.session.charts import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, figure_min_font
@@ -25,6 +27,7 @@ from transformer_viz.app.session.words import error_text, lang, literal, tr
 from transformer_viz.data.tasks import get_task
 from transformer_viz.i18n import particular
 from transformer_viz.lessons import STEPS
+from transformer_viz.lessons.question import Question, unasked
 from transformer_viz.lessons.step import Step
 from transformer_viz.weights.architectures import architecture_of
 
@@ -45,8 +48,8 @@ class StreamlitHost:
 
     width, max_width = MAIN_WIDTH, MAX_MAIN_WIDTH
 
-    def __init__(self, where=st, revealed: bool = False, deferred: list | None = None) -> None:
-        self.where, self.revealed = where, revealed
+    def __init__(self, where=st, deferred: list | None = None, slot=None) -> None:
+        self.where, self.slot_of = where, slot  # slot: the st.empty() this host draws into (Host.slot)
         self.deferred = [] if deferred is None else deferred  # what the page does once the step is drawn (train)
         self.lang, self.min_font = lang(), figure_min_font()
 
@@ -82,7 +85,14 @@ class StreamlitHost:
         return _shared_figure(_qualified(builder), args, tuple(sorted(kwargs.items())), self.lang, builder)
 
     def columns(self, spec, gap: str = "small") -> list[StreamlitHost]:
-        return [StreamlitHost(column, self.revealed, self.deferred) for column in self.where.columns(spec, gap=gap)]
+        return [StreamlitHost(column, self.deferred) for column in self.where.columns(spec, gap=gap)]
+
+    def slot(self) -> StreamlitHost:
+        place = self.where.empty()
+        return StreamlitHost(place.container(), self.deferred, slot=place)
+
+    def again(self) -> StreamlitHost:
+        return StreamlitHost(self.slot_of.container(), self.deferred, slot=self.slot_of)
 
     def chart(self, fig, key: str) -> None:
         with self.where.container():
@@ -219,19 +229,47 @@ def render() -> None:
         st.latex(step.formula % tuple(tr(word) for word in step.formula_words))
         show_code([code_excerpt(function, beginnings) for function, beginnings in step.code])
     question_box = ask.container(border=True)
-    question_slot = question_box.empty()
-    # Opening it reruns the page: the step then draws what answers its question (see lessons/step.py)
-    reveal = lazy_expander(question_box, tr("lesson.reveal"), state.LESSON_REVEAL.format(number))
     with ask.container(key=state.LESSON_ACTIONS):
         st.button(tr("lesson.open"), icon=":material/open_in_new:", on_click=open_in_explorer, args=(step.page,))
         st.button(tr("lesson.reset"), icon=":material/restart_alt:", on_click=set_up, args=(number,))
-    host = StreamlitHost(revealed=reveal.open)
-    question, answer = missing_kind(step, number) or step.show(host)
-    question_slot.markdown(f"**{tr('lesson.predict')}:** {question}")
-    if reveal.open:
-        reveal.markdown(answer)
+    host = StreamlitHost()
+    question = replace(missing_kind(step, number) or step.show(host), step=number)
+    ask_and_reveal(question_box, question, number, host)
     for work in host.deferred:
         work()
+
+
+def ask_and_reveal(box, question: Question, number: int, host: StreamlitHost) -> None:
+    """The question, its answer box and the reveal. Once revealed (the student's own Reveal, or the teacher's for a
+    following student) the step's `reveal` draws the answer's figures: never before (see lessons/question.py)."""
+    key = answering.question_key(question)
+    box.markdown(f"**{tr('lesson.predict')}:** {question.text}")
+    follower = following() is not None
+    expander_key = state.LESSON_REVEAL.format(number)
+    revealed = answering.shared_reveal(key) if follower else bool(st.session_state.get(expander_key))
+    if question.answerable:
+        answering.note_asked(key, question)
+        answering.answer_box(box, question, key, locked=revealed)
+        if answering.teaching() is not None:
+            with box:
+                answering.live_class(question, key, revealed)
+    if follower:
+        where = box.container()
+        if not revealed:
+            where.caption(tr("answers.teacher_reveals"))
+    else:  # opening it reruns the page: the step then draws what answers its question
+        where = lazy_expander(box, tr("lesson.reveal"), expander_key)
+        if revealed and question.answerable:
+            answering.reveal_for_room(key)
+    if not revealed:
+        return
+    where.markdown(question.reveal(host))
+    said = answering.verdict(question, key)
+    if said:
+        where.markdown(said)
+    if follower and question.answerable:
+        with where:
+            answering.show_class(question, key, True, chart_key="class_answers_revealed")
 
 
 def shown_form_words() -> tuple[str, ...]:
@@ -240,8 +278,8 @@ def shown_form_words() -> tuple[str, ...]:
     return () if resolved.model is None else (architecture_of(resolved.model).form.words,)
 
 
-def missing_kind(step: Step, number: int) -> tuple[str, str] | None:
-    """(question, answer) saying that the shown model lacks an attention the step's idea needs, with the one click
+def missing_kind(step: Step, number: int) -> Question | None:
+    """The question saying that the shown model lacks an attention the step's idea needs, with the one click
     that opens the step on an encoder-decoder; None when it has them all (or has no model: the step says why)."""
     resolved = models.resolve(current_view())
     if resolved.model is None:
@@ -253,7 +291,7 @@ def missing_kind(step: Step, number: int) -> tuple[str, str] | None:
     said = tr("lesson.needs_kind", kind=tr(f"kind.{missing[0]}"), model=tr(f"architecture.{architecture.form.name}"))
     st.button(tr("lesson.open_encoder_decoder"), icon=":material/swap_horiz:", on_click=set_up, args=(number,),
               key=state.LESSON_ENCODER_DECODER)  # the step's setup: the paper's model, the toy source
-    return said, said
+    return unasked(said, said)
 
 
 def navigation() -> int:

@@ -95,7 +95,7 @@ def leave_room() -> None:
 def rejoin_room() -> None:
     joined = st.session_state.get(state.JOINED)
     if joined is not None:
-        st.session_state[state.JOINED] = Joined(joined.code, joined.link_code)
+        st.session_state[state.JOINED] = Joined(joined.code, joined.link_code, student=joined.student)
 
 
 def take_teachers_view(room: RoomState) -> None:
@@ -136,6 +136,7 @@ def catch_up() -> None:
         st.query_params.pop(state.ROOM, None)
         notice("room.ended", code=joined.code)
         return
+    st.session_state[state.ROOM_LESSON] = room.lesson  # the answers the teacher revealed, the exit ticket
     if away_minutes(room) != joined.away:
         st.session_state[state.JOINED] = joined = replace(joined, away=away_minutes(room))
     if room.version in (0, joined.seen):

@@ -9,6 +9,7 @@ session's TrainedModel, and every floor above reads these keys.
 from __future__ import annotations
 
 import math
+import secrets
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -91,6 +92,11 @@ ROOM_NOTICE = "_room_notice"  # (catalog key, values) of a message about the roo
 ROOM_DOWN = "_room_down"  # True while the room's store does not answer (said above the page)
 FULL_RUN = "_full_run"  # True while a full run of the app is drawing (a fragment's own run: False)
 ROOM_CODE = "room_code"  # the code typed into the Join form
+ROOM_LESSON = "_room_lesson"  # a following student: the room's lesson moments at the last look (RoomState.lesson)
+ASKED = "_asked"  # the lesson questions this session was asked: {key: Question}, oldest first (the exit ticket's)
+MY_ANSWERS = "_my_answers"  # this session's answers: {question key: answer as kept}
+ANSWER = "answer_{}"  # the answer widget of a question (by its key)
+ANSWERS_CSV, TICKET_REVEAL = "answers_csv", "ticket_reveal"  # the teacher's download; the exit ticket's reveal
 ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN, ROOM_SHOW = (
     "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin", "room_show")
 
@@ -307,3 +313,5 @@ class Joined:
     switched: int = 0  # the room version whose page this session last switched to
     confirmed: int = 0  # the room version whose page was drawn once more after the catch-up (follow_teacher)
     away: int = 0  # whole minutes the teacher had been away at the last look (0: here)
+    student: str = field(default_factory=lambda: secrets.token_hex(6))  # this student's random number in the room:
+    #                                                                      their answers are kept under it
