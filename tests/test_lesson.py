@@ -114,7 +114,8 @@ def test_a_link_that_chose_its_own_view_is_not_overwritten():
     at = run_page("lesson", link={"lesson_step": "2", "src_text": "sheep"})
     assert not at.exception
     assert at.session_state["src_text"] == "sheep" and at.query_params["src_text"] == "sheep"
-    assert "0, the very same row" in answer(reveal(at, 2))  # the two e's at positions 2 and 3
+    said = answer(reveal(at, 2))  # the two e's at positions 2 and 3
+    assert "largest difference 0." in said and "The very same row" in said
     assert "Set this step up again" in revealed_answer(2, src_text="abcd")  # no equal pair at 2 and 3: it says so
 
 
@@ -151,7 +152,7 @@ def test_embeddings_answer():
     trace = run_text(load_pretrained("reverse").model, TASKS["reverse"], "hello").trace
     token = trace["src_embed.token"][0]
     assert float((token[2] - token[3]).abs().max()) == 0.0
-    assert revealed_answer(2).startswith("Token embeddings: largest difference 0,")
+    assert revealed_answer(2).startswith("Token embeddings: largest difference 0.")
 
 
 def test_positions_differences_are_shown_only_with_the_answer():
@@ -225,7 +226,7 @@ def test_heads_outline_and_table_are_shown_only_with_the_answer():
     reveal(at, 6)
     (table,) = at.table
     assert list(table.value.iloc[:, 0]) == ["1", "2", "3", "4"]
-    assert outlined_tiles(charts(at)["lesson_grid"]) == [[1, answer_head]]  # layer 2, the previous-word head
+    assert outlined_tiles(charts(at)["lesson_grid_marked"]) == [[1, answer_head]]  # layer 2, the previous-word head
 
 
 def test_cross_answer_is_the_word_the_noir_row_looks_at():
@@ -288,7 +289,7 @@ def test_the_next_word_is_nowhere_on_the_page_before_the_answer():
     assert heatmap_rows(before) == 2  # the steps that wrote "le" and "chat"
     reveal(at, 8)
     after = charts(at)
-    assert "noir" in json.dumps(after["lesson_topk"]) and heatmap_rows(after["lesson_by_step"]) == 3
+    assert "noir" in json.dumps(after["lesson_topk"]) and heatmap_rows(after["lesson_by_step_answer"]) == 3
     assert "noir" in "".join(h.proto.body for h in at.get("html"))  # the output's chips
 
 
@@ -346,7 +347,7 @@ def test_the_gpt_step_names_the_head_that_reads_the_prompt_letter_it_writes():
     assert "lesson_gpt_head" not in charts(at) and not outlined(charts(at)["lesson_gpt_grid"])
     text = answer(reveal(at, 10))
     assert "desserts" in text and "100% of the answer's rows" in text
-    assert outlined(charts(at)["lesson_gpt_grid"]), "the head is outlined once revealed"
+    assert outlined(charts(at)["lesson_gpt_grid_marked"]), "the head is outlined once revealed"
 
 
 def test_the_induction_step_finds_the_copying_head_in_layer_two_and_its_partner_in_layer_one():

@@ -58,8 +58,10 @@ def show(host: Host) -> Question:
             zh_target=ZH_TARGET, zh_word=zh_run.trace.src_tokens[zh_key], zh_key=zh_key, zh_at=zh_row,
             zh_before=zh_run.output_tokens[zh_row - 1] if zh_row else "<bos>")
 
+    # What a reader would see of the answer: the row's weights, and its strongest key with its weight as hovers say it
+    seen = f"{ctx.trace.src_tokens[key]} {asked_row[key]:.2f}"
     return Question(question, TOKEN, reveal, truth=str(key),
-                    choices=token_choices(ctx.trace.src_tokens, host.literal), tells=(asked_row,))
+                    choices=token_choices(ctx.trace.src_tokens, host.literal), tells=(asked_row, seen))
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).

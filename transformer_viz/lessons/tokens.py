@@ -86,7 +86,8 @@ def show(host: Host) -> Question:
             " " + host.text("lesson.tokens.tie") if tied else "")
 
     return Question(question, CHOICE, reveal, truth=f"{left} {right}",
-                    choices=tuple(Choice(f"{a} {b}", f"{host.literal(a)} + {host.literal(b)}") for a, b, _ in pairs))
+                    choices=tuple(Choice(f"{a} {b}", f"{host.literal(a)} + {host.literal(b)}") for a, b, _ in pairs),
+                    tells=(host.text("tokens.next_merge", count=count),))  # the marked bar's words
 
 
 # The lines of the model's own code this step is about (shown beside it; analysis/source.py).

@@ -42,7 +42,12 @@ def note_asked(key: str, question: Question) -> None:
     """Keep the question (without its figures) for the exit ticket."""
     asked = st.session_state.setdefault(state.ASKED, {})
     asked.pop(key, None)
-    asked[key] = replace(question, reveal=lambda host: "", tells=())
+    asked[key] = replace(question, reveal=no_figures)
+
+
+def no_figures(host) -> str:
+    """A kept question's reveal: the exit ticket shows its truth alone."""
+    return ""
 
 
 def room_lesson() -> dict:
