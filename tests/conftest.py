@@ -6,6 +6,8 @@ import pytest
 import torch
 
 from devtools.browser import browser_missing_reason, chromium, streamlit_server
+from devtools.redis_server import redis_missing_reason, redis_server
+from transformer_viz.app.rooms.store import MemoryRoomStore, RedisRoomStore
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHES = {"__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"}
@@ -71,3 +73,26 @@ def browser():
     """Debian's Chromium, driven by Playwright, per browser-test module."""
     with chromium() as launched:
         yield launched
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    if redis_missing_reason():
+        pytest.skip(redis_missing_reason())
+    with redis_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["memory", "redis"])
+def make_store(request):
+    """Room stores (tests/test_rooms_store.py, test_rooms_answers.py): a function (idle=..., max_rooms=...) -> a
+    new, empty store of each kind."""
+    if request.param == "memory":
+        yield lambda **kwargs: MemoryRoomStore(**kwargs)
+        return
+    import redis
+
+    client = redis.Redis.from_url(request.getfixturevalue("redis_url"), decode_responses=True)
+    client.flushdb()
+    yield lambda **kwargs: RedisRoomStore(client, **kwargs)
+    client.close()

@@ -1,7 +1,7 @@
 """A room's answers and shared lesson moments, on both stores (in this process, and a real redis-server)."""
 
 import pytest
-from test_rooms_store import made, make_store, redis_url  # noqa: F401 (fixtures)
+from test_rooms_store import made
 
 from transformer_viz.app.rooms import answers
 

@@ -7,7 +7,6 @@ import time
 
 import pytest
 
-from devtools.redis_server import redis_missing_reason, redis_server
 from transformer_viz.app.rooms.store import (
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -21,7 +20,6 @@ from transformer_viz.app.rooms.store import (
     open_store,
 )
 
-redis_missing = redis_missing_reason()
 VIEW = {"layer": 1, "src_text": "香蕉 banana", "dims": [0, 3], "kind": "cross", "mask_value": float("-inf"),
         "cell_query": None, "norm_first": False}
 
@@ -32,28 +30,6 @@ OWNERS = (f"session-{n}" for n in itertools.count())
 def made(store) -> str:
     """A new room's short code, made by a session of its own."""
     return store.create(next(OWNERS)).code
-
-
-@pytest.fixture(scope="module")
-def redis_url():
-    if redis_missing:
-        pytest.skip(redis_missing)
-    with redis_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["memory", "redis"])
-def make_store(request):
-    """A function (idle=..., max_rooms=...) -> a new, empty store of each kind."""
-    if request.param == "memory":
-        yield lambda **kwargs: MemoryRoomStore(**kwargs)
-        return
-    import redis
-
-    client = redis.Redis.from_url(request.getfixturevalue("redis_url"), decode_responses=True)
-    client.flushdb()
-    yield lambda **kwargs: RedisRoomStore(client, **kwargs)
-    client.close()
 
 
 def test_a_new_room_has_a_short_unambiguous_code_and_nothing_shared(make_store):
