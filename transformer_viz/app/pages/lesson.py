@@ -18,6 +18,7 @@ from transformer_viz.app.pages.decoding import sampling_controls
 from transformer_viz.app.pages.training import run_training, show_result
 from transformer_viz.app.rooms import answering
 from transformer_viz.app.rooms.follow import following
+from transformer_viz.app.rooms.ticket import exit_ticket
 from transformer_viz.app.server import figure_cache, models, state, trainings
 from transformer_viz.app.server.state import VIEW_FIELDS, View
 from transformer_viz.app.session.charts import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, figure_min_font
@@ -235,6 +236,8 @@ def render() -> None:
     host = StreamlitHost()
     question = replace(missing_kind(step, number) or step.show(host), step=number)
     ask_and_reveal(question_box, question, number, host)
+    if number == len(STEPS):
+        exit_ticket(number)
     for work in host.deferred:
         work()
 
@@ -249,8 +252,9 @@ def ask_and_reveal(box, question: Question, number: int, host: StreamlitHost) ->
     revealed = answering.shared_reveal(key) if follower else bool(st.session_state.get(expander_key))
     if question.answerable:
         answering.note_asked(key, question)
-        answering.answer_box(box, question, key, locked=revealed)
-        if answering.teaching() is not None:
+        if answering.teaching() is None:  # the teacher's screen shows the class's answers instead
+            answering.answer_box(box, question, key, locked=revealed)
+        else:
             with box:
                 answering.live_class(question, key, revealed)
     if follower:

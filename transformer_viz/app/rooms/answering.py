@@ -141,6 +141,15 @@ def class_answers(code: str, key: str) -> list[str]:
         return []
 
 
+def every_class_answer() -> dict[str, dict[str, str]]:
+    """Every answer of the teacher's room, by question."""
+    try:
+        return room_store().answers.every_answer(teaching().code)
+    except RoomStoreError as error:
+        store_trouble(error)
+        return {}
+
+
 def show_class(question: Question, key: str, revealed: bool, chart_key: str) -> None:
     """How many answered and what: bars or a histogram, the truth marked once revealed."""
     code = teaching().code if teaching() is not None else following().code
