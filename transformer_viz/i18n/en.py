@@ -931,6 +931,7 @@ ENGLISH: dict[str, str] = {
     "attribution.title": "Which input tokens made “{output}” at position {position} (p = {p})?",
     "attribution.scaled": "scaled",
     "attribution.rho": "ρ with<br>leave one out",
+    "attribution.noise": "Leave one out is numerical noise here: no input token changes log p by more than {largest}, and below {floor} float32's rounding of log p is a large part of such a change. With nothing to rank against, there are no ρ bars.",
     "attribution.hover": "<b>{method}</b><br>{token}: {value}",
     "attribution.weights": "attention weight α",
     "attribution.norms": "‖α·f(x)‖, scaled",

@@ -923,6 +923,7 @@ CHINESE: dict[str, str] = {
     "attribution.title": "哪些输入词元让模型在位置 {position} 写出“{output}”（p = {p}）？",
     "attribution.scaled": "已缩放",
     "attribution.rho": "与逐个遮盖的<br>ρ",
+    "attribution.noise": "这里的逐个遮盖只是数值噪声：遮盖任何一个输入词元，log p 的变化都不超过 {largest}；低于 {floor} 时，float32 对 log p 的舍入误差在这样的变化里占了很大一部分。没有可以对照的排序，所以这里不画 ρ 柱。",
     "attribution.hover": "<b>{method}</b><br>{token}：{value}",
     "attribution.weights": "注意力权重 α",
     "attribution.norms": "‖α·f(x)‖，已缩放",
