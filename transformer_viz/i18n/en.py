@@ -267,6 +267,8 @@ ENGLISH: dict[str, str] = {
     "decoding.intro_hf_causal": "A decoder-only model starts from the prompt, predicts the most likely next token, appends it to the same stream and runs again, until it writes its end token or reaches the length this server allows. Each step is a pass over the prompt and every token written so far; the bars name the tokenizer's own pieces. Move the slider to replay the steps.",
     "decoding.intro_decoder_only": "A decoder-only model starts from the prompt (ending with its \"=\"), predicts the most likely next token, appends it to the same stream and runs again, until it predicts <eos>. Move the slider to replay the steps.",
     "decoding.intro": "At inference the decoder starts from <bos>, predicts the most likely next token, appends it, and runs again, until it predicts <eos>. Move the slider to replay the steps.",
+    "decoding.intro_sampled_decoder_only": "A decoder-only model starts from the prompt (ending with its \"=\"), draws the next token at random from the distribution after temperature, top-k and top-p, appends it to the same stream and runs again, until it draws <eos>. Move the slider to replay the steps.",
+    "decoding.intro_sampled": "At inference the decoder starts from <bos>, draws the next token at random from the distribution after temperature, top-k and top-p, appends it, and runs again, until it draws <eos>. Move the slider to replay the steps.",
     "decoding.step": "Step",
     "decoding.chosen": "Step {step}: the decoder has read {prefix} and chooses {token}.",
     "decoding.topk": "Next-token probabilities",
