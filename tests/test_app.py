@@ -334,6 +334,35 @@ def test_decoding_shows_a_run_whose_first_token_is_eos():
     assert any("one step" in c.value for c in at.caption) and "step" not in [s.key for s in at.slider]
 
 
+def explaining(at: AppTest) -> str:
+    """The attribution page's sentence naming the output token explained."""
+    (sentence,) = [m.value for m in at.markdown if m.value.startswith("After ")]
+    return sentence
+
+
+def test_attribution_explains_a_word_by_default_not_the_final_eos():
+    """On en-fr the last output is <eos> at p = 1.00, whose leave one out is rounding: the page's own choice is a
+    word, its methods ranked against a measured leave one out (the bars), and the link keeps the choice."""
+    at = run_page("attribution", link={"task": "en-fr"})
+    assert not at.exception, at.exception
+    assert "<eos>" not in explaining(at).split("writes")[1]
+    assert [trace["type"] for trace in chart_specs(at)[0]["data"]] == ["heatmap", "bar"]
+    slider = at.slider(key="output")
+    assert slider.value < slider.max and at.query_params["output"] == str(slider.value)
+
+
+def test_attribution_honours_a_linked_output_and_says_when_its_leave_one_out_is_noise():
+    task = TASKS["en-fr"]
+    run = run_text(load_pretrained("en-fr").model, task, task.examples[0])
+    last = len(run.output_tokens)  # the final <eos>, the slider's last value
+    at = run_page("attribution", link={"task": "en-fr", "output": str(last)})
+    assert not at.exception, at.exception
+    assert at.slider(key="output").value == last and explaining(at).endswith("writes ` <eos> `.")
+    figure = chart_specs(at)[0]
+    assert [trace["type"] for trace in figure["data"]] == ["heatmap"]
+    assert "Leave one out is numerical noise here" in figure["layout"]["annotations"][0]["text"]
+
+
 def test_a_session_whose_first_run_crashed_recovers_on_the_next(monkeypatch):
     import transformer_viz.app.frame.sidebar as sidebar
 

@@ -1,5 +1,6 @@
 """Attribution beside attention: flow and rollout on hand-worked graphs, value norms, leave-one-out and the
-gradient methods against direct computations on the shipped models."""
+gradient methods against direct computations on the shipped models; leave one out's noise floor and the choice of
+an output token worth explaining."""
 
 from __future__ import annotations
 
@@ -11,18 +12,23 @@ import torch
 
 from transformer_viz import Trace
 from transformer_viz.analysis.attribution import (
+    Attribution,
     _inputs,
+    attention_and_leave_one_out,
     explain,
     gradient_scores,
     leave_one_out,
     rank_correlation,
+    telling_output,
     value_norms,
     weighted_values,
 )
 from transformer_viz.analysis.flow import LayerGraph, attention_flow, rollout
 from transformer_viz.analysis.inference import run_text
 from transformer_viz.analysis.measures import attention_rollout
+from transformer_viz.data.tasks import TASKS
 from transformer_viz.data.tasks.lm import lm_vocab
+from transformer_viz.data.vocab import Vocab
 from transformer_viz.trace.names import attention_name
 from transformer_viz.weights.pretrained import load_pretrained
 
@@ -220,3 +226,72 @@ def test_the_lesson_explains_the_first_word_whose_brightest_attention_is_not_the
     assert result.output == "une"  # "a" -> un or une; "house" (la maison) makes it feminine
     assert result.tokens[int(np.argmax(result.scores["attention.2"]))] == "a"
     assert result.tokens[int(np.argmax(result.scores["leave_one_out"]))] == "house"
+
+
+def quick_results(name: str, text: str) -> list:
+    """attention_and_leave_one_out at every decoder position of the shipped model's answer to `text`."""
+    model, task, trace = shipped(name, text)
+    return [attention_and_leave_one_out(trace, p, task.tgt_vocab.tokens, model, task)
+            for p in range(len(trace.tgt_tokens))]
+
+
+def test_the_final_eos_of_en_fr_is_below_noise_and_the_output_worth_explaining_is_a_word():
+    """The page's default sentence on en-fr: its last output, <eos> at p = 1.00, changes by ~1e-7 when any word is
+    left out; telling_output takes a word whose leave one out is measured, and attention disagrees with it there."""
+    results = quick_results("en-fr", TASKS["en-fr"].examples[0])
+    assert results[-1].output == "<eos>" and results[-1].below_noise("leave_one_out")
+    chosen = telling_output(results)
+    assert chosen.output not in Vocab.SPECIALS and not chosen.below_noise("leave_one_out")
+    assert np.argmax(chosen.scores["attention.2"]) != np.argmax(chosen.scores["leave_one_out"])
+
+
+def test_telling_output_chooses_the_lessons_une_from_every_method_too():
+    """The lesson step's own choice ("une" looks at "a", needs "house"), from explain's full results."""
+    from transformer_viz.lessons.explanation import EXAMPLE
+
+    model, task, trace = shipped("en-fr", EXAMPLE)
+    results = [explain(trace, p, task.tgt_vocab.tokens, model, task) for p in range(len(trace.tgt_tokens))]
+    assert telling_output(results).output == "une"
+
+
+def hand(output: str, attention: list[float], left_out: list[float] | None) -> Attribution:
+    """One output token's result with a last attention layer and, unless None, leave one out."""
+    scores = {"attention.1": np.array([1 / 3] * 3), "attention.2": np.array(attention)}
+    if left_out is not None:
+        scores["leave_one_out"] = np.array(left_out)
+    return Attribution(("a", "b", "c"), 0, output, 0.9, scores)
+
+
+AGREES, DISAGREES = ([0.6, 0.3, 0.1], [2.0, 0.5, 0.1]), ([0.6, 0.3, 0.1], [0.1, 0.5, 2.0])
+
+
+def test_telling_output_skips_special_tokens_and_noise_and_prefers_a_disagreement():
+    eos = hand("<eos>", *DISAGREES)
+    noise = hand("le", DISAGREES[0], [1e-7, 3e-6, -2e-7])
+    agrees, disagrees = hand("chat", *AGREES), hand("noir", *DISAGREES)
+    assert telling_output([eos, noise, agrees, disagrees]) is disagrees
+    assert telling_output([eos, noise, agrees]) is agrees  # no disagreement: the first word measured
+    assert telling_output([eos, noise]) is noise  # nothing measured: the first word
+    trace_only = [hand("<eos>", AGREES[0], None), hand("la", AGREES[0], None)]
+    assert telling_output(trace_only) is trace_only[1]
+    assert telling_output([eos]) is eos  # no word at all: the first result
+    with pytest.raises(ValueError, match="no output token"):
+        telling_output([])
+
+
+@pytest.mark.parametrize(("largest", "noise"), [(9e-6, True), (2e-5, False)])
+def test_leave_one_out_under_the_noise_floor_is_noise_and_correlates_with_nothing(largest, noise):
+    result = hand("la", DISAGREES[0], [largest, largest / 3, -largest / 2])
+    assert result.below_noise("leave_one_out") is noise
+    assert not result.below_noise("attention.2")  # only leave one out has a floor (NOISE)
+    assert bool(np.isnan(result.correlations()["attention.2"])) is noise
+
+
+def test_the_quick_methods_are_explains_own_scores():
+    model, task, trace = shipped("en-fr", "the girl sees a big house")
+    quick = attention_and_leave_one_out(trace, 3, task.tgt_vocab.tokens, model, task)
+    full = explain(trace, 3, task.tgt_vocab.tokens, model, task)
+    assert set(quick.scores) == {"attention.1", "attention.2", "leave_one_out"}
+    assert (quick.output, quick.probability, quick.tokens) == (full.output, full.probability, full.tokens)
+    for method, scores in quick.scores.items():
+        assert scores == pytest.approx(full.scores[method])

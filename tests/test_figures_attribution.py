@@ -1,5 +1,5 @@
 """The attribution figures draw what `explain` measured: rows scaled per method, raw values on hover, the bars
-the rank correlations with leave one out, approximations marked."""
+the rank correlations with leave one out, approximations marked, and a sentence for a leave one out below noise."""
 
 from __future__ import annotations
 
@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from transformer_viz.analysis.attribution import Attribution
-from transformer_viz.figures.attribution import attribution_figure, method_rows, weights_and_norms_figure
+from transformer_viz.figures.attribution import (
+    attribution_figure,
+    method_rows,
+    power_of_ten,
+    weights_and_norms_figure,
+)
 
 TOKENS = ("the", "girl", "<eos>")
 
@@ -63,3 +68,25 @@ def test_weights_beside_norms_draws_the_weights_and_the_norms_scaled_by_their_la
     assert weights == pytest.approx(hand_result().heads["attention.1"])
     assert norms == pytest.approx(hand_result().heads["value_norm.1"] / 4.0)
     assert "α = 0.800" in fig.data[0].customdata[0][0]
+
+
+def test_leave_one_out_below_noise_gets_a_sentence_in_both_languages_instead_of_the_bars():
+    """The <eos> after a finished sentence: no ρ against rounding, its row blank, its largest change said."""
+    result = hand_result(leave_one_out=np.array([1.2e-7, -2e-8, 5e-8]))
+    for lang, words in (("en", "numerical noise"), ("zh", "数值噪声")):
+        fig = attribution_figure(result, lang=lang)
+        assert [trace.type for trace in fig.data] == ["heatmap"]
+        (note,) = fig.layout.annotations
+        assert words in note.text and "1.2×10⁻⁷" in note.text and "1.0×10⁻⁵" in note.text
+    assert np.array(fig.data[0].z, dtype=float)[4] == pytest.approx([0.0, 0.0, 0.0])
+
+
+def test_leave_one_out_just_above_the_noise_floor_keeps_its_bars_and_no_sentence():
+    fig = attribution_figure(hand_result(leave_one_out=np.array([2e-5, -1e-5, 0.0])))
+    assert [trace.type for trace in fig.data] == ["heatmap", "bar"]
+    assert not fig.layout.annotations
+    assert np.array(fig.data[0].z, dtype=float)[4] == pytest.approx([1.0, -0.5, 0.0], abs=1e-6)
+
+
+def test_powers_of_ten_are_written_with_superscripts():
+    assert (power_of_ten(1.23e-7), power_of_ten(1e-5), power_of_ten(0.0)) == ("1.2×10⁻⁷", "1.0×10⁻⁵", "0")

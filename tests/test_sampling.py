@@ -256,6 +256,24 @@ def test_a_linked_temperature_the_slider_cannot_show_decodes_greedily(link):
     assert any("chooses" in m.value for m in at.markdown)
 
 
+@pytest.mark.parametrize("architecture", ["encoder_decoder", "decoder_only"])
+@pytest.mark.parametrize("sampled", [True, False])
+def test_the_decoding_pages_sentences_say_most_likely_only_when_decoding_is_greedy(architecture, sampled):
+    """Sampling on, the page says the next token is drawn from the distribution after temperature, top-k and
+    top-p, and no sentence says it is the most likely one (the slider labels and the settings' caption say what 0
+    does); off, it says greedy decoding takes the most likely."""
+    link = {"src_text": "hello", "architecture": architecture, **({"temperature": "1.5"} if sampled else {})}
+    at = run_page("decoding", link=link)
+    assert not at.exception, at.exception
+    intro, sentences = at.markdown[0].value, " ".join(m.value for m in at.markdown)
+    if sampled:
+        assert "draws the next token at random from the distribution after temperature, top-k and top-p" in intro
+        assert "most likely" not in sentences and "chooses" not in sentences and "draws `" in sentences
+    else:
+        assert "predicts the most likely next token" in intro
+        assert "draw" not in sentences and "chooses `" in sentences
+
+
 def test_other_pages_show_the_run_the_sampling_settings_decode():
     """The view's run decodes with them everywhere: the Attention page's output is the sampled one."""
     at = run_page("attention", link=LINKED)

@@ -3,7 +3,9 @@
 The numbers come from `analysis.attribution.explain`; this module only draws. Each row is one method, scaled
 by its own largest absolute value (so rows of very different units share one colour scale: the hover gives
 the raw value), and the bars beside say how well the row's ranking of the tokens agrees with leave-one-out
-(Spearman's ρ). Rows that are approximations say so with "≈".
+(Spearman's ρ). Rows that are approximations say so with "≈". A row below numerical noise
+(`Attribution.below_noise`: the <eos> after a finished sentence) is drawn blank; when leave-one-out is, a sentence
+under the rows says so in place of the bars.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from transformer_viz.analysis.attribution import Attribution
+from transformer_viz.analysis.attribution import NOISE, Attribution
 from transformer_viz.figures.colours import DIVERGING, HIGHLIGHT, MUTED, SEQUENTIAL
 from transformer_viz.figures.fit import (
     MIN_FONT_PX,
@@ -21,6 +23,7 @@ from transformer_viz.figures.fit import (
     tick_labels,
     tick_plan,
     widest_em,
+    wrapped,
 )
 from transformer_viz.figures.look import merge_into, styled_figure
 from transformer_viz.figures.numbers import format_number, format_numbers
@@ -53,10 +56,12 @@ def method_label(method: str, lang: str) -> str:
 
 
 def scaled_rows(result: Attribution, rows: list[str]) -> np.ndarray:
-    """(methods, tokens): each row divided by its largest absolute value (a row of zeros stays zeros)."""
+    """(methods, tokens): each row divided by its largest absolute value; a row of zeros, or below numerical noise
+    (its colours would rank rounding), is zeros."""
     raw = np.stack([result.scores[method] for method in rows])  # (methods, tokens)
     largest = np.abs(raw).max(-1, keepdims=True)
-    return np.divide(raw, largest, out=np.zeros_like(raw), where=largest > 0)
+    measured = np.array([[not result.below_noise(method)] for method in rows])
+    return np.divide(raw, largest, out=np.zeros_like(raw), where=(largest > 0) & measured)
 
 
 def row_exponents(raw: np.ndarray) -> np.ndarray:
@@ -72,16 +77,39 @@ def superscript(exponent: int) -> str:
     return str(exponent).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
+def power_of_ten(value: float) -> str:
+    """1.23e-7 -> "1.2×10⁻⁷" (0 -> "0")."""
+    if value == 0:
+        return "0"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa}×10{superscript(int(exponent))}"
+
+
+def noise_note(result: Attribution, labels_px: float, font: int, lang: str) -> dict:
+    """The sentence that stands in for the bars when leave one out is below numerical noise: under the rows, from
+    the left edge of their labels (`labels_px` wide), wrapped to the narrowest column."""
+    largest = float(np.abs(result.scores[REFERENCE]).max(initial=0.0))
+    sentence = text("attribution.noise", lang, largest=power_of_ten(largest), floor=power_of_ten(NOISE[REFERENCE]))
+    return dict(text=wrapped(escape_text(sentence), NARROW_PX - 40, font), xref="paper", yref="paper", x=0, y=0,
+                xanchor="left", yanchor="top", xshift=-labels_px, yshift=-12, align="left", showarrow=False,
+                font=dict(size=font))
+
+
 def attribution_figure(result: Attribution, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
     """One heatmap row per method over the scored tokens (scaled per row, −1 to 1), and beside it each row's
-    Spearman ρ with leave-one-out (when the result has it). Laid out for the main column (PAGE_PX)."""
+    Spearman ρ with leave-one-out (when the result has it, above numerical noise; below, a sentence under the
+    rows says so). Laid out for the main column (PAGE_PX)."""
     rows = method_rows(result)
     scaled = scaled_rows(result, rows)
     n_rows, n_tokens = scaled.shape
     tokens = [escape_text(token) for token in result.tokens]
     labels = [method_label(method, lang) for method in rows]
     label_font = at_least(13, min_font)
-    with_bars = REFERENCE in result.scores
+    noise = REFERENCE in result.scores and result.below_noise(REFERENCE)
+    with_bars = REFERENCE in result.scores and not noise
+    notes = [noise_note(result, widest_em(labels) * label_font, label_font, lang)] if noise else []
+    # Its lines, 1.4 fonts high each, and the gap of 16 px above them.
+    notes_px = round(1.4 * label_font) * (notes[0]["text"].count("<br>") + 1) + 16 if noise else 0
     layout = subplot_row(2, 0.1, shared_yaxes=True, column_widths=(1 - BARS_SHARE, BARS_SHARE)) if with_bars else {}
     share = (layout["xaxis"]["domain"][1] if with_bars else 1.0) / n_tokens  # of the plot width, one cell
     fixed_px = widest_em(labels) * label_font + 60
@@ -115,8 +143,8 @@ def attribution_figure(result: Attribution, *, min_font: int = MIN_FONT_PX, lang
     then = {} if cells.min_width is None else {"meta": {TEXT_MIN_WIDTH: cells.min_width}}
     return styled_figure(data, layout, text("attribution.title", lang, output=escape_text(result.output),
                                                  position=result.position, p=format_number(result.probability, 2)),
-                         height=ROW_PX * n_rows + 170, width=PAGE_PX, then=dict(
-        **then, showlegend=False, margin=dict(t=110, r=40),
+                         height=ROW_PX * n_rows + 170 + notes_px, width=PAGE_PX, then=dict(
+        **then, showlegend=False, margin=dict(t=110, r=40, b=10 + notes_px), annotations=notes,
         xaxis=merge_into(dict(side="top", showgrid=False, zeroline=False, range=[-0.5, n_tokens - 0.5]),
                          tick_labels(range(n_tokens), tokens, ticks)),
         yaxis=dict(tickmode="array", tickvals=list(range(n_rows)), ticktext=labels, range=[n_rows - 0.5, -0.5],

@@ -1,11 +1,12 @@
 """Is attention an explanation? For one output token, the input tokens' scores by attention, rollout, flow,
-value-weighted norms, two gradient methods and leave-one-out, side by side; and the published tables."""
+value-weighted norms, two gradient methods and leave-one-out, side by side; and the published tables. Unless a link
+or the reader chose one, the output token explained is one worth explaining (analysis.attribution.telling_output)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from transformer_viz.analysis.attribution import explain
+from transformer_viz.analysis.attribution import attention_and_leave_one_out, explain, telling_output
 from transformer_viz.app.server import state
 from transformer_viz.app.session.charts import chart
 from transformer_viz.app.session.page import PageContext, bar_vocab, choose_step, page_context
@@ -27,7 +28,8 @@ def render() -> None:
     if not positions:
         st.info(tr("attribution.nothing"), icon=":material/info:")
         return
-    position = positions[choose_step(len(positions), "attribution.output", state.OUTPUT, state.OUTPUT_COUNT) - 1]
+    position = positions[choose_step(len(positions), "attribution.output", state.OUTPUT, state.OUTPUT_COUNT,
+                                     own=lambda: positions.index(ctx.figures(telling_position, positions)) + 1) - 1]
     figures = ctx.figures(attribution_figures, position)
     result = figures["result"]
     st.markdown(tr("attribution.explaining", output=literal(result.output), position=position,
@@ -48,18 +50,30 @@ def render() -> None:
     papers_section()
 
 
-def explained_positions(ctx: PageContext) -> list[int]:
+def explained_positions(ctx: PageContext) -> tuple[int, ...]:
     """The decoder positions whose next token can be explained: from the last prompt token (<bos>) on, up to
     the last real token (not after <eos>, not on padding)."""
     tokens = ctx.trace.tgt_tokens
-    return [p for p in range(ctx.run.prompt_len - 1, len(tokens)) if tokens[p] not in (Vocab.PAD, Vocab.EOS)]
+    return tuple(p for p in range(ctx.run.prompt_len - 1, len(tokens)) if tokens[p] not in (Vocab.PAD, Vocab.EOS))
+
+
+def model_and_task(ctx: PageContext) -> tuple:
+    """What the gradient methods and leave-one-out need, (None, None) for a trace alone: they need the toy
+    model's embedding inputs."""
+    return (ctx.model, get_task(ctx.view.task)) if ctx.architecture.toy else (None, None)
+
+
+def telling_position(ctx: PageContext, positions: tuple[int, ...], *, lang: str) -> int:
+    """The position of `positions` whose output token is worth explaining (telling_output, on the quick methods),
+    chosen once per run (`lang`: the cache's key, the same choice in every language)."""
+    vocab = bar_vocab(ctx).tokens
+    return telling_output([attention_and_leave_one_out(ctx.trace, position, vocab, *model_and_task(ctx))
+                           for position in positions]).position
 
 
 def attribution_figures(ctx: PageContext, position: int, *, min_font: int, lang: str) -> dict:
     """Every method for the token predicted at `position`, computed once per run and position, and its figure."""
-    ours = ctx.architecture.toy  # gradients and leave-one-out need the toy model's embedding inputs
-    result = explain(ctx.trace, position, bar_vocab(ctx).tokens, ctx.model if ours else None,
-                     get_task(ctx.view.task) if ours else None)
+    result = explain(ctx.trace, position, bar_vocab(ctx).tokens, *model_and_task(ctx))
     norms = {int(method.split(".")[1]): weights_and_norms_figure(result, int(method.split(".")[1]),
                                                                  min_font=min_font, lang=lang)
              for method in result.heads if method.startswith("value_norm.")}

@@ -23,7 +23,9 @@ def render() -> None:
     ctx = page_context()
     if ctx is None:
         return
-    st.markdown(tr(particular("decoding.intro", ctx.architecture.words)))
+    sampled = ctx.run.sampling is not None  # what every sentence says follows: greedy (the most likely) or drawn
+    words = ctx.architecture.words
+    st.markdown(tr(particular("decoding.intro_sampled", words) if sampled else particular("decoding.intro", words)))
     if ctx.run.teacher_forced:
         st.info(tr("decoding.teacher_forced"))
         return
@@ -34,7 +36,6 @@ def render() -> None:
 
     token = ctx.run.output_tokens[step]
     prefix = ctx.run.step(step).tgt_tokens  # what the decoder read
-    sampled = ctx.run.sampling is not None
     st.markdown(tr("decoding.drawn" if sampled else "decoding.chosen", step=step + 1,
                    prefix=literal(" ".join(prefix)), token=literal(token)))
     figures = ctx.figures(decoding_figures, step, layer, head)

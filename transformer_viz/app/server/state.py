@@ -165,7 +165,7 @@ class View:
     cell_query: int | None = None  # None: no cell chosen (Inside one head then follows cell 0, 0)
     cell_key: int | None = None
     step: int = 0  # 0: the last step (the slider counts from 1)
-    output: int = 0  # 0: the last output token (the slider counts from 1)
+    output: int = 0  # 0: the page's own choice, a token worth explaining (the slider counts from 1)
     temperature: float = 0.0  # 0: greedy decoding (the other sampling settings unused)
     top_k: int = 0  # 0: every token may be drawn
     top_p: float = 1.0  # 1: every token may be drawn

@@ -271,16 +271,17 @@ def bar_vocab(ctx: PageContext):
 
 
 def choose_step(count: int, label: str = "decoding.step", field: str = state.STEP,
-                count_key: str = state.STEP_COUNT) -> int:
-    """The step shown (Decoding; with `field` OUTPUT, the output token explained), from 1 to `count` (the last
-    unless chosen), on a slider named by catalog key `label`. One step needs no slider. Each page keeps its own
-    field: two sliders sharing one key clashed on a direct switch between their pages."""
+                count_key: str = state.STEP_COUNT, own: Callable[[], int] | None = None) -> int:
+    """The step shown (Decoding; with `field` OUTPUT, the output token explained), from 1 to `count`, on a slider
+    named by catalog key `label`: the one chosen, else the page's own choice `own()` (without it, the last). One
+    step needs no slider. Each page keeps its own field: two sliders sharing one key clashed on a direct switch
+    between their pages."""
     if count == 1:
         st.caption(tr("decoding.one_step"))
         return 1
     shown = st.session_state.get(field, getattr(View, field))
-    if not 1 <= shown <= count:  # 0 (the view's default) or beyond a shorter output: the last step
-        st.session_state[field] = count
+    if not 1 <= shown <= count:  # 0 (the view's default) or beyond a shorter output: the page's own choice
+        st.session_state[field] = count if own is None else own()
     elif st.session_state.get(count_key) != count:
         # A new count makes a new slider, which would take the value code set last (the lesson's 0), not the
         # shown one. Written only then: a written value is sent to the browser and would undo a key press.
