@@ -215,14 +215,15 @@ def test_rank_correlation_is_spearmans_and_undefined_without_spread():
 def test_the_lesson_explains_the_first_word_whose_brightest_attention_is_not_the_word_it_needs():
     from types import SimpleNamespace
 
-    from transformer_viz.lessons.explanation import EXAMPLE, explained, telling
+    from transformer_viz.analysis.attribution import telling_output
+    from transformer_viz.lessons.explanation import EXAMPLE, explained
 
     model, _task, trace = shipped("en-fr", EXAMPLE)
     from transformer_viz.analysis.architecture import architecture_of
 
     page = SimpleNamespace(view=SimpleNamespace(task="en-fr"), trace=trace, model=model,
                            architecture=architecture_of(model))
-    result = telling(explained(page))
+    result = telling_output(explained(page))
     assert result.output == "une"  # "a" -> un or une; "house" (la maison) makes it feminine
     assert result.tokens[int(np.argmax(result.scores["attention.2"]))] == "a"
     assert result.tokens[int(np.argmax(result.scores["leave_one_out"]))] == "house"

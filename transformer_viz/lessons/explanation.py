@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from transformer_viz.analysis.attribution import Attribution, explain, leave_one_out
+from transformer_viz.analysis.attribution import Attribution, explain, leave_one_out, telling_output
 from transformer_viz.data.tasks import TASKS
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.figures.attribution import attribution_figure
@@ -24,23 +24,13 @@ def explained(ctx) -> list[Attribution]:
     return [explain(ctx.trace, p, vocab.tokens, ctx.model, TASKS[ctx.view.task]) for p in positions]
 
 
-def telling(results: list[Attribution]) -> Attribution:
-    """The first output token whose last attention layer's brightest input is not the one leaving out hurts most
-    (the first token when there is none)."""
-    last = max(int(method.split(".")[1]) for method in results[0].scores if method.startswith("attention."))
-    for result in results:
-        if np.argmax(result.scores[f"attention.{last}"]) != np.argmax(result.scores["leave_one_out"]):
-            return result
-    return results[0]
-
-
 def attention_only(result: Attribution) -> Attribution:
     """The same token with its attention rows alone: what the class sees before the answer."""
     return replace(result, scores={m: s for m, s in result.scores.items() if m.startswith("attention.")})
 
 
 def explanation_figures(ctx, *, min_font: int, lang: str) -> dict:
-    result = telling(explained(ctx))
+    result = telling_output(explained(ctx))
     return {"result": result,
             "before": attribution_figure(attention_only(result), min_font=min_font, lang=lang),
             "after": attribution_figure(result, min_font=min_font, lang=lang)}
