@@ -4,10 +4,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import HF_FAMILIES
 
 from devtools.browser import browser_missing_reason, chromium, streamlit_server
 from devtools.redis_server import redis_missing_reason, redis_server
 from transformer_viz.app.rooms.store import MemoryRoomStore, RedisRoomStore
+from transformer_viz.weights import hf
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHES = {"__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"}
@@ -96,3 +98,15 @@ def make_store(request):
     client.flushdb()
     yield lambda **kwargs: RedisRoomStore(client, **kwargs)
     client.close()
+
+
+@pytest.fixture(scope="module")
+def hf_folders(tmp_path_factory):
+    """A tiny Hugging Face model of each family in HF_FAMILIES, saved under a folder the server may open."""
+    if hf.missing_reason() is not None:
+        pytest.skip(hf.missing_reason())
+    from devtools.hf_tiny import save_tiny
+
+    with pytest.MonkeyPatch.context() as patch:  # the server opens folders under TVIZ_HF_DIRS only
+        patch.setenv("TVIZ_HF_DIRS", str(tmp_path_factory.getbasetemp()))
+        yield {family: str(save_tiny(family, tmp_path_factory.mktemp(family))) for family in HF_FAMILIES.values()}

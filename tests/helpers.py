@@ -121,3 +121,7 @@ def shown(at, field: str):
     """A view field as an AppTest session's page used it: the session's value, or the default of a widget never
     drawn (the sidebar's folded shape and variants)."""
     return at.session_state[field] if field in at.session_state else getattr(View, field)
+
+
+# A Hugging Face model of each kind, built from a config (devtools/hf_tiny.py): its family, and its weights.
+HF_FAMILIES = {"HuggingFaceEncoderDecoder": "bart", "HuggingFaceCausal": "gpt2"}

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pytest
+from helpers import HF_FAMILIES
 from test_app import run_page
 
 from transformer_viz.analysis.architecture import TOY
@@ -91,7 +92,21 @@ def asked(at, number: int):
 
 @pytest.mark.parametrize(("number", "architecture"), CASES, ids=[f"step{n}-{a}" for n, a in CASES])
 def test_nothing_before_the_reveal_tells_the_answer(number, architecture):
-    at = run_page("lesson", link=link_of(number, architecture))
+    assert_no_leak(run_page("lesson", link=link_of(number, architecture)), number)
+
+
+HF_CASES = [(number, family) for number in range(1, len(STEPS) + 1) for family in HF_FAMILIES.values()]
+
+
+@pytest.mark.hf
+@pytest.mark.parametrize(("number", "family"), HF_CASES, ids=[f"step{n}-{f}" for n, f in HF_CASES])
+def test_nothing_before_the_reveal_tells_the_answer_on_a_hugging_face_model(number, family, hf_folders):
+    link = {"lesson_step": str(number), **{f: str(v) for f, v in STEPS[number - 1].setup.items()}}
+    assert_no_leak(run_page("lesson", link=link, source="hf", hf_model=hf_folders[family],
+                            src_text="the cat sat on the mat"), number)
+
+
+def assert_no_leak(at, number: int) -> None:
     assert not at.exception, [e.value for e in at.exception]
     question = asked(at, number)
     if question is None:  # not asked on this model (a step about cross-attention on a GPT): nothing to leak

@@ -13,13 +13,13 @@ import itertools
 import os
 
 import pytest
+from helpers import HF_FAMILIES
 from test_app import assert_valid_figures, run_page
 
 from transformer_viz.analysis.architecture import TOY
 from transformer_viz.app.frame.navigation import PAGES
 from transformer_viz.i18n import text
 from transformer_viz.lessons import STEPS
-from transformer_viz.weights import hf
 from transformer_viz.weights.architectures import HUGGING_FACE
 
 SCREENS = [*(("page", page) for page in PAGES if page != "lesson"),
@@ -27,8 +27,6 @@ SCREENS = [*(("page", page) for page in PAGES if page != "lesson"),
 # How a toy model's weights are opened: shipped, drawn at random, in a shape no checkpoint has (random too).
 TOY_WEIGHTS = {"pretrained": {}, "random": {"weights": "random"},
                "shape": {"n_heads": "2", "d_model": "32", "n_decoder_layers": "1"}}
-# A Hugging Face model of each kind, built from a config (devtools/hf_tiny.py): its family, and its weights.
-HF_FAMILIES = {"HuggingFaceEncoderDecoder": "bart", "HuggingFaceCausal": "gpt2"}
 TOY_ONLY_PAGES = ("training", "break_it", "compare")  # they train, change or compare a toy model's weights
 MODES = [{"lang": lang, "present": present} for present in ("false", "true") for lang in ("en", "zh")]
 FULL = os.environ.get("TV_SWEEP") == "full"
@@ -91,17 +89,6 @@ def test_every_screen_on_every_toy_model(case):
 def test_every_architecture_is_swept():
     """A new kind of model must say how the sweep opens it: the toy ones by the link, the others here."""
     assert set(HF_FAMILIES) == {type(architecture).__name__ for architecture in HUGGING_FACE.values()}
-
-
-@pytest.fixture(scope="module")
-def hf_folders(tmp_path_factory):
-    if hf.missing_reason() is not None:
-        pytest.skip(hf.missing_reason())
-    from devtools.hf_tiny import save_tiny
-
-    with pytest.MonkeyPatch.context() as patch:  # the server opens folders under TVIZ_HF_DIRS only
-        patch.setenv("TVIZ_HF_DIRS", str(tmp_path_factory.getbasetemp()))
-        yield {family: str(save_tiny(family, tmp_path_factory.mktemp(family))) for family in HF_FAMILIES.values()}
 
 
 HF_CASES = combinations(tuple(HF_FAMILIES), ("own",))

@@ -469,6 +469,7 @@ ENGLISH: dict[str, str] = {
     "lesson.training.title": "Training: attention takes shape",
     "lesson.training.text": "A fresh model has random weights: its attention is a blur and its output nonsense. Training shows it input–answer pairs, measures the cross-entropy of its next-token predictions (reading the true previous tokens: teacher forcing) and moves every weight a little downhill. To reverse, output letter i must look at input letter n−1−i: watch that anti-diagonal appear.",
     "lesson.training.question": "Trained {shipped_steps} steps, what share (%) of its last layer's cross-attention follows the anti-diagonal that reversing needs?",
+    "lesson.training.why": "a model of this project (a Hugging Face model is not trained here)",
     "lesson.training.no_shipped": "This server has no shipped reverse model to measure.",
     "lesson.training.answer": "Before training (random weights): {before:.0%}. After {steps} steps: {after}. The shipped model, trained {shipped_steps} steps: {shipped:.0%}.",
     "lesson.training.shorter": "A short training gets less than the shipped model: {steps} steps instead of {shipped_steps}, and the attention goes on sharpening as long as the loss falls.",

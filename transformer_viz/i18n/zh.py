@@ -466,6 +466,7 @@ CHINESE: dict[str, str] = {
     "lesson.training.title": "训练：注意力逐渐成形",
     "lesson.training.text": "新模型的权重是随机的：注意力一片模糊，输出毫无意义。训练给它看输入与答案的配对，计算它预测下一个词元的交叉熵（读的是真实的前文：教师强制），再把每个权重向下坡方向挪一点。要把字母倒过来，输出的第 i 个字母必须看输入的第 n−1−i 个字母：看这条反对角线如何出现。",
     "lesson.training.question": "训练 {shipped_steps} 步之后，最后一层的交叉注意力有百分之几落在反转所需的反对角线上？",
+    "lesson.training.why": "本项目的模型（这里不训练 Hugging Face 模型）",
     "lesson.training.no_shipped": "这台服务器没有可供测量的反转任务预训练模型。",
     "lesson.training.answer": "训练前（随机权重）：{before:.0%}。训练 {steps} 步后：{after}。随应用提供的模型（训练了 {shipped_steps} 步）：{shipped:.0%}。",
     "lesson.training.shorter": "短训练得到的比随应用提供的模型少：只训练了 {steps} 步，而不是 {shipped_steps} 步；只要损失还在下降，注意力就会继续变得更集中。",
