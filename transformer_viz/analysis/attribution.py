@@ -31,6 +31,7 @@ from scipy.stats import spearmanr
 
 from transformer_viz.analysis.architecture import Architecture, architecture_of
 from transformer_viz.analysis.flow import LayerGraph, attention_flow, rollout
+from transformer_viz.config import is_whole
 from transformer_viz.data.tasks import Task
 from transformer_viz.data.vocab import Vocab
 from transformer_viz.model.hooks import intervening
@@ -187,6 +188,8 @@ def telling_output(results: Sequence[Attribution]) -> Attribution:
 def _predicted(trace: Trace, position: int) -> tuple[int, float]:
     """The id of the token the model finds most probable at decoder `position` (batch item 0), and its
     probability."""
+    if not is_whole(position):
+        raise ValueError(f"position must be a whole number (a decoder position), got {position!r}.")
     if not 0 <= position < trace["logits"].shape[1]:
         raise ValueError(f"position {position} is not a decoder position (0 to {trace['logits'].shape[1] - 1}).")
     probabilities = trace["logits"][0, position].double().softmax(-1)  # (vocab,)

@@ -90,7 +90,8 @@ def nucleus(probabilities: torch.Tensor, top_p: float) -> torch.Tensor:
     ordered = probabilities.sort(dim=-1, descending=True).values  # (..., vocab)
     before = ordered.cumsum(dim=-1) - ordered  # (..., vocab): the probability of the tokens ranked above
     least_kept = ordered.masked_fill(before >= top_p, math.inf).amin(dim=-1, keepdim=True)  # (..., 1)
-    return probabilities >= least_kept
+    # The most probable token always: a top_p below float32's smallest number (1e-320) is 0 to the tensors
+    return probabilities >= torch.minimum(least_kept, ordered[..., :1])
 
 
 def next_tokens(logits: torch.Tensor, sampling: Sampling | None, generator: torch.Generator | None) -> torch.Tensor:

@@ -37,7 +37,10 @@ class Intervention:
         heads = self.ablate_heads
         if isinstance(heads, (str, bytes, Mapping)) or not isinstance(heads, Iterable):
             raise ValueError(f"ablate_heads must hold (kind, layer, head) triples, got {heads!r}.")
-        heads = tuple(heads)  # read once: it may be an iterator
+        try:
+            heads = tuple(heads)  # read once: it may be an iterator
+        except TypeError:  # iterable in name only (a 0-d tensor)
+            raise ValueError(f"ablate_heads must hold (kind, layer, head) triples, got {heads!r}.") from None
         if not all(isinstance(h, tuple) and len(h) == 3 for h in heads):
             raise ValueError(f"ablate_heads must hold (kind, layer, head) triples, got {heads!r}.")
         for kind, layer, head in heads:

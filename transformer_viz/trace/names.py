@@ -19,6 +19,9 @@ LEAVES = ("token", "position", "out", "q", "k", "v", "q_rot", "k_rot", "scores",
 
 def name(*parts: str | int) -> str:
     """Build a trace name: name("decoder", 1, "cross_attn", "weights") -> "decoder.layers.1.cross_attn.weights"."""
+    for part in parts:
+        if isinstance(part, bool) or not isinstance(part, (str, int)):
+            raise ValueError(f"a trace name is made of words and layer numbers, got {part!r}.")
     return ".".join(f"layers.{p}" if isinstance(p, int) else p for p in parts)
 
 

@@ -27,6 +27,14 @@ from transformer_viz.trace.names import (
 )
 
 
+class NotRecorded(KeyError, ValueError):
+    """A name the trace does not hold: a KeyError for a mapping's users (`in`, `get`), and the ValueError with a
+    sentence that every function of the public API raises for input it cannot use (a partial trace)."""
+
+    def __str__(self) -> str:  # KeyError's would quote the sentence
+        return str(self.args[0])
+
+
 @dataclass(frozen=True, eq=False)
 class Trace(Mapping):
     """A read-only mapping from trace name to a detached CPU tensor, plus the run's context.
@@ -54,9 +62,9 @@ class Trace(Mapping):
     def __getitem__(self, key: str) -> torch.Tensor:
         try:
             return self.tensors[key]
-        except KeyError:
-            raise KeyError(f"{key!r} was not recorded; recorded names start with "
-                           f"{sorted(self.tensors)[:3]}...") from None
+        except (KeyError, TypeError):  # TypeError: a key that cannot be one (a list)
+            raise NotRecorded(f"{key!r} was not recorded in this trace; recorded names start with "
+                              f"{sorted(self.tensors)[:3]}...") from None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.tensors)
