@@ -56,6 +56,42 @@ def make_store(request):
     client.close()
 
 
+def as_if_redis_waited(client, seconds: float) -> None:
+    """Every key's time to live shrinks by `seconds` (a key whose time is up is gone)."""
+    for key in client.scan_iter():
+        left = client.pttl(key)  # -1: a key that never expires (the index)
+        if left > seconds * 1000:
+            client.pexpire(key, left - int(seconds * 1000))
+        elif left >= 0:
+            client.delete(key)
+
+
+@pytest.fixture(params=["memory", "redis"])
+def aging_store(request, monkeypatch):
+    """A new, empty store of each kind (idle: 100 s) and `later(seconds)`, which lets that much time pass for it (the
+    wall clock, the memory store's clock, Redis's times to live)."""
+    from transformer_viz.app.rooms import store as store_module
+
+    now = [time.time()]
+    monkeypatch.setattr(store_module.time, "time", lambda: now[0])
+    client = None
+    if request.param == "redis":
+        import redis
+
+        client = redis.Redis.from_url(request.getfixturevalue("redis_url"), decode_responses=True)
+        client.flushdb()
+
+    def later(seconds: float) -> None:
+        now[0] += seconds
+        if client is not None:
+            as_if_redis_waited(client, seconds)
+
+    store = MemoryRoomStore(idle=100, clock=lambda: now[0]) if client is None else RedisRoomStore(client, idle=100)
+    yield store, later
+    if client is not None:
+        client.close()
+
+
 def test_a_new_room_has_a_short_unambiguous_code_and_nothing_shared(make_store):
     store = make_store()
     code = made(store)
@@ -113,6 +149,19 @@ def test_a_heartbeat_says_the_teacher_is_here_without_a_new_version(make_store, 
     assert after.teacher_seen > before.teacher_seen and store.get(code) == after
     store.end(code)
     assert store.heartbeat(code) is None and store.get(code) is None
+
+
+@pytest.mark.parametrize("sign_of_life", ["heartbeat", "publish"])
+def test_a_teacher_who_stays_past_the_idle_time_still_owns_the_room_so_a_new_room_of_theirs_ends_it(aging_store,
+                                                                                                   sign_of_life):
+    store, later = aging_store
+    old = store.create("a teacher").code
+    for _ in range(3):  # 180 s of a 100 s idle time, a sign of the teacher every 60 s
+        later(60)
+        said = store.heartbeat(old) if sign_of_life == "heartbeat" else store.publish(old, "attention", VIEW)
+        assert said is not None
+    store.create("a teacher")  # one room per owner, however long the first one lived
+    assert store.get(old) is None
 
 
 def test_each_publish_is_a_new_version_the_students_read(make_store):

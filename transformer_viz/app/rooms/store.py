@@ -71,6 +71,7 @@ class RoomState:
     key: str = ""  # the rest of the students' link code
     teacher_hash: str = ""  # sha256 of the teacher's secret
     teacher_seen: float = 0.0  # time.time() of the teacher's last publish or heartbeat
+    leader: str = ""  # the owner (a session) leading the room: its creator ("": a room made before leaders were kept)
 
     def opens_for_student(self, link_code: str) -> bool:
         """Whether a link code's key is this room's (compared in constant time)."""
@@ -171,7 +172,7 @@ class MemoryRoomStore:
             while code in self._rooms:
                 code = new_code()
             room, key, teacher_hash = made_room(code)
-            self._keep(code, RoomState("", {}, 0, time.time(), key, teacher_hash, time.time()))
+            self._keep(code, RoomState("", {}, 0, time.time(), key, teacher_hash, time.time(), leader=owner))
             self._owners[owner] = code
             return room
 
@@ -200,8 +201,9 @@ class MemoryRoomStore:
 
 
 # A room is a Redis hash with a TTL (the idle time), listed in a sorted set by expiry (to count the live rooms);
-# an owner's room is a key with the same TTL. Each script runs atomically in Redis: a room is made only under a
-# free code and below the cap, and a publish or heartbeat never brings back a room that ended or expired.
+# an owner's room is a key with the same TTL, renewed with the room's. Each script runs atomically in Redis: a
+# room is made only under a free code and below the cap, and a publish or heartbeat never brings back a room
+# that ended or expired.
 CREATE_SCRIPT = """
 local now, idle = tonumber(ARGV[2]), tonumber(ARGV[3])
 local previous = redis.call('GET', KEYS[3])
@@ -214,22 +216,27 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return -1 end
 redis.call('HSET', KEYS[1], 'version', 0, 'page', '', 'view', '{}', 'updated', ARGV[2], 'key', ARGV[5],
            'teacher_hash', ARGV[6], 'teacher_seen', ARGV[2])
+redis.call('HSET', KEYS[1], 'leader', ARGV[8])
 redis.call('EXPIRE', KEYS[1], idle)
 redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
 redis.call('SET', KEYS[3], ARGV[1], 'EX', idle)
 return 1
 """
-# KEYS: the room, the index; ARGV: code, now, idle, then for a publish: page, view.
+# KEYS: the room, the index; ARGV: code, now, idle, the keys' prefix, then for a publish: page, view.
 PUBLISH_SCRIPT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local now, idle = tonumber(ARGV[2]), tonumber(ARGV[3])
-if ARGV[4] then
-  redis.call('HSET', KEYS[1], 'page', ARGV[4], 'view', ARGV[5], 'updated', ARGV[2])
+if ARGV[5] then
+  redis.call('HSET', KEYS[1], 'page', ARGV[5], 'view', ARGV[6], 'updated', ARGV[2])
   redis.call('HINCRBY', KEYS[1], 'version', 1)
 end
 redis.call('HSET', KEYS[1], 'teacher_seen', ARGV[2])
 redis.call('EXPIRE', KEYS[1], idle)
 redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
+local leader = redis.call('HGET', KEYS[1], 'leader')
+if leader and redis.call('GET', ARGV[4] .. 'owner:' .. leader) == ARGV[1] then
+  redis.call('EXPIRE', ARGV[4] .. 'owner:' .. leader, idle)
+end
 return redis.call('HGETALL', KEYS[1])
 """
 
@@ -264,7 +271,7 @@ class RedisRoomStore:
                 room, key, teacher_hash = made_room(new_code())
                 made = self._create(keys=[self.key(room.code), self.index, self._prefix + "owner:" + owner],
                                     args=[room.code, time.time(), self._idle, self._max_rooms, key, teacher_hash,
-                                          self._prefix])
+                                          self._prefix, owner])
                 if made == 1:
                     return room
                 if made == -1:
@@ -275,12 +282,13 @@ class RedisRoomStore:
     def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
         text = view_json(view)
         with _redis_errors():
-            fields = self._touch(keys=[self.key(code), self.index], args=[code, time.time(), self._idle, page, text])
+            fields = self._touch(keys=[self.key(code), self.index],
+                                 args=[code, time.time(), self._idle, self._prefix, page, text])
         return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
 
     def heartbeat(self, code: str) -> RoomState | None:
         with _redis_errors():
-            fields = self._touch(keys=[self.key(code), self.index], args=[code, time.time(), self._idle])
+            fields = self._touch(keys=[self.key(code), self.index], args=[code, time.time(), self._idle, self._prefix])
         return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
 
     def get(self, code: str) -> RoomState | None:
@@ -297,7 +305,7 @@ class RedisRoomStore:
 def room_of(found: Mapping[str, str]) -> RoomState:
     """A room from its Redis hash."""
     return RoomState(found["page"], json.loads(found["view"]), int(found["version"]), float(found["updated"]),
-                     found["key"], found["teacher_hash"], float(found["teacher_seen"]))
+                     found["key"], found["teacher_hash"], float(found["teacher_seen"]), found.get("leader", ""))
 
 
 @contextlib.contextmanager
