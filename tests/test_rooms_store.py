@@ -116,6 +116,34 @@ def test_a_students_link_and_the_teachers_link_carry_keys_that_only_open_their_o
     assert new.teacher_code[CODE_LENGTH:] not in str(room)  # the store keeps a hash of the secret, not the secret
 
 
+def test_the_teachers_link_in_another_session_takes_the_lead_and_the_old_session_moves_the_class_no_more(
+        make_store):
+    store = make_store()
+    code = store.create("laptop").code
+    assert store.get(code).leader == "laptop"  # the session that made it
+    store.publish(code, "attention", VIEW, by="laptop")
+    taken = store.lead(code, "projector")
+    assert (taken.leader, taken.version, taken.view) == ("projector", 1, VIEW)
+    stale = store.publish(code, "masks", {"pad": 9}, by="laptop")  # the laptop's tab, still open
+    assert (stale.leader, stale.version) == ("projector", 1) and store.get(code) == taken
+    assert store.heartbeat(code, by="laptop") == taken  # nor does its heartbeat keep the room alive
+    assert store.publish(code, "masks", {"pad": 9}, by="projector").version == 2
+    assert store.heartbeat(code, by="projector").teacher_seen >= taken.teacher_seen
+    assert store.lead("ZZZZ", "projector") is None
+
+
+def test_a_session_that_takes_the_lead_owns_the_room_and_the_one_that_led_it_no_longer_does(make_store):
+    store = make_store()
+    code = store.create("laptop").code
+    projectors_own = store.create("projector").code
+    store.lead(code, "projector")
+    assert store.get(projectors_own) is None  # one room per session: it leads this one now
+    laptops_next = store.create("laptop").code  # the laptop's old tab starts a room of its own
+    assert store.get(code) is not None and store.get(laptops_next) is not None
+    store.create("projector")
+    assert store.get(code) is None
+
+
 def test_a_flood_of_rooms_from_one_session_keeps_one_and_leaves_room_for_a_new_teacher(make_store):
     store = make_store(max_rooms=1000)
     codes = [store.create("a script").code for _ in range(1001)]

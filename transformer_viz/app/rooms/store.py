@@ -7,7 +7,8 @@ class: `TVIZ_REDIS_URL`).
 A room has three codes. Its short code (4 characters) is typed from the projector; a student's link and QR
 code carry the short code and a key (16 characters: not guessable, so a stranger cannot find a live room);
 the teacher's link carries the short code and a secret (24 characters) that opens the room as its teacher
-again after a reload or on another device. Both stores:
+again after a reload or on another device, where it takes the lead: the session it opened in leads the room from
+then on, and the publishes and heartbeats of the session that led it before change nothing. Both stores:
 - forget a room `idle` seconds after the teacher's last sign of life (a publish or a heartbeat);
 - keep at most `max_rooms` rooms, and one room per owner (a session): a new room of an owner ends its previous
   one, so one session cannot fill the store.
@@ -71,7 +72,7 @@ class RoomState:
     key: str = ""  # the rest of the students' link code
     teacher_hash: str = ""  # sha256 of the teacher's secret
     teacher_seen: float = 0.0  # time.time() of the teacher's last publish or heartbeat
-    leader: str = ""  # the owner (a session) leading the room: its creator ("": a room made before leaders were kept)
+    leader: str = ""  # the owner (a session) leading the room ("": a room made before leaders were kept)
 
     def opens_for_student(self, link_code: str) -> bool:
         """Whether a link code's key is this room's (compared in constant time)."""
@@ -80,18 +81,31 @@ class RoomState:
     def opens_for_teacher(self, teacher_code: str) -> bool:
         return hmac.compare_digest(secret_hash(teacher_code[CODE_LENGTH:]).encode(), self.teacher_hash.encode())
 
+    def led_by(self, owner: str) -> bool:
+        """Whether a publish or heartbeat by `owner` counts: it leads the room, or it does not say who it is (""),
+        or the room has no leader."""
+        return not owner or not self.leader or self.leader == owner
+
 
 class RoomStore(Protocol):
     def create(self, owner: str) -> NewRoom:
         """A new room with fresh codes, ending `owner`'s previous room; raises RoomStoreError when none can be
         made (the store is full, or Redis is away)."""
 
-    def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
+    def publish(self, code: str, page: str, view: ViewValues, by: str = "") -> RoomState | None:
         """Share a new page and view (the version grows by one; the teacher is seen); None when the room no
-        longer exists. Raises ValueError for a view larger than MAX_VIEW_CHARS."""
+        longer exists. `by`: the owner publishing; when another one leads the room, nothing changes and the room
+        is returned as it is (its `leader` says who leads). Raises ValueError for a view larger than
+        MAX_VIEW_CHARS."""
 
-    def heartbeat(self, code: str) -> RoomState | None:
-        """The teacher is still here: the room lives `idle` seconds more. None when it no longer exists."""
+    def heartbeat(self, code: str, by: str = "") -> RoomState | None:
+        """The teacher is still here: the room lives `idle` seconds more. None when it no longer exists; `by` as
+        for publish."""
+
+    def lead(self, code: str, owner: str) -> RoomState | None:
+        """`owner` leads the room from now on (its teacher's link, opened in another session), as if it had made
+        it: the teacher is seen, `owner`'s previous room ends, and the previous leader's publishes and heartbeats
+        change nothing. None when there is no such room."""
 
     def get(self, code: str) -> RoomState | None:
         """The room's state, or None when there is no such room (never made, ended or expired)."""
@@ -176,20 +190,35 @@ class MemoryRoomStore:
             self._owners[owner] = code
             return room
 
-    def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
+    def publish(self, code: str, page: str, view: ViewValues, by: str = "") -> RoomState | None:
         shared = json.loads(view_json(view))  # checks the size; keeps a copy the caller cannot change
         with self._lock:
             current = self._live(code)
-            if current is None:
-                return None
+            if current is None or not current.led_by(by):
+                return current
             now = time.time()
             return self._keep(code, replace(current, page=page, view=shared, version=current.version + 1,
                                              updated=now, teacher_seen=now))
 
-    def heartbeat(self, code: str) -> RoomState | None:
+    def heartbeat(self, code: str, by: str = "") -> RoomState | None:
         with self._lock:
             current = self._live(code)
-            return None if current is None else self._keep(code, replace(current, teacher_seen=time.time()))
+            if current is None or not current.led_by(by):
+                return current
+            return self._keep(code, replace(current, teacher_seen=time.time()))
+
+    def lead(self, code: str, owner: str) -> RoomState | None:
+        with self._lock:
+            current = self._live(code)
+            if current is None:
+                return None
+            previous = self._owners.get(owner, code)
+            if previous != code:
+                self._rooms.pop(previous, None)
+            if self._owners.get(current.leader) == code:
+                del self._owners[current.leader]
+            self._owners[owner] = code
+            return self._keep(code, replace(current, leader=owner, teacher_seen=time.time()))
 
     def get(self, code: str) -> RoomState | None:
         with self._lock:
@@ -222,21 +251,42 @@ redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
 redis.call('SET', KEYS[3], ARGV[1], 'EX', idle)
 return 1
 """
-# KEYS: the room, the index; ARGV: code, now, idle, the keys' prefix, then for a publish: page, view.
+# KEYS: the room, the index; ARGV: code, now, idle, the keys' prefix, the owner publishing ('': not said), then
+# for a publish: page, view.
 PUBLISH_SCRIPT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local now, idle = tonumber(ARGV[2]), tonumber(ARGV[3])
-if ARGV[5] then
-  redis.call('HSET', KEYS[1], 'page', ARGV[5], 'view', ARGV[6], 'updated', ARGV[2])
+local leader = redis.call('HGET', KEYS[1], 'leader')
+if ARGV[5] ~= '' and leader and leader ~= '' and leader ~= ARGV[5] then return redis.call('HGETALL', KEYS[1]) end
+if ARGV[6] then
+  redis.call('HSET', KEYS[1], 'page', ARGV[6], 'view', ARGV[7], 'updated', ARGV[2])
   redis.call('HINCRBY', KEYS[1], 'version', 1)
 end
 redis.call('HSET', KEYS[1], 'teacher_seen', ARGV[2])
 redis.call('EXPIRE', KEYS[1], idle)
 redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
-local leader = redis.call('HGET', KEYS[1], 'leader')
 if leader and redis.call('GET', ARGV[4] .. 'owner:' .. leader) == ARGV[1] then
   redis.call('EXPIRE', ARGV[4] .. 'owner:' .. leader, idle)
 end
+return redis.call('HGETALL', KEYS[1])
+"""
+# KEYS: the room, the index, the new leader's owner key; ARGV: code, now, idle, the new leader, the keys' prefix.
+LEAD_SCRIPT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local now, idle = tonumber(ARGV[2]), tonumber(ARGV[3])
+local previous = redis.call('GET', KEYS[3])
+if previous and previous ~= ARGV[1] then
+  redis.call('DEL', ARGV[5] .. previous)
+  redis.call('ZREM', KEYS[2], previous)
+end
+local leader = redis.call('HGET', KEYS[1], 'leader')
+if leader and redis.call('GET', ARGV[5] .. 'owner:' .. leader) == ARGV[1] then
+  redis.call('DEL', ARGV[5] .. 'owner:' .. leader)
+end
+redis.call('HSET', KEYS[1], 'leader', ARGV[4], 'teacher_seen', ARGV[2])
+redis.call('EXPIRE', KEYS[1], idle)
+redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
+redis.call('SET', KEYS[3], ARGV[1], 'EX', idle)
 return redis.call('HGETALL', KEYS[1])
 """
 
@@ -249,6 +299,7 @@ class RedisRoomStore:
         self._client, self._idle, self._max_rooms, self._prefix = client, int(idle), max_rooms, prefix
         self._create = client.register_script(CREATE_SCRIPT)
         self._touch = client.register_script(PUBLISH_SCRIPT)
+        self._lead = client.register_script(LEAD_SCRIPT)
 
     @classmethod
     def from_url(cls, url: str, **kwargs) -> RedisRoomStore:
@@ -279,16 +330,23 @@ class RedisRoomStore:
                                          rooms=self._max_rooms)
         raise RoomStoreError("full", "no free room code found", rooms=self._max_rooms)
 
-    def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
+    def publish(self, code: str, page: str, view: ViewValues, by: str = "") -> RoomState | None:
         text = view_json(view)
         with _redis_errors():
             fields = self._touch(keys=[self.key(code), self.index],
-                                 args=[code, time.time(), self._idle, self._prefix, page, text])
+                                 args=[code, time.time(), self._idle, self._prefix, by, page, text])
         return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
 
-    def heartbeat(self, code: str) -> RoomState | None:
+    def heartbeat(self, code: str, by: str = "") -> RoomState | None:
         with _redis_errors():
-            fields = self._touch(keys=[self.key(code), self.index], args=[code, time.time(), self._idle, self._prefix])
+            fields = self._touch(keys=[self.key(code), self.index],
+                                 args=[code, time.time(), self._idle, self._prefix, by])
+        return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
+
+    def lead(self, code: str, owner: str) -> RoomState | None:
+        with _redis_errors():
+            fields = self._lead(keys=[self.key(code), self.index, self._prefix + "owner:" + owner],
+                                args=[code, time.time(), self._idle, owner, self._prefix])
         return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
 
     def get(self, code: str) -> RoomState | None:
