@@ -1,6 +1,9 @@
 """A class room survives its teacher (a reload, another computer, a break) and keeps strangers out (AppTest)."""
 
+import itertools
+
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from tests.test_rooms import session, sidebar_texts, teaching
 from transformer_viz.app.rooms import follow
@@ -34,7 +37,58 @@ def test_only_the_teachers_own_link_leads_the_room(which):
     stranger = session({state.TEACH: asked})
     assert not stranger.exception and state.TEACHING not in stranger.session_state
     assert state.TEACH not in stranger.query_params
-    assert any("does not lead a room" in w.value for w in stranger.sidebar.warning)
+    assert said_above_the_title(stranger, "does not lead a room")
+
+
+def said_above_the_title(at: AppTest, words: str) -> bool:
+    """Whether a warning above the page's title says `words` (the sidebar may be folded, or hidden in presenter
+    mode)."""
+    above = itertools.takewhile(lambda element: element.type != "title", at.main)
+    return any(element.type == "warning" and words in element.value for element in above)
+
+
+def opened_to_no_room(how: str) -> tuple[AppTest, str]:
+    """A session whose link opens no room (`how`), and what it must be told."""
+    if how == "a wrong room link":
+        return session({state.ROOM: "ZZZZ999999999999"}), "There is no room ZZZZ"
+    if how == "a wrong teacher link":
+        return session({state.TEACH: "ZZZZ" + "A" * 20}), "does not lead a room"
+    teacher, code = teaching()
+    student = session({state.ROOM: teacher.session_state[state.TEACHING].link_code})
+    teacher.button(key=state.ROOM_END).click().run()
+    student.run()  # the server pushes the end to the student
+    return student, f"Room {code} has ended"
+
+
+@pytest.mark.parametrize("how", ["a wrong room link", "a wrong teacher link", "the teacher ended the room"])
+def test_a_link_to_no_room_or_an_ended_room_is_said_above_the_page_until_dismissed(how):
+    at, said = opened_to_no_room(how)
+    assert not at.exception and said_above_the_title(at, said)
+    assert not any(said in w.value for w in at.sidebar.warning)  # said once: the section would say it folded
+    at.run()
+    assert said_above_the_title(at, said)
+    at.button(key=state.ROOM_DISMISS).click().run()
+    assert not any(said in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("then", ["another page", "a room joined", "a room started", "the teacher's link"])
+def test_the_news_above_the_page_goes_when_another_page_opens_or_a_room_is_joined_or_led(then):
+    teacher, code = teaching()
+    at, said = opened_to_no_room("a wrong room link")
+    assert said_above_the_title(at, said)
+    if then == "another page":
+        at.session_state[state.GOTO] = "masks"  # as the lesson's "Open in the explorer" asks
+        at.run()
+    elif then == "a room joined":
+        at.text_input(key=state.ROOM_CODE).input(code)
+        at.button(key=state.ROOM_JOIN).click().run()
+    elif then == "a room started":
+        at.button(key=state.ROOM_START).click().run()
+    else:
+        at.query_params[state.TEACH] = teacher.session_state[state.TEACHING].teacher_code
+        at.run()
+    assert not at.exception and not any(said in w.value for w in at.warning)
+    assert state.TEACHING in at.session_state or state.JOINED in at.session_state or then == "another page"
 
 
 def test_a_student_link_carries_a_long_code_and_a_wrong_key_finds_no_room():
@@ -44,7 +98,7 @@ def test_a_student_link_carries_a_long_code_and_a_wrong_key_finds_no_room():
     assert student.session_state[state.JOINED].code == code and student.query_params[state.ROOM] == link_code
     guessed = session({state.ROOM: code + "2" * (len(link_code) - CODE_LENGTH)})
     assert state.JOINED not in guessed.session_state
-    assert any(f"There is no room {code}" in w.value for w in guessed.sidebar.warning)
+    assert said_above_the_title(guessed, f"There is no room {code}")
 
 
 def test_a_session_may_try_only_a_few_short_codes_a_minute():

@@ -560,6 +560,7 @@ ENGLISH: dict[str, str] = {
     "room.down": "The class room cannot be reached right now: this page stays as it is, and following goes on by itself when the room is back.",
     "room.trained": "The teacher shows weights trained in the teacher's own session: you see the pretrained ones (or random weights, for a shape that has none).",
     "room.too_large": "This view is too large to share (a very long input?): your students still see the previous one.",
+    "room.dismiss": "Dismiss",
 
     # One's own weights: checkpoint folders, download and upload (app/pages/training.py)
     "weights.checkpoint": "checkpoint “{name}”",

@@ -557,6 +557,7 @@ CHINESE: dict[str, str] = {
     "room.down": "现在连不上课堂：本页面保持不变，课堂恢复后会自动继续跟随。",
     "room.trained": "老师展示的是在老师自己的会话中训练的权重：你看到的是预训练权重（若此形状没有预训练权重，则为随机权重）。",
     "room.too_large": "此视图太大，无法共享（输入太长？）：学生看到的仍是上一个视图。",
+    "room.dismiss": "知道了",
 
     # One's own weights: checkpoint folders, download and upload (app/pages/training.py)
     "weights.checkpoint": "检查点 “{name}”",

@@ -56,6 +56,30 @@ def room_down_banner(where) -> None:
         where.warning(tr("room.down"), icon=":material/cloud_off:")
 
 
+def room_news(key: str, **values) -> None:
+    """What became of the room, said above the page (the sidebar may be folded or hidden): a link that opens no
+    room, a room that ended. Said until dismissed, another page is opened, or a room is started or joined."""
+    st.session_state[state.ROOM_NEWS] = (key, values, st.session_state.get(state.PAGE, ""))
+
+
+def forget_room_news() -> None:
+    st.session_state.pop(state.ROOM_NEWS, None)
+
+
+def room_news_banner(where) -> None:
+    """Above the page (`where`): the room's news on the page it was said on, with a button that dismisses it."""
+    news = st.session_state.get(state.ROOM_NEWS)
+    if news is None:
+        return
+    key, values, on_page = news
+    if on_page != st.session_state.get(state.PAGE, ""):
+        forget_room_news()
+        return
+    where.warning(tr(key, **values), icon=":material/groups:")
+    where.button(tr("room.dismiss"), key=state.ROOM_DISMISS, on_click=forget_room_news, icon=":material/close:",
+                 type="tertiary")
+
+
 def idle_minutes() -> int:
     return limits().room_idle_minutes
 

@@ -20,12 +20,14 @@ import streamlit as st
 
 from transformer_viz.app.rooms.common import (
     app_url,
+    forget_room_news,
     idle_minutes,
     names_this_computer,
     notice,
     page_path,
     qr_svg,
     room_link,
+    room_news,
     room_store,
     store_answered,
     store_trouble,
@@ -64,6 +66,7 @@ def start_room() -> None:
     except RoomStoreError as error:
         store_trouble(error)
         return
+    forget_room_news()
     st.session_state.pop(state.JOINED, None)
     st.query_params.pop(state.ROOM, None)
     st.session_state[state.TEACHING] = Teaching(new.code, new.link_code, new.teacher_code, heard=time.monotonic())
@@ -94,9 +97,10 @@ def lead_from_link() -> None:
         return
     if room is None or not room.opens_for_teacher(teacher_code):
         st.query_params.pop(state.TEACH, None)
-        notice("room.bad_teacher_link", minutes=idle_minutes())
+        room_news("room.bad_teacher_link", minutes=idle_minutes())
         return
     code = teacher_code[:CODE_LENGTH]
+    forget_room_news()
     st.session_state.pop(state.JOINED, None)
     st.session_state[state.TEACHING] = Teaching(code, code + room.key, teacher_code, room.page, room.view,
                                                 room.version, time.monotonic())
@@ -117,7 +121,7 @@ def room_gone(teaching: Teaching) -> None:
     """The store no longer has the room: it was idle too long."""
     st.session_state.pop(state.TEACHING, None)
     st.query_params.pop(state.TEACH, None)
-    notice("room.expired", code=teaching.code, minutes=idle_minutes())
+    room_news("room.expired", code=teaching.code, minutes=idle_minutes())
 
 
 def share_view() -> None:
