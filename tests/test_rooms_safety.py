@@ -1,12 +1,13 @@
 """A class room survives its teacher (a reload, another computer, a break) and keeps strangers out (AppTest)."""
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.test_rooms import session, sidebar_texts, teaching
-from transformer_viz.app.rooms import follow
+from transformer_viz.app.rooms import follow, teach
 from transformer_viz.app.rooms.store import CODE_LENGTH
 from transformer_viz.app.server import state
 
@@ -89,6 +90,31 @@ def test_the_news_above_the_page_goes_when_another_page_opens_or_a_room_is_joine
         at.run()
     assert not at.exception and not any(said in w.value for w in at.warning)
     assert state.TEACHING in at.session_state or state.JOINED in at.session_state or then == "another page"
+
+
+@pytest.mark.parametrize("in_the_old_tab", ["a change", "a heartbeat", "End room"])
+def test_the_teachers_link_opened_elsewhere_takes_the_lead_and_the_old_tab_stops_leading(in_the_old_tab):
+    laptop, code = teaching()
+    codes = laptop.session_state[state.TEACHING]
+    student = session({state.ROOM: codes.link_code})
+    projector = session({state.TEACH: codes.teacher_code})  # the teacher's link, on the projector's computer
+    projector.sidebar.text_input(key=state.SRC_TEXT).input("from the projector").run()
+    if in_the_old_tab == "a change":
+        laptop.sidebar.text_input(key=state.SRC_TEXT).input("from the laptop").run()
+    elif in_the_old_tab == "a heartbeat":  # the laptop's tab, left open: its section beats every 30 s
+        led = laptop.session_state[state.TEACHING]
+        laptop.session_state[state.TEACHING] = replace(led, heard=led.heard - teach.HEARTBEAT_SECONDS)
+        laptop.run()
+    else:
+        laptop.button(key=state.ROOM_END).click().run()
+    assert not laptop.exception and state.TEACHING not in laptop.session_state
+    assert state.TEACH not in laptop.query_params  # a reload does not take the lead back
+    assert said_above_the_title(laptop, f"This room ({code}) is now led from another tab or device")
+    student.run()
+    assert student.session_state[state.SRC_TEXT] == "from the projector"
+    projector.sidebar.text_input(key=state.SRC_TEXT).input("and on").run()
+    student.run()
+    assert student.session_state[state.SRC_TEXT] == "and on"
 
 
 def test_a_student_link_carries_a_long_code_and_a_wrong_key_finds_no_room():

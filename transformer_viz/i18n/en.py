@@ -550,6 +550,7 @@ ENGLISH: dict[str, str] = {
     "room.teacher_link_help": "Open it after a reload, or on the projector's computer, to lead this room again (up to {minutes} minutes after you leave). Do not show it: whoever has it leads the room.",
     "room.bad_teacher_link": "This teacher's link does not lead a room: the room has ended (rooms end {minutes} minutes after their teacher left) or the link is incomplete. Start a new room.",
     "room.led_again": "You lead room {code} again.",
+    "room.led_elsewhere": "This room ({code}) is now led from another tab or device: this tab no longer moves the class. To lead it from here again, open your teacher's link in this tab.",
     "room.away": "The teacher has not been here for {minutes} min. The room ends {idle} minutes after its teacher left.",
     "room.too_many_tries": "Too many room codes tried: wait {seconds} s, or open the room's link or QR code.",
     "room.badge": "Room {code}",

@@ -547,6 +547,7 @@ CHINESE: dict[str, str] = {
     "room.teacher_link_help": "刷新页面后，或在投影电脑上打开它，即可重新主持本课堂（你离开后 {minutes} 分钟内有效）。不要展示给学生：拿到它的人就能主持课堂。",
     "room.bad_teacher_link": "此教师链接无法主持课堂：课堂已结束（老师离开 {minutes} 分钟后课堂结束），或链接不完整。请开设新的课堂。",
     "room.led_again": "你重新主持课堂 {code}。",
+    "room.led_elsewhere": "此课堂（{code}）现在由另一个标签页或设备主持：这个标签页不再带动全班。要在这里重新主持，请在这个标签页打开你的教师链接。",
     "room.away": "老师已离开 {minutes} 分钟。老师离开 {idle} 分钟后，课堂将结束。",
     "room.too_many_tries": "尝试的课堂代码太多：请等待 {seconds} 秒，或打开课堂链接、扫描二维码。",
     "room.badge": "课堂 {code}",
