@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.test_rooms import session, sidebar_texts, teaching
+from tests.test_rooms import session, sidebar_texts, store, teaching
 from transformer_viz.app.rooms import follow, teach
 from transformer_viz.app.rooms.store import CODE_LENGTH
 from transformer_viz.app.server import state
@@ -115,6 +115,20 @@ def test_the_teachers_link_opened_elsewhere_takes_the_lead_and_the_old_tab_stops
     projector.sidebar.text_input(key=state.SRC_TEXT).input("and on").run()
     student.run()
     assert student.session_state[state.SRC_TEXT] == "and on"
+
+
+@pytest.mark.parametrize("heard", ["a moment ago", "longer ago than a room idles"])
+def test_a_teacher_whose_room_is_gone_is_told_why(heard):
+    teacher, code = teaching()
+    store().end(code)  # the store no longer has it: Redis restarted without its rooms, or it idled away
+    if heard == "longer ago than a room idles":  # the laptop slept
+        led = teacher.session_state[state.TEACHING]
+        teacher.session_state[state.TEACHING] = replace(led, heard=led.heard - teach.idle_minutes() * 60)
+    teacher.sidebar.text_input(key=state.SRC_TEXT).input("after").run()
+    assert not teacher.exception and state.TEACHING not in teacher.session_state
+    lost, idle = f"The class room {code} is gone: the room store lost it", "heard nothing from you for 30 minutes"
+    assert said_above_the_title(teacher, lost if heard == "a moment ago" else idle)
+    assert not said_above_the_title(teacher, idle if heard == "a moment ago" else lost)
 
 
 def test_a_student_link_carries_a_long_code_and_a_wrong_key_finds_no_room():

@@ -546,6 +546,7 @@ ENGLISH: dict[str, str] = {
     "room.unknown": "There is no room {code}: check the code. A room ends when its teacher ends it, or {minutes} minutes after its teacher left.",
     "room.ended": "Room {code} has ended.",
     "room.expired": "Your room {code} heard nothing from you for {minutes} minutes and has ended: start a new one.",
+    "room.lost": "The class room {code} is gone: the room store lost it (was it restarted?), or it was ended from another tab or device. Start a new room: your students join it with its new code.",
     "room.teacher_link": "Your teacher's link (private)",
     "room.teacher_link_help": "Open it after a reload, or on the projector's computer, to lead this room again (up to {minutes} minutes after you leave). Do not show it: whoever has it leads the room.",
     "room.bad_teacher_link": "This teacher's link does not lead a room: the room has ended (rooms end {minutes} minutes after their teacher left) or the link is incomplete. Start a new room.",

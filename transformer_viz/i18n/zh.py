@@ -543,6 +543,7 @@ CHINESE: dict[str, str] = {
     "room.unknown": "没有课堂 {code}：请检查代码。老师结束课堂后，或老师离开 {minutes} 分钟后，课堂即结束。",
     "room.ended": "课堂 {code} 已结束。",
     "room.expired": "你的课堂 {code} 已有 {minutes} 分钟没有收到你的消息，已经结束：请开设新的课堂。",
+    "room.lost": "课堂 {code} 已经不在了：课堂存储丢失了它（是不是重启过？），或者它在另一个标签页或设备上被结束了。请开设新的课堂：学生用新的课堂代码加入。",
     "room.teacher_link": "你的教师链接（请勿公开）",
     "room.teacher_link_help": "刷新页面后，或在投影电脑上打开它，即可重新主持本课堂（你离开后 {minutes} 分钟内有效）。不要展示给学生：拿到它的人就能主持课堂。",
     "room.bad_teacher_link": "此教师链接无法主持课堂：课堂已结束（老师离开 {minutes} 分钟后课堂结束），或链接不完整。请开设新的课堂。",

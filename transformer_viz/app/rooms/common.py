@@ -45,8 +45,9 @@ def store_trouble(error: RoomStoreError) -> None:
         st.session_state[state.ROOM_DOWN] = True
 
 
-def store_answered() -> None:
-    st.session_state.pop(state.ROOM_DOWN, None)
+def store_answered() -> bool:
+    """The store answered; whether it had not answered before."""
+    return bool(st.session_state.pop(state.ROOM_DOWN, None))
 
 
 def room_down_banner(where) -> None:

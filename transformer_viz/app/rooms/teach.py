@@ -136,17 +136,27 @@ def session_view() -> dict[str, object]:
     return {field: st.session_state[field] for field in SHARED_FIELDS if field in st.session_state}
 
 
-def still_leading(teaching: Teaching, room: RoomState | None) -> bool:
+def idled_away(teaching: Teaching, store_was_down: bool) -> bool:
+    """Whether a room the store no longer has expired by idleness: the teacher was last heard longer ago than a room
+    lives without a sign, while the store answered. Else the store lost it (a Redis restarted without its rooms, or
+    one that was away while the room's time ran out) or it was ended from another tab or device."""
+    return not store_was_down and time.monotonic() - teaching.heard >= idle_minutes() * 60
+
+
+def still_leading(teaching: Teaching, room: RoomState | None, store_was_down: bool) -> bool:
     """Whether this session still leads the room, as the store's answer (`room`) says; if not, it stops leading
-    and says why above the page: the room is gone (it was idle too long), or another session leads it."""
+    and says why above the page: the room is gone (`store_was_down`: the store had not answered before this
+    answer), or another session leads it."""
     if room is not None and room.led_by(session_owner()):
         return True
     st.session_state.pop(state.TEACHING, None)
     st.query_params.pop(state.TEACH, None)  # else the next run would take the lead back from the link
-    if room is None:
+    if room is not None:
+        room_news("room.led_elsewhere", code=teaching.code)
+    elif idled_away(teaching, store_was_down):
         room_news("room.expired", code=teaching.code, minutes=idle_minutes())
     else:
-        room_news("room.led_elsewhere", code=teaching.code)
+        room_news("room.lost", code=teaching.code)
     return False
 
 
@@ -177,8 +187,7 @@ def share_view() -> None:
     except RoomStoreError as error:
         store_trouble(error)
         return
-    store_answered()
-    if still_leading(teaching, room):
+    if still_leading(teaching, room, store_was_down=store_answered()):
         st.session_state[state.TEACHING] = replace(teaching, page=shared_page, view=view, version=room.version,
                                                    heard=time.monotonic())
 
@@ -196,8 +205,7 @@ def stay_alive() -> None:
     except RoomStoreError as error:  # the next beat tries again
         store_trouble(error)
         return
-    store_answered()
-    if still_leading(teaching, room):
+    if still_leading(teaching, room, store_was_down=store_answered()):
         st.session_state[state.TEACHING] = replace(teaching, heard=time.monotonic())
 
 
