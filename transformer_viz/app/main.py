@@ -45,7 +45,7 @@ def main() -> None:
     presenter_frame()
     narrow_window_notice()  # shown by the browser only where the figures lack room
     room_badge()  # presenter mode hides the sidebar: the room's code stays one click away
-    above_page = st.container()  # filled at the end of the run: the room's store did not answer, the room ended
+    above_page = st.container(key=state.ROOM_BANNERS)  # what became of the room, said at the end of the run
     share_view()  # a teacher: the room gets the page and view now, while this page takes its time...
     start_view()
     current.run()

@@ -95,6 +95,7 @@ ROOM_CODE = "room_code"  # the code typed into the Join form
 ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN, ROOM_SHOW = (
     "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin", "room_show")
 ROOM_DISMISS = "room_dismiss"  # the button under the room's news above the page
+ROOM_BANNERS = "room_banners"  # the container above the page's title: the room's news, or that it cannot be reached
 
 SOURCES = ("toy", "hf")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
