@@ -59,7 +59,8 @@ def room_down_banner(where) -> None:
 
 def room_news(key: str, **values) -> None:
     """What became of the room, said above the page (the sidebar may be folded or hidden): a link that opens no
-    room, a room that ended. Said until dismissed, another page is opened, or a room is started or joined."""
+    room, a room that ended or is led from elsewhere. Said until dismissed, another page is opened, or a room is
+    started, joined or led."""
     st.session_state[state.ROOM_NEWS] = (key, values, st.session_state.get(state.PAGE, ""))
 
 

@@ -144,9 +144,9 @@ def idled_away(teaching: Teaching, store_was_down: bool) -> bool:
 
 
 def still_leading(teaching: Teaching, room: RoomState | None, store_was_down: bool) -> bool:
-    """Whether this session still leads the room, as the store's answer (`room`) says; if not, it stops leading
-    and says why above the page: the room is gone (`store_was_down`: the store had not answered before this
-    answer), or another session leads it."""
+    """Whether this session still leads the room, as the store's answer (`room`) says. If not, it stops leading
+    and says why above the page: another session leads the room, or the room is gone (idled_away tells why;
+    `store_was_down`: the store had not answered before this answer)."""
     if room is not None and room.led_by(session_owner()):
         return True
     st.session_state.pop(state.TEACHING, None)
