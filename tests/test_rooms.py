@@ -148,8 +148,8 @@ def test_a_wrong_code_is_explained(typed, message):
     student.button(key=state.ROOM_JOIN).click().run()
     assert not student.exception and state.JOINED not in student.session_state
     assert any(message in w.value for w in student.sidebar.warning), [w.value for w in student.sidebar.warning]
-    linked = session({state.ROOM: typed})  # the same from a link; the parameter is then removed
-    assert any(message in w.value for w in linked.sidebar.warning)
+    linked = session({state.ROOM: typed})  # the same from a link, above the page; the parameter is then removed
+    assert any(message in w.value for w in linked.main.warning)
     assert state.ROOM not in linked.query_params and state.JOINED not in linked.session_state
 
 
@@ -159,7 +159,7 @@ def test_when_the_teacher_ends_the_room_its_students_stop_following():
     teacher.button(key=state.ROOM_END).click().run()
     student.run()
     assert state.JOINED not in student.session_state and state.ROOM not in student.query_params
-    assert any(f"Room {code} has ended" in w.value for w in student.sidebar.warning)
+    assert any(f"Room {code} has ended" in w.value for w in student.main.warning)
 
 
 def test_a_teachers_trained_weights_are_not_asked_of_the_student():

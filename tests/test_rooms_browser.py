@@ -107,3 +107,15 @@ def test_a_teacher_who_reloads_still_leads_the_room_and_shows_its_code_in_presen
         assert dialog.locator("img").count() == 1 and dialog.get_by_test_id("stCode").inner_text().strip() == link
         teacher.screenshot(path=str(screenshots / "rooms_presenter_code.png"))
         assert exceptions(teacher) == [] and exceptions(student) == []
+
+
+def test_in_presenter_mode_the_way_out_does_not_cover_the_rooms_news_above_the_title(screenshots):
+    with app_with_rooms("memory") as (url, _), chromium() as browser:
+        page = new_page(browser)
+        open_app(page, f"{url}/attention?present=true&teach=ZZZZ{'A' * 20}")  # a teacher's link to no room
+        news = page.get_by_test_id("stAlert").filter(has_text="does not lead a room").bounding_box()
+        way_out = page.get_by_role("button", name="Leave presenter mode").bounding_box()
+        page.screenshot(path=str(screenshots / "rooms_presenter_news.png"))
+        assert news["x"] + news["width"] <= way_out["x"], (news, way_out)
+        assert news["y"] + news["height"] <= page.locator("h1").bounding_box()["y"]
+        assert exceptions(page) == []

@@ -4,6 +4,8 @@ room goes on when Redis is back."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from streamlit.testing.v1 import AppTest
 from test_rooms import APP
@@ -58,3 +60,25 @@ def test_a_redis_restart_is_said_on_both_sides_without_its_address_and_the_room_
         assert student.session_state[state.JOINED].following
         assert not said_above_the_page(teacher) and not said_above_the_page(student)
         assert teacher.session_state[state.TEACHING].code == code
+
+
+@pytest.mark.parametrize("outage", ["a quick restart", "an outage longer than a room idles"])
+def test_a_room_redis_lost_in_a_restart_is_not_said_to_have_heard_nothing_from_the_teacher(outage, monkeypatch):
+    port = free_port()
+    with redis_server(port=port) as url:  # no append-only file: a restart forgets the rooms
+        store = RedisRoomStore.from_url(url)
+        for module in (common, follow, teach):
+            monkeypatch.setattr(module, "room_store", lambda: store)
+        teacher = session({state.SRC_TEXT: "hello"})
+        teacher.button(key=state.ROOM_START).click().run()
+        code = teacher.session_state[state.TEACHING].code
+    if outage == "an outage longer than a room idles":
+        teacher.sidebar.text_input(key=state.SRC_TEXT).input("during").run()  # the teacher moves; Redis is away
+        assert said_above_the_page(teacher)
+        led = teacher.session_state[state.TEACHING]  # last heard before the outage, which lasted an hour
+        teacher.session_state[state.TEACHING] = replace(led, heard=led.heard - 3600)
+    with redis_server(port=port):  # back, without the room
+        teacher.sidebar.text_input(key=state.SRC_TEXT).input("after").run()
+    assert not teacher.exception and state.TEACHING not in teacher.session_state
+    assert any(f"The class room {code} is gone: the room store lost it" in w.value for w in teacher.main.warning)
+    assert "heard nothing from you" not in everything_said(teacher)

@@ -1,9 +1,13 @@
 """A class room survives its teacher (a reload, another computer, a break) and keeps strangers out (AppTest)."""
 
-import pytest
+import itertools
+from dataclasses import replace
 
-from tests.test_rooms import session, sidebar_texts, teaching
-from transformer_viz.app.rooms import follow
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.test_rooms import session, sidebar_texts, store, teaching
+from transformer_viz.app.rooms import follow, teach
 from transformer_viz.app.rooms.store import CODE_LENGTH
 from transformer_viz.app.server import state
 
@@ -34,7 +38,97 @@ def test_only_the_teachers_own_link_leads_the_room(which):
     stranger = session({state.TEACH: asked})
     assert not stranger.exception and state.TEACHING not in stranger.session_state
     assert state.TEACH not in stranger.query_params
-    assert any("does not lead a room" in w.value for w in stranger.sidebar.warning)
+    assert said_above_the_title(stranger, "does not lead a room")
+
+
+def said_above_the_title(at: AppTest, words: str) -> bool:
+    """Whether a warning above the page's title says `words` (the sidebar may be folded, or hidden in presenter
+    mode)."""
+    above = itertools.takewhile(lambda element: element.type != "title", at.main)
+    return any(element.type == "warning" and words in element.value for element in above)
+
+
+def opened_to_no_room(how: str) -> tuple[AppTest, str]:
+    """A session whose link opens no room (`how`), and what it must be told."""
+    if how == "a wrong room link":
+        return session({state.ROOM: "ZZZZ999999999999"}), "There is no room ZZZZ"
+    if how == "a wrong teacher link":
+        return session({state.TEACH: "ZZZZ" + "A" * 20}), "does not lead a room"
+    teacher, code = teaching()
+    student = session({state.ROOM: teacher.session_state[state.TEACHING].link_code})
+    teacher.button(key=state.ROOM_END).click().run()
+    student.run()  # the server pushes the end to the student
+    return student, f"Room {code} has ended"
+
+
+@pytest.mark.parametrize("how", ["a wrong room link", "a wrong teacher link", "the teacher ended the room"])
+def test_a_link_to_no_room_or_an_ended_room_is_said_above_the_page_until_dismissed(how):
+    at, said = opened_to_no_room(how)
+    assert not at.exception and said_above_the_title(at, said)
+    assert not any(said in w.value for w in at.sidebar.warning)  # said once: the section would say it folded
+    at.run()
+    assert said_above_the_title(at, said)
+    at.button(key=state.ROOM_DISMISS).click().run()
+    assert not any(said in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("then", ["another page", "a room joined", "a room started", "the teacher's link"])
+def test_the_news_above_the_page_goes_when_another_page_opens_or_a_room_is_joined_or_led(then):
+    teacher, code = teaching()
+    at, said = opened_to_no_room("a wrong room link")
+    assert said_above_the_title(at, said)
+    if then == "another page":
+        at.session_state[state.GOTO] = "masks"  # as the lesson's "Open in the explorer" asks
+        at.run()
+    elif then == "a room joined":
+        at.text_input(key=state.ROOM_CODE).input(code)
+        at.button(key=state.ROOM_JOIN).click().run()
+    elif then == "a room started":
+        at.button(key=state.ROOM_START).click().run()
+    else:
+        at.query_params[state.TEACH] = teacher.session_state[state.TEACHING].teacher_code
+        at.run()
+    assert not at.exception and not any(said in w.value for w in at.warning)
+    assert state.TEACHING in at.session_state or state.JOINED in at.session_state or then == "another page"
+
+
+@pytest.mark.parametrize("in_the_old_tab", ["a change", "a heartbeat", "End room"])
+def test_the_teachers_link_opened_elsewhere_takes_the_lead_and_the_old_tab_stops_leading(in_the_old_tab):
+    laptop, code = teaching()
+    codes = laptop.session_state[state.TEACHING]
+    student = session({state.ROOM: codes.link_code})
+    projector = session({state.TEACH: codes.teacher_code})  # the teacher's link, on the projector's computer
+    projector.sidebar.text_input(key=state.SRC_TEXT).input("from the projector").run()
+    if in_the_old_tab == "a change":
+        laptop.sidebar.text_input(key=state.SRC_TEXT).input("from the laptop").run()
+    elif in_the_old_tab == "a heartbeat":  # the laptop's tab, left open: its section beats every 30 s
+        led = laptop.session_state[state.TEACHING]
+        laptop.session_state[state.TEACHING] = replace(led, heard=led.heard - teach.HEARTBEAT_SECONDS)
+        laptop.run()
+    else:
+        laptop.button(key=state.ROOM_END).click().run()
+    assert not laptop.exception and state.TEACHING not in laptop.session_state
+    assert state.TEACH not in laptop.query_params  # a reload does not take the lead back
+    assert said_above_the_title(laptop, f"This room ({code}) is now led from another tab or device")
+    student.run()
+    assert student.session_state[state.SRC_TEXT] == "from the projector"
+    projector.sidebar.text_input(key=state.SRC_TEXT).input("and on").run()
+    student.run()
+    assert student.session_state[state.SRC_TEXT] == "and on"
+
+
+@pytest.mark.parametrize("heard", ["a moment ago", "longer ago than a room idles"])
+def test_a_teacher_whose_room_is_gone_is_told_why(heard):
+    teacher, code = teaching()
+    store().end(code)  # the store no longer has it: Redis restarted without its rooms, or it idled away
+    if heard == "longer ago than a room idles":  # the laptop slept
+        led = teacher.session_state[state.TEACHING]
+        teacher.session_state[state.TEACHING] = replace(led, heard=led.heard - teach.idle_minutes() * 60)
+    teacher.sidebar.text_input(key=state.SRC_TEXT).input("after").run()
+    assert not teacher.exception and state.TEACHING not in teacher.session_state
+    lost, idle = f"The class room {code} is gone: the room store lost it", "heard nothing from you for 30 minutes"
+    assert said_above_the_title(teacher, lost if heard == "a moment ago" else idle)
+    assert not said_above_the_title(teacher, idle if heard == "a moment ago" else lost)
 
 
 def test_a_student_link_carries_a_long_code_and_a_wrong_key_finds_no_room():
@@ -44,7 +138,7 @@ def test_a_student_link_carries_a_long_code_and_a_wrong_key_finds_no_room():
     assert student.session_state[state.JOINED].code == code and student.query_params[state.ROOM] == link_code
     guessed = session({state.ROOM: code + "2" * (len(link_code) - CODE_LENGTH)})
     assert state.JOINED not in guessed.session_state
-    assert any(f"There is no room {code}" in w.value for w in guessed.sidebar.warning)
+    assert said_above_the_title(guessed, f"There is no room {code}")
 
 
 def test_a_session_may_try_only_a_few_short_codes_a_minute():

@@ -32,6 +32,42 @@ def made(store) -> str:
     return store.create(next(OWNERS)).code
 
 
+def as_if_redis_waited(client, seconds: float) -> None:
+    """Every key's time to live shrinks by `seconds` (a key whose time is up is gone)."""
+    for key in client.scan_iter():
+        left = client.pttl(key)  # -1: a key that never expires (the index)
+        if left > seconds * 1000:
+            client.pexpire(key, left - int(seconds * 1000))
+        elif left >= 0:
+            client.delete(key)
+
+
+@pytest.fixture(params=["memory", "redis"])
+def aging_store(request, monkeypatch):
+    """A new, empty store of each kind (idle: 100 s) and `later(seconds)`, which lets that much time pass for it (the
+    wall clock, the memory store's clock, Redis's times to live)."""
+    from transformer_viz.app.rooms import store as store_module
+
+    now = [time.time()]
+    monkeypatch.setattr(store_module.time, "time", lambda: now[0])
+    client = None
+    if request.param == "redis":
+        import redis
+
+        client = redis.Redis.from_url(request.getfixturevalue("redis_url"), decode_responses=True)
+        client.flushdb()
+
+    def later(seconds: float) -> None:
+        now[0] += seconds
+        if client is not None:
+            as_if_redis_waited(client, seconds)
+
+    store = MemoryRoomStore(idle=100, clock=lambda: now[0]) if client is None else RedisRoomStore(client, idle=100)
+    yield store, later
+    if client is not None:
+        client.close()
+
+
 def test_a_new_room_has_a_short_unambiguous_code_and_nothing_shared(make_store):
     store = make_store()
     code = made(store)
@@ -54,6 +90,34 @@ def test_a_students_link_and_the_teachers_link_carry_keys_that_only_open_their_o
     assert not room.opens_for_teacher(new.link_code)  # a student's link does not make a teacher
     assert not room.opens_for_teacher(new.code + other.teacher_code[CODE_LENGTH:])
     assert new.teacher_code[CODE_LENGTH:] not in str(room)  # the store keeps a hash of the secret, not the secret
+
+
+def test_the_teachers_link_in_another_session_takes_the_lead_and_the_old_session_moves_the_class_no_more(
+        make_store):
+    store = make_store()
+    code = store.create("laptop").code
+    assert store.get(code).leader == "laptop"  # the session that made it
+    store.publish(code, "attention", VIEW, by="laptop")
+    taken = store.lead(code, "projector")
+    assert (taken.leader, taken.version, taken.view) == ("projector", 1, VIEW)
+    stale = store.publish(code, "masks", {"pad": 9}, by="laptop")  # the laptop's tab, still open
+    assert (stale.leader, stale.version) == ("projector", 1) and store.get(code) == taken
+    assert store.heartbeat(code, by="laptop") == taken  # nor does its heartbeat keep the room alive
+    assert store.publish(code, "masks", {"pad": 9}, by="projector").version == 2
+    assert store.heartbeat(code, by="projector").teacher_seen >= taken.teacher_seen
+    assert store.lead("ZZZZ", "projector") is None
+
+
+def test_a_session_that_takes_the_lead_owns_the_room_and_the_one_that_led_it_no_longer_does(make_store):
+    store = make_store()
+    code = store.create("laptop").code
+    projectors_own = store.create("projector").code
+    store.lead(code, "projector")
+    assert store.get(projectors_own) is None  # one room per session: it leads this one now
+    laptops_next = store.create("laptop").code  # the laptop's old tab starts a room of its own
+    assert store.get(code) is not None and store.get(laptops_next) is not None
+    store.create("projector")
+    assert store.get(code) is None
 
 
 def test_a_flood_of_rooms_from_one_session_keeps_one_and_leaves_room_for_a_new_teacher(make_store):
@@ -89,6 +153,19 @@ def test_a_heartbeat_says_the_teacher_is_here_without_a_new_version(make_store, 
     assert after.teacher_seen > before.teacher_seen and store.get(code) == after
     store.end(code)
     assert store.heartbeat(code) is None and store.get(code) is None
+
+
+@pytest.mark.parametrize("sign_of_life", ["heartbeat", "publish"])
+def test_a_teacher_who_stays_past_the_idle_time_still_owns_the_room_so_a_new_room_of_theirs_ends_it(aging_store,
+                                                                                                   sign_of_life):
+    store, later = aging_store
+    old = store.create("a teacher").code
+    for _ in range(3):  # 180 s of a 100 s idle time, a sign of the teacher every 60 s
+        later(60)
+        said = store.heartbeat(old) if sign_of_life == "heartbeat" else store.publish(old, "attention", VIEW)
+        assert said is not None
+    store.create("a teacher")  # one room per owner, however long the first one lived
+    assert store.get(old) is None
 
 
 def test_each_publish_is_a_new_version_the_students_read(make_store):

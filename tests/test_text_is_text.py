@@ -40,8 +40,8 @@ def test_hostile_text_is_shown_literally():
 
 
 
-# A blank line ends a code span: what follows it in a link would render as Markdown (a sidebar notice quotes the
-# first 20 characters of a room code; the <unk> warning every word of an input).
+# A blank line ends a code span: what follows it in a link would render as Markdown (the notice above the page
+# quotes the first 20 characters of a room link's code; the <unk> warning every word of an input).
 AFTER_A_BLANK_LINE = {
     "room": "\n\n[Join](http://e.vl)",
     "src_text": "x\n\n**Session** [in](http://e.vl/a) ![](http://e.vl/p.png) [Join][1]\r\n\r\n[1]: http://e.vl/r",
@@ -61,7 +61,7 @@ def test_line_breaks_in_a_link_do_not_let_the_rest_render(field):
     with streamlit_server() as url, chromium_page() as page:
         open_app(page, f"{url}/masks?" + urlencode({"task": "en-fr", field: AFTER_A_BLANK_LINE[field]}))
         assert exceptions(page) == []
-        page.get_by_test_id("stSidebar").get_by_text("Class room").click()  # its notices are in there
+        page.get_by_test_id("stSidebar").get_by_text("Class room").click()  # nothing in the room section may render
         rendered = page.evaluate(RENDERED_ANYWHERE)
         assert rendered["links"] == [] and rendered["images"] == 0 and rendered["bold"] == 0, rendered
         if field == "room":  # the notice quotes what was typed, the line break shown for what it is

@@ -13,7 +13,7 @@ from transformer_viz.app.frame.navigation import all_pages, follow_pending_link
 from transformer_viz.app.frame.presenter import presenter_frame
 from transformer_viz.app.frame.sidebar import render_sidebar
 from transformer_viz.app.frame.take_home import start_view, view_download
-from transformer_viz.app.rooms.common import room_down_banner
+from transformer_viz.app.rooms.common import room_down_banner, room_news_banner
 from transformer_viz.app.rooms.follow import follow_room, poll_teacher, room_panel, room_params
 from transformer_viz.app.rooms.teach import room_badge, share_view
 from transformer_viz.app.server import state
@@ -45,14 +45,15 @@ def main() -> None:
     presenter_frame()
     narrow_window_notice()  # shown by the browser only where the figures lack room
     room_badge()  # presenter mode hides the sidebar: the room's code stays one click away
-    room_down = st.container()  # above the page, filled at the end of the run: the room's store did not answer
+    above_page = st.container(key=state.ROOM_BANNERS)  # what became of the room, said at the end of the run
     share_view()  # a teacher: the room gets the page and view now, while this page takes its time...
     start_view()
     current.run()
     link_notice()  # after the page: its widgets have read their part of the link by then
     share_view()  # ...and any change the page made
     room_panel(room_section)
-    room_down_banner(room_down)
+    room_down_banner(above_page)
+    room_news_banner(above_page)
     view_download(current.title)
     write_link(room_params())  # the address bar shows the view, however it was reached, and the room
     st.session_state[state.FULL_RUN] = False

@@ -579,10 +579,12 @@ ENGLISH: dict[str, str] = {
     "room.unknown": "There is no room {code}: check the code. A room ends when its teacher ends it, or {minutes} minutes after its teacher left.",
     "room.ended": "Room {code} has ended.",
     "room.expired": "Your room {code} heard nothing from you for {minutes} minutes and has ended: start a new one.",
+    "room.lost": "The class room {code} is gone: the room store lost it (was it restarted?), or it was ended from another tab or device. Start a new room: your students join it with its new code.",
     "room.teacher_link": "Your teacher's link (private)",
     "room.teacher_link_help": "Open it after a reload, or on the projector's computer, to lead this room again (up to {minutes} minutes after you leave). Do not show it: whoever has it leads the room.",
     "room.bad_teacher_link": "This teacher's link does not lead a room: the room has ended (rooms end {minutes} minutes after their teacher left) or the link is incomplete. Start a new room.",
     "room.led_again": "You lead room {code} again.",
+    "room.led_elsewhere": "This room ({code}) is now led from another tab or device: this tab no longer moves the class. To lead it from here again, open your teacher's link in this tab.",
     "room.away": "The teacher has not been here for {minutes} min. The room ends {idle} minutes after its teacher left.",
     "room.too_many_tries": "Too many room codes tried: wait {seconds} s, or open the room's link or QR code.",
     "room.badge": "Room {code}",
@@ -593,6 +595,7 @@ ENGLISH: dict[str, str] = {
     "room.down": "The class room cannot be reached right now: this page stays as it is, and following goes on by itself when the room is back.",
     "room.trained": "The teacher shows weights trained in the teacher's own session: you see the pretrained ones (or random weights, for a shape that has none).",
     "room.too_large": "This view is too large to share (a very long input?): your students still see the previous one.",
+    "room.dismiss": "Dismiss",
 
     # One's own weights: checkpoint folders, download and upload (app/pages/training.py)
     "weights.checkpoint": "checkpoint “{name}”",

@@ -576,10 +576,12 @@ CHINESE: dict[str, str] = {
     "room.unknown": "没有课堂 {code}：请检查代码。老师结束课堂后，或老师离开 {minutes} 分钟后，课堂即结束。",
     "room.ended": "课堂 {code} 已结束。",
     "room.expired": "你的课堂 {code} 已有 {minutes} 分钟没有收到你的消息，已经结束：请开设新的课堂。",
+    "room.lost": "课堂 {code} 已经不在了：课堂存储丢失了它（是不是重启过？），或者它在另一个标签页或设备上被结束了。请开设新的课堂：学生用新的课堂代码加入。",
     "room.teacher_link": "你的教师链接（请勿公开）",
     "room.teacher_link_help": "刷新页面后，或在投影电脑上打开它，即可重新主持本课堂（你离开后 {minutes} 分钟内有效）。不要展示给学生：拿到它的人就能主持课堂。",
     "room.bad_teacher_link": "此教师链接无法主持课堂：课堂已结束（老师离开 {minutes} 分钟后课堂结束），或链接不完整。请开设新的课堂。",
     "room.led_again": "你重新主持课堂 {code}。",
+    "room.led_elsewhere": "此课堂（{code}）现在由另一个标签页或设备主持：这个标签页不再带动全班。要在这里重新主持，请在这个标签页打开你的教师链接。",
     "room.away": "老师已离开 {minutes} 分钟。老师离开 {idle} 分钟后，课堂将结束。",
     "room.too_many_tries": "尝试的课堂代码太多：请等待 {seconds} 秒，或打开课堂链接、扫描二维码。",
     "room.badge": "课堂 {code}",
@@ -590,6 +592,7 @@ CHINESE: dict[str, str] = {
     "room.down": "现在连不上课堂：本页面保持不变，课堂恢复后会自动继续跟随。",
     "room.trained": "老师展示的是在老师自己的会话中训练的权重：你看到的是预训练权重（若此形状没有预训练权重，则为随机权重）。",
     "room.too_large": "此视图太大，无法共享（输入太长？）：学生看到的仍是上一个视图。",
+    "room.dismiss": "知道了",
 
     # One's own weights: checkpoint folders, download and upload (app/pages/training.py)
     "weights.checkpoint": "检查点 “{name}”",

@@ -17,6 +17,7 @@ import streamlit as st
 from transformer_viz.app.rooms.common import room_store, store_trouble
 from transformer_viz.app.rooms.follow import following
 from transformer_viz.app.rooms.store import RoomStoreError
+from transformer_viz.app.rooms.teach import session_owner
 from transformer_viz.app.server import state
 from transformer_viz.app.session.charts import chart
 from transformer_viz.app.session.widgets import current_view
@@ -66,11 +67,11 @@ def share_lesson(**moments) -> None:
     lead = teaching()
     lesson = {**room_lesson(), **moments}
     try:
-        room = room_store().publish_lesson(lead.code, lesson)
+        room = room_store().publish_lesson(lead.code, lesson, by=session_owner())
     except RoomStoreError as error:
         store_trouble(error)
         return
-    if room is not None:
+    if room is not None and room.led_by(session_owner()):  # else another tab leads: teach.py says so
         st.session_state[state.ROOM_LESSON] = lesson
         st.session_state[state.TEACHING] = replace(lead, version=room.version)
 

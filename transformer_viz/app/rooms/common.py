@@ -45,8 +45,9 @@ def store_trouble(error: RoomStoreError) -> None:
         st.session_state[state.ROOM_DOWN] = True
 
 
-def store_answered() -> None:
-    st.session_state.pop(state.ROOM_DOWN, None)
+def store_answered() -> bool:
+    """The store answered; whether it had not answered before."""
+    return bool(st.session_state.pop(state.ROOM_DOWN, None))
 
 
 def room_down_banner(where) -> None:
@@ -54,6 +55,31 @@ def room_down_banner(where) -> None:
     in_a_room = state.TEACHING in st.session_state or state.JOINED in st.session_state
     if in_a_room and st.session_state.get(state.ROOM_DOWN):
         where.warning(tr("room.down"), icon=":material/cloud_off:")
+
+
+def room_news(key: str, **values) -> None:
+    """What became of the room, said above the page (the sidebar may be folded or hidden): a link that opens no
+    room, a room that ended or is led from elsewhere. Said until dismissed, another page is opened, or a room is
+    started, joined or led."""
+    st.session_state[state.ROOM_NEWS] = (key, values, st.session_state.get(state.PAGE, ""))
+
+
+def forget_room_news() -> None:
+    st.session_state.pop(state.ROOM_NEWS, None)
+
+
+def room_news_banner(where) -> None:
+    """Above the page (`where`): the room's news on the page it was said on, with a button that dismisses it."""
+    news = st.session_state.get(state.ROOM_NEWS)
+    if news is None:
+        return
+    key, values, on_page = news
+    if on_page != st.session_state.get(state.PAGE, ""):
+        forget_room_news()
+        return
+    where.warning(tr(key, **values), icon=":material/groups:")
+    where.button(tr("room.dismiss"), key=state.ROOM_DISMISS, on_click=forget_room_news, icon=":material/close:",
+                 type="tertiary")
 
 
 def idle_minutes() -> int:

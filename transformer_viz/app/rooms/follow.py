@@ -20,9 +20,11 @@ import streamlit as st
 
 from transformer_viz.app.frame.navigation import page
 from transformer_viz.app.rooms.common import (
+    forget_room_news,
     idle_minutes,
     notice,
     page_path,
+    room_news,
     room_store,
     show_notice,
     store_answered,
@@ -51,27 +53,28 @@ JOIN_TRIES, JOIN_WINDOW = 5, 60.0  # short codes a session may try per window (s
 MAX_TYPED = 200  # characters of the Join box: a code, or a pasted link
 
 
-def may_try_a_code() -> bool:
-    """Whether this session may try another short code now (counted when it may); else say how long to wait."""
+def may_try_a_code(say=notice) -> bool:
+    """Whether this session may try another short code now (counted when it may); else `say` how long to wait."""
     now = time.monotonic()
     tries = [at for at in st.session_state.get(state.JOIN_TRIES, []) if now - at < JOIN_WINDOW]
     if len(tries) >= JOIN_TRIES:
         st.session_state[state.JOIN_TRIES] = tries
-        notice("room.too_many_tries", seconds=math.ceil(JOIN_WINDOW - (now - tries[0])))
+        say("room.too_many_tries", seconds=math.ceil(JOIN_WINDOW - (now - tries[0])))
         return False
     st.session_state[state.JOIN_TRIES] = [*tries, now]
     return True
 
 
-def join_room(typed: str | None = None) -> None:
-    """Join the room whose short code was typed, or whose link code a link gave; say why not when there is none."""
+def join_room(typed: str | None = None, say=notice) -> None:
+    """Join the room whose short code was typed, or whose link code a link gave; `say` why not when there is none
+    (a typed code: in the section, next to the form; a link: room_news, above the page)."""
     typed = st.session_state.get(state.ROOM_CODE, "") if typed is None else typed
     code = normalize_code(typed.rsplit(f"{state.ROOM}=", 1)[-1], (CODE_LENGTH, LINK_CODE_LENGTH))  # or a link
     if code is None:
-        notice("room.bad_code", length=CODE_LENGTH, typed=literal(typed[:20]))
+        say("room.bad_code", length=CODE_LENGTH, typed=literal(typed[:20]))
         return
     short = code[:CODE_LENGTH]
-    if len(code) == CODE_LENGTH and not may_try_a_code():
+    if len(code) == CODE_LENGTH and not may_try_a_code(say):
         return
     try:
         room = room_store().get(short)
@@ -79,8 +82,9 @@ def join_room(typed: str | None = None) -> None:
         store_trouble(error)
         return
     if room is None or (len(code) == LINK_CODE_LENGTH and not room.opens_for_student(code)):
-        notice("room.unknown", code=short, minutes=idle_minutes())
+        say("room.unknown", code=short, minutes=idle_minutes())
         return
+    forget_room_news()
     st.session_state[state.JOINED] = Joined(short, short + room.key)
     st.query_params[state.ROOM] = short + room.key
 
@@ -134,7 +138,7 @@ def catch_up() -> None:
     if room is None:
         st.session_state.pop(state.JOINED, None)
         st.query_params.pop(state.ROOM, None)
-        notice("room.ended", code=joined.code)
+        room_news("room.ended", code=joined.code)
         return
     st.session_state[state.ROOM_LESSON] = room.lesson  # the answers the teacher revealed, the exit ticket
     if away_minutes(room) != joined.away:
@@ -171,9 +175,9 @@ def enter_from_link() -> None:
     joined = st.session_state.get(state.JOINED)
     if joined is not None and normalize_code(typed, (CODE_LENGTH, LINK_CODE_LENGTH)) in (joined.code, joined.link_code):
         return
-    join_room(typed)
+    join_room(typed, say=room_news)
     if state.JOINED not in st.session_state:
-        st.query_params.pop(state.ROOM, None)  # not a room: the notice says why
+        st.query_params.pop(state.ROOM, None)  # not a room: the news above the page says why
 
 
 def room_params() -> dict[str, list[str]]:

@@ -7,7 +7,8 @@ class: `TVIZ_REDIS_URL`).
 A room has three codes. Its short code (4 characters) is typed from the projector; a student's link and QR
 code carry the short code and a key (16 characters: not guessable, so a stranger cannot find a live room);
 the teacher's link carries the short code and a secret (24 characters) that opens the room as its teacher
-again after a reload or on another device. Both stores:
+again after a reload or on another device, where it takes the lead: the session it opened in leads the room from
+then on, and the publishes and heartbeats of the session that led it before change nothing. Both stores:
 - forget a room `idle` seconds after the teacher's last sign of life (a publish or a heartbeat);
 - keep at most `max_rooms` rooms, and one room per owner (a session): a new room of an owner ends its previous
   one, so one session cannot fill the store.
@@ -75,6 +76,7 @@ class RoomState:
     teacher_seen: float = 0.0  # time.time() of the teacher's last publish or heartbeat
     lesson: dict[str, object] = field(default_factory=dict)  # the lesson's shared moments: "revealed", the keys
     #                            of the questions whose answer the teacher revealed; "ticket", the exit ticket's
+    leader: str = ""  # the owner (a session) leading the room ("": a room made before leaders were kept)
 
     def opens_for_student(self, link_code: str) -> bool:
         """Whether a link code's key is this room's (compared in constant time)."""
@@ -83,22 +85,36 @@ class RoomState:
     def opens_for_teacher(self, teacher_code: str) -> bool:
         return hmac.compare_digest(secret_hash(teacher_code[CODE_LENGTH:]).encode(), self.teacher_hash.encode())
 
+    def led_by(self, owner: str) -> bool:
+        """Whether a publish or heartbeat by `owner` counts: it leads the room, or it does not say who it is (""),
+        or the room has no leader."""
+        return not owner or not self.leader or self.leader == owner
+
 
 class RoomStore(Protocol):
     def create(self, owner: str) -> NewRoom:
         """A new room with fresh codes, ending `owner`'s previous room; raises RoomStoreError when none can be
         made (the store is full, or Redis is away)."""
 
-    def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
+    def publish(self, code: str, page: str, view: ViewValues, by: str = "") -> RoomState | None:
         """Share a new page and view (the version grows by one; the teacher is seen); None when the room no
-        longer exists. Raises ValueError for a view larger than MAX_VIEW_CHARS."""
+        longer exists. `by`: the owner publishing; when another one leads the room, nothing changes and the room
+        is returned as it is (its `leader` says who leads). Raises ValueError for a view larger than
+        MAX_VIEW_CHARS."""
 
-    def heartbeat(self, code: str) -> RoomState | None:
-        """The teacher is still here: the room lives `idle` seconds more. None when it no longer exists."""
+    def heartbeat(self, code: str, by: str = "") -> RoomState | None:
+        """The teacher is still here: the room lives `idle` seconds more. None when it no longer exists; `by` as
+        for publish."""
 
-    def publish_lesson(self, code: str, lesson: ViewValues) -> RoomState | None:
+    def lead(self, code: str, owner: str) -> RoomState | None:
+        """`owner` leads the room from now on (its teacher's link, opened in another session), as if it had made
+        it: the teacher is seen, `owner`'s previous room ends, and the previous leader's publishes and heartbeats
+        change nothing. None when there is no such room."""
+
+    def publish_lesson(self, code: str, lesson: ViewValues, by: str = "") -> RoomState | None:
         """Share the lesson's moments (the answers revealed, the exit ticket): the version grows by one, as with
-        a publish; None when the room no longer exists. Raises ValueError when larger than MAX_VIEW_CHARS."""
+        a publish; None when the room no longer exists; `by` as for a publish. Raises ValueError when larger than
+        MAX_VIEW_CHARS."""
 
     def get(self, code: str) -> RoomState | None:
         """The room's state, or None when there is no such room (never made, ended or expired)."""
@@ -182,31 +198,46 @@ class MemoryRoomStore:
             while code in self._rooms:
                 code = new_code()
             room, key, teacher_hash = made_room(code)
-            self._keep(code, RoomState("", {}, 0, time.time(), key, teacher_hash, time.time()))
+            self._keep(code, RoomState("", {}, 0, time.time(), key, teacher_hash, time.time(), leader=owner))
             self._owners[owner] = code
             return room
 
-    def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
+    def publish(self, code: str, page: str, view: ViewValues, by: str = "") -> RoomState | None:
         shared = json.loads(view_json(view))  # checks the size; keeps a copy the caller cannot change
         with self._lock:
             current = self._live(code)
-            if current is None:
-                return None
+            if current is None or not current.led_by(by):
+                return current
             now = time.time()
             return self._keep(code, replace(current, page=page, view=shared, version=current.version + 1,
                                              updated=now, teacher_seen=now))
 
-    def heartbeat(self, code: str) -> RoomState | None:
+    def heartbeat(self, code: str, by: str = "") -> RoomState | None:
         with self._lock:
             current = self._live(code)
-            return None if current is None else self._keep(code, replace(current, teacher_seen=time.time()))
+            if current is None or not current.led_by(by):
+                return current
+            return self._keep(code, replace(current, teacher_seen=time.time()))
 
-    def publish_lesson(self, code: str, lesson: ViewValues) -> RoomState | None:
-        shared = json.loads(view_json(lesson))
+    def lead(self, code: str, owner: str) -> RoomState | None:
         with self._lock:
             current = self._live(code)
             if current is None:
                 return None
+            previous = self._owners.get(owner, code)
+            if previous != code:
+                self._rooms.pop(previous, None)
+            if self._owners.get(current.leader) == code:
+                del self._owners[current.leader]
+            self._owners[owner] = code
+            return self._keep(code, replace(current, leader=owner, teacher_seen=time.time()))
+
+    def publish_lesson(self, code: str, lesson: ViewValues, by: str = "") -> RoomState | None:
+        shared = json.loads(view_json(lesson))
+        with self._lock:
+            current = self._live(code)
+            if current is None or not current.led_by(by):
+                return current
             now = time.time()
             return self._keep(code, replace(current, lesson=shared, version=current.version + 1, updated=now,
                                              teacher_seen=now))
@@ -222,8 +253,9 @@ class MemoryRoomStore:
 
 
 # A room is a Redis hash with a TTL (the idle time), listed in a sorted set by expiry (to count the live rooms);
-# an owner's room is a key with the same TTL. Each script runs atomically in Redis: a room is made only under a
-# free code and below the cap, and a publish or heartbeat never brings back a room that ended or expired.
+# an owner's room is a key with the same TTL, renewed with the room's. Each script runs atomically in Redis: a
+# room is made only under a free code and below the cap, and a publish or heartbeat never brings back a room
+# that ended or expired.
 CREATE_SCRIPT = """
 local now, idle = tonumber(ARGV[2]), tonumber(ARGV[3])
 local previous = redis.call('GET', KEYS[3])
@@ -236,26 +268,51 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return -1 end
 redis.call('HSET', KEYS[1], 'version', 0, 'page', '', 'view', '{}', 'updated', ARGV[2], 'key', ARGV[5],
            'teacher_hash', ARGV[6], 'teacher_seen', ARGV[2])
+redis.call('HSET', KEYS[1], 'leader', ARGV[8])
 redis.call('EXPIRE', KEYS[1], idle)
 redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
 redis.call('SET', KEYS[3], ARGV[1], 'EX', idle)
 return 1
 """
-# KEYS: the room, the index; ARGV: code, now, idle, then for a publish: page, view (or "", the
-# lesson's moments, "lesson").
+# KEYS: the room, the index; ARGV: code, now, idle, the keys' prefix, the owner publishing ('': not said), then
+# for a publish: page, view (or "", the lesson's moments, "lesson").
 PUBLISH_SCRIPT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local now, idle = tonumber(ARGV[2]), tonumber(ARGV[3])
-if ARGV[6] == 'lesson' then
-  redis.call('HSET', KEYS[1], 'lesson', ARGV[5], 'updated', ARGV[2])
+local leader = redis.call('HGET', KEYS[1], 'leader')
+if ARGV[5] ~= '' and leader and leader ~= '' and leader ~= ARGV[5] then return redis.call('HGETALL', KEYS[1]) end
+if ARGV[8] == 'lesson' then
+  redis.call('HSET', KEYS[1], 'lesson', ARGV[7], 'updated', ARGV[2])
   redis.call('HINCRBY', KEYS[1], 'version', 1)
-elseif ARGV[4] then
-  redis.call('HSET', KEYS[1], 'page', ARGV[4], 'view', ARGV[5], 'updated', ARGV[2])
+elseif ARGV[6] then
+  redis.call('HSET', KEYS[1], 'page', ARGV[6], 'view', ARGV[7], 'updated', ARGV[2])
   redis.call('HINCRBY', KEYS[1], 'version', 1)
 end
 redis.call('HSET', KEYS[1], 'teacher_seen', ARGV[2])
 redis.call('EXPIRE', KEYS[1], idle)
 redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
+if leader and redis.call('GET', ARGV[4] .. 'owner:' .. leader) == ARGV[1] then
+  redis.call('EXPIRE', ARGV[4] .. 'owner:' .. leader, idle)
+end
+return redis.call('HGETALL', KEYS[1])
+"""
+# KEYS: the room, the index, the new leader's owner key; ARGV: code, now, idle, the new leader, the keys' prefix.
+LEAD_SCRIPT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local now, idle = tonumber(ARGV[2]), tonumber(ARGV[3])
+local previous = redis.call('GET', KEYS[3])
+if previous and previous ~= ARGV[1] then
+  redis.call('DEL', ARGV[5] .. previous)
+  redis.call('ZREM', KEYS[2], previous)
+end
+local leader = redis.call('HGET', KEYS[1], 'leader')
+if leader and redis.call('GET', ARGV[5] .. 'owner:' .. leader) == ARGV[1] then
+  redis.call('DEL', ARGV[5] .. 'owner:' .. leader)
+end
+redis.call('HSET', KEYS[1], 'leader', ARGV[4], 'teacher_seen', ARGV[2])
+redis.call('EXPIRE', KEYS[1], idle)
+redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
+redis.call('SET', KEYS[3], ARGV[1], 'EX', idle)
 return redis.call('HGETALL', KEYS[1])
 """
 
@@ -269,6 +326,7 @@ class RedisRoomStore:
         self._create = client.register_script(CREATE_SCRIPT)
         self._touch = client.register_script(PUBLISH_SCRIPT)
         self.answers = RedisAnswerBook(client, prefix, int(idle), errors=_redis_errors)
+        self._lead = client.register_script(LEAD_SCRIPT)
 
     @classmethod
     def from_url(cls, url: str, **kwargs) -> RedisRoomStore:
@@ -291,7 +349,7 @@ class RedisRoomStore:
                 room, key, teacher_hash = made_room(new_code())
                 made = self._create(keys=[self.key(room.code), self.index, self._prefix + "owner:" + owner],
                                     args=[room.code, time.time(), self._idle, self._max_rooms, key, teacher_hash,
-                                          self._prefix])
+                                          self._prefix, owner])
                 if made == 1:
                     return room
                 if made == -1:
@@ -299,24 +357,32 @@ class RedisRoomStore:
                                          rooms=self._max_rooms)
         raise RoomStoreError("full", "no free room code found", rooms=self._max_rooms)
 
-    def publish(self, code: str, page: str, view: ViewValues) -> RoomState | None:
+    def publish(self, code: str, page: str, view: ViewValues, by: str = "") -> RoomState | None:
         text = view_json(view)
         with _redis_errors():
-            fields = self._touch(keys=[self.key(code), self.index], args=[code, time.time(), self._idle, page, text])
+            fields = self._touch(keys=[self.key(code), self.index],
+                                 args=[code, time.time(), self._idle, self._prefix, by, page, text])
         return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
 
-    def publish_lesson(self, code: str, lesson: ViewValues) -> RoomState | None:
+    def publish_lesson(self, code: str, lesson: ViewValues, by: str = "") -> RoomState | None:
         text = view_json(lesson)
         with _redis_errors():
             fields = self._touch(keys=[self.key(code), self.index],
-                                 args=[code, time.time(), self._idle, "", text, "lesson"])
+                                 args=[code, time.time(), self._idle, self._prefix, by, "", text, "lesson"])
         return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
 
-    def heartbeat(self, code: str) -> RoomState | None:
+    def heartbeat(self, code: str, by: str = "") -> RoomState | None:
         with _redis_errors():
-            fields = self._touch(keys=[self.key(code), self.index], args=[code, time.time(), self._idle])
+            fields = self._touch(keys=[self.key(code), self.index],
+                                 args=[code, time.time(), self._idle, self._prefix, by])
             if fields:
                 self.answers.keep(code)  # the answers live as long as their room
+        return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
+
+    def lead(self, code: str, owner: str) -> RoomState | None:
+        with _redis_errors():
+            fields = self._lead(keys=[self.key(code), self.index, self._prefix + "owner:" + owner],
+                                args=[code, time.time(), self._idle, owner, self._prefix])
         return room_of(dict(zip(fields[::2], fields[1::2], strict=True))) if fields else None
 
     def get(self, code: str) -> RoomState | None:
@@ -334,7 +400,7 @@ def room_of(found: Mapping[str, str]) -> RoomState:
     """A room from its Redis hash."""
     return RoomState(found["page"], json.loads(found["view"]), int(found["version"]), float(found["updated"]),
                      found["key"], found["teacher_hash"], float(found["teacher_seen"]),
-                     json.loads(found.get("lesson", "{}")))
+                     json.loads(found.get("lesson", "{}")), found.get("leader", ""))
 
 
 @contextlib.contextmanager

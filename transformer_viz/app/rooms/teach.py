@@ -5,7 +5,8 @@ the values of the view fields its session set (what its link says, as values). I
 sidebar is drawn, again at the end of the run, and at the start of a page fragment's rerun; a fragment in the
 room's section shares any change missed every SHARE_SECONDS and tells the store the teacher is still here
 every HEARTBEAT_SECONDS. The teacher's address bar keeps the teacher code (`?teach=…`): a reload, or the same
-link on the projector's computer, leads the room again.
+link on the projector's computer, leads the room again. The session that opened it leads from then on (the
+store's `leader`): the tab that led before stops at its next share, heartbeat or "End room", and says so.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ import streamlit as st
 
 from transformer_viz.app.rooms.common import (
     app_url,
+    forget_room_news,
     idle_minutes,
     names_this_computer,
     notice,
     page_path,
     qr_svg,
     room_link,
+    room_news,
     room_store,
     store_answered,
     store_trouble,
@@ -34,6 +37,7 @@ from transformer_viz.app.rooms.common import (
 from transformer_viz.app.rooms.store import (
     CODE_LENGTH,
     TEACHER_CODE_LENGTH,
+    RoomState,
     RoomStoreError,
     normalize_code,
     view_json,
@@ -64,6 +68,7 @@ def start_room() -> None:
     except RoomStoreError as error:
         store_trouble(error)
         return
+    forget_room_news()
     st.session_state.pop(state.JOINED, None)
     st.query_params.pop(state.ROOM, None)
     st.session_state[state.TEACHING] = Teaching(new.code, new.link_code, new.teacher_code, heard=time.monotonic())
@@ -71,13 +76,30 @@ def start_room() -> None:
 
 
 def end_room() -> None:
+    """End this session's room, unless another session leads it now: this tab's button was out of date, and the
+    room goes on (a takeover between the store's answer and the end is not worth a script)."""
     teaching = st.session_state.pop(state.TEACHING, None)
     st.query_params.pop(state.TEACH, None)
-    if teaching is not None:
-        try:
+    if teaching is None:
+        return
+    try:
+        room = room_store().get(teaching.code)
+        if room is None or room.led_by(session_owner()):
             room_store().end(teaching.code)
-        except RoomStoreError as error:  # the room expires by itself
-            store_trouble(error)
+            return
+    except RoomStoreError as error:  # the room expires by itself
+        store_trouble(error)
+        return
+    room_news("room.led_elsewhere", code=teaching.code)
+
+
+def take_the_lead(teacher_code: str) -> RoomState | None:
+    """The room a teacher code opens, led by this session from now on (None: it opens no room)."""
+    code = teacher_code[:CODE_LENGTH]
+    room = room_store().get(code)
+    if room is None or not room.opens_for_teacher(teacher_code):
+        return None
+    return room_store().lead(code, session_owner())
 
 
 def lead_from_link() -> None:
@@ -88,15 +110,16 @@ def lead_from_link() -> None:
         return
     teacher_code = normalize_code(typed, (TEACHER_CODE_LENGTH,))
     try:
-        room = None if teacher_code is None else room_store().get(teacher_code[:CODE_LENGTH])
+        room = None if teacher_code is None else take_the_lead(teacher_code)
     except RoomStoreError as error:
         store_trouble(error)
         return
-    if room is None or not room.opens_for_teacher(teacher_code):
+    if room is None:
         st.query_params.pop(state.TEACH, None)
-        notice("room.bad_teacher_link", minutes=idle_minutes())
+        room_news("room.bad_teacher_link", minutes=idle_minutes())
         return
     code = teacher_code[:CODE_LENGTH]
+    forget_room_news()
     st.session_state.pop(state.JOINED, None)
     st.session_state[state.TEACHING] = Teaching(code, code + room.key, teacher_code, room.page, room.view,
                                                 room.version, time.monotonic())
@@ -113,11 +136,28 @@ def session_view() -> dict[str, object]:
     return {field: st.session_state[field] for field in SHARED_FIELDS if field in st.session_state}
 
 
-def room_gone(teaching: Teaching) -> None:
-    """The store no longer has the room: it was idle too long."""
+def idled_away(teaching: Teaching, store_was_down: bool) -> bool:
+    """Whether a room the store no longer has expired by idleness: the teacher was last heard longer ago than a room
+    lives without a sign, while the store answered. Else the store lost it (a Redis restarted without its rooms, or
+    one that was away while the room's time ran out) or it was ended from another tab or device."""
+    return not store_was_down and time.monotonic() - teaching.heard >= idle_minutes() * 60
+
+
+def still_leading(teaching: Teaching, room: RoomState | None, store_was_down: bool) -> bool:
+    """Whether this session still leads the room, as the store's answer (`room`) says. If not, it stops leading
+    and says why above the page: another session leads the room, or the room is gone (idled_away tells why;
+    `store_was_down`: the store had not answered before this answer)."""
+    if room is not None and room.led_by(session_owner()):
+        return True
     st.session_state.pop(state.TEACHING, None)
-    st.query_params.pop(state.TEACH, None)
-    notice("room.expired", code=teaching.code, minutes=idle_minutes())
+    st.query_params.pop(state.TEACH, None)  # else the next run would take the lead back from the link
+    if room is not None:
+        room_news("room.led_elsewhere", code=teaching.code)
+    elif idled_away(teaching, store_was_down):
+        room_news("room.expired", code=teaching.code, minutes=idle_minutes())
+    else:
+        room_news("room.lost", code=teaching.code)
+    return False
 
 
 def share_view() -> None:
@@ -140,19 +180,16 @@ def share_view() -> None:
     if teaching.version and (shared_page, not_default(view)) == (teaching.page, not_default(teaching.view)):
         return
     try:
-        room = room_store().publish(teaching.code, shared_page, view)
+        room = room_store().publish(teaching.code, shared_page, view, by=session_owner())
     except ValueError:
         notice("room.too_large")
         return
     except RoomStoreError as error:
         store_trouble(error)
         return
-    store_answered()
-    if room is None:
-        room_gone(teaching)
-        return
-    st.session_state[state.TEACHING] = replace(teaching, page=shared_page, view=view, version=room.version,
-                                               heard=time.monotonic())
+    if still_leading(teaching, room, store_was_down=store_answered()):
+        st.session_state[state.TEACHING] = replace(teaching, page=shared_page, view=view, version=room.version,
+                                                   heard=time.monotonic())
 
 
 def stay_alive() -> None:
@@ -164,14 +201,11 @@ def stay_alive() -> None:
     if not unanswered and time.monotonic() - teaching.heard < HEARTBEAT_SECONDS:
         return
     try:
-        room = room_store().heartbeat(teaching.code)
+        room = room_store().heartbeat(teaching.code, by=session_owner())
     except RoomStoreError as error:  # the next beat tries again
         store_trouble(error)
         return
-    store_answered()
-    if room is None:
-        room_gone(teaching)
-    else:
+    if still_leading(teaching, room, store_was_down=store_answered()):
         st.session_state[state.TEACHING] = replace(teaching, heard=time.monotonic())
 
 
@@ -184,7 +218,7 @@ def keep_sharing() -> None:
     stay_alive()
     teaching = st.session_state.get(state.TEACHING)
     if teaching is None or was_down != bool(st.session_state.get(state.ROOM_DOWN)):
-        st.rerun()  # the room expired, or the store stopped or started answering: redraw the page
+        st.rerun()  # the room expired or is led elsewhere, or the store stopped or started answering: redraw
     if teaching.version:
         st.caption(tr("room.shared", page=tr(f"nav.{teaching.page}"), version=teaching.version))
 

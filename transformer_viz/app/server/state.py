@@ -90,6 +90,7 @@ TEACHING = "_teaching"  # the Teaching of this session: the room it leads
 JOINED = "_joined"  # the Joined room of this session: the room it follows, or left to explore
 ROOM_NOTICE = "_room_notice"  # (catalog key, values) of a message about the room, shown once
 ROOM_DOWN = "_room_down"  # True while the room's store does not answer (said above the page)
+ROOM_NEWS = "_room_news"  # (catalog key, values, page) of what became of the room, said above that page
 FULL_RUN = "_full_run"  # True while a full run of the app is drawing (a fragment's own run: False)
 ROOM_CODE = "room_code"  # the code typed into the Join form
 ROOM_LESSON = "_room_lesson"  # a following student: the room's lesson moments at the last look (RoomState.lesson)
@@ -99,6 +100,8 @@ ANSWER = "answer_{}"  # the answer widget of a question (by its key)
 ANSWERS_CSV, TICKET_REVEAL = "answers_csv", "ticket_reveal"  # the teacher's download; the exit ticket's reveal
 ROOM_FORM, ROOM_JOIN, ROOM_START, ROOM_END, ROOM_LEAVE, ROOM_REJOIN, ROOM_SHOW = (
     "room_form", "room_join", "room_start", "room_end", "room_leave", "room_rejoin", "room_show")
+ROOM_DISMISS = "room_dismiss"  # the button under the room's news above the page
+ROOM_BANNERS = "room_banners"  # the container above the page's title: the room's news, or that it cannot be reached
 
 SOURCES = ("toy", "hf")
 WEIGHT_CHOICES = ("pretrained", "random", "trained")
