@@ -282,3 +282,13 @@ def test_a_model_of_exactly_the_parameter_cap_loads(tiny):
     assert hf.load(tiny.config.name, max_parameters=parameters).config == tiny.config
     with pytest.raises(ValueError, match=f"has {parameters:,} parameters"):
         hf.load(tiny.config.name, max_parameters=parameters - 1)
+
+
+def test_a_text_the_tokenizer_turns_into_nothing_is_refused_with_a_sentence():
+    from types import SimpleNamespace
+
+    from transformer_viz.weights.hf import encode
+
+    silent = SimpleNamespace(tokenizer=lambda text: {"input_ids": []})  # a tokenizer that drops every character
+    with pytest.raises(ValueError, match="empty"):
+        encode(silent, "\u200b", 32)

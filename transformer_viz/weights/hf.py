@@ -384,7 +384,9 @@ def encode(hf: HFModel, text: str, max_len: int, target: bool = False) -> torch.
     if not isinstance(text, str) or not text.strip():
         raise _error("empty")
     encoded = hf.tokenizer(text_target=text) if target else hf.tokenizer(text)
-    ids = torch.tensor([encoded["input_ids"]])  # (1, L)
+    ids = torch.tensor([encoded["input_ids"]], dtype=torch.long)  # (1, L)
+    if ids.shape[1] == 0:  # text that tokenizes to nothing (only characters the tokenizer drops)
+        raise _error("empty")
     if ids.shape[1] > max_len:
         raise _error("too_long", count=ids.shape[1], limit=max_len)
     return ids
