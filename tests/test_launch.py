@@ -135,3 +135,24 @@ def test_the_warm_up_address_follows_the_served_options():
     assert launch.served_url(launch.streamlit_args(["--host", "10.0.0.5", "--", "--server.port=9000"])) == \
         "http://10.0.0.5:9000"
     assert launch.served_url(launch.streamlit_args(["--host", "0.0.0.0"])) == "http://127.0.0.1:8501"
+
+
+TRAIN_PROBE = PROBE.replace('"transformer-viz"', '"train"').replace('"transformer_viz"', '"transformer_viz.train"')
+
+
+@pytest.mark.parametrize(("args", "code", "said"), [(("--help",), 0, "task to train (copy, reverse"),
+                                                    (("--task", "copy", "--tsk", "1"), 2, "unrecognized arguments")],
+                         ids=["help", "bad option"])
+def test_the_training_command_answers_without_importing_torch(args, code, said):
+    done = subprocess.run([sys.executable, "-c", TRAIN_PROBE, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["code"] == code and said in done.stdout + done.stderr
+    assert result["loaded"] == []  # it took 6.7 s with torch (issue 41)
+
+
+def test_the_task_names_the_commands_show_are_the_tasks():
+    from transformer_viz.config import LM_TASK_NAMES, TASK_NAMES
+    from transformer_viz.data.tasks import LM_TASKS, TASKS
+
+    assert (TASK_NAMES, LM_TASK_NAMES) == (tuple(TASKS), tuple(LM_TASKS))

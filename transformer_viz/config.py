@@ -19,6 +19,9 @@ from transformer_viz.errors import TranslatableError
 POSITIONAL_ENCODINGS = ("sinusoidal", "sinusoidal_concat", "learned", "none", "rotary")
 # encoder-decoder (the paper's); decoder-only (GPT's): one token stream, causal self-attention, its tgt_vocab_size
 ARCHITECTURES = ("encoder_decoder", "decoder_only")
+# The tasks' names, for a command's help without importing torch (data/tasks/ defines them: a test keeps these equal)
+TASK_NAMES = ("copy", "reverse", "sort", "rotate", "en-fr", "en-zh")
+LM_TASK_NAMES = ("induction",)  # learnt by a decoder-only model only
 # The largest sizes this teaching tool supports (DESIGN.md, "Limits"): every call stays within about
 # a gigabyte and half a minute on a 2-core server, greedy decoding included (its cost grows as max_len³).
 SIZE_LIMITS = MappingProxyType({

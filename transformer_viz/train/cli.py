@@ -18,82 +18,16 @@ import shlex
 import sys
 import time
 
-import torch
-from tqdm import tqdm
+from transformer_viz.config import ARCHITECTURES, LM_TASK_NAMES, TASK_NAMES
 
-from transformer_viz.analysis.architecture import toy_architecture
-from transformer_viz.analysis.induction import fresh_measures, phase_change, training_probe
-from transformer_viz.config import ARCHITECTURES
-from transformer_viz.data.tasks import LM_TASKS, TASKS, get_task
-from transformer_viz.model import build_model
-from transformer_viz.train.evaluation import evaluate
-from transformer_viz.train.loop import StepInfo, recommended_threads, train
-from transformer_viz.weights.pretrained import check_name, load_pretrained, pretrained_name, save_pretrained
-
-CURVE_EVERY = 25  # steps between two points of the induction task's training curve
-EVAL_SEED = 12345  # held-out inputs for the metrics in the metadata (tests use other seeds)
 DEFAULT_OUT = "checkpoints"  # in the working directory: never the installed package's own folder
-
-
-def train_task(task_name: str, out: str, *, steps: int | None, batch_size: int | None, lr: float | None,
-               warmup: int | None, seed: int, eval_samples: int, command: str, name: str | None = None,
-               architecture: str = "encoder_decoder") -> dict:
-    """Train one task from scratch, save it as `name` (default: `pretrained_name`), reload it and write its measured
-    metrics; returns the metrics."""
-    task = get_task(task_name)
-    defaults = task.train_defaults
-    settings = dict(
-        steps=defaults.steps if steps is None else steps,
-        batch_size=defaults.batch_size if batch_size is None else batch_size,
-        lr=defaults.lr if lr is None else lr,
-        warmup=defaults.warmup if warmup is None else warmup,
-        label_smoothing=defaults.label_smoothing,
-    )
-    config = toy_architecture(architecture).task_config(task)
-    model = build_model(config, generator=torch.Generator().manual_seed(seed))
-    # The induction task records its phase change: the heads' scores and the losses every CURVE_EVERY steps.
-    probe, curve = training_probe(task, CURVE_EVERY) if task.lm_form == "continue" else (None, None)
-    if probe is not None:
-        probe(model, 0, None)
-    with tqdm(total=settings["steps"], desc=task.name, unit="step", dynamic_ncols=True) as bar:
-        def on_step(info: StepInfo) -> None:
-            bar.update(1)
-            if info.step % 10 == 0:
-                bar.set_postfix(loss=f"{info.loss:.4f}", acc=f"{info.accuracy:.3f}")
-            if probe is not None:
-                probe(model, info.step, info.loss)
-
-        result = train(model, task, seed=seed, on_step=on_step, **settings)
-    training = {
-        "command": command,
-        **settings,
-        "seed": seed,
-        "steps_done": result.steps,
-        "seconds": round(result.seconds, 1),
-        "threads": torch.get_num_threads(),
-        "final_loss": result.history[-1][1],
-        "final_accuracy": result.history[-1][2],
-        "torch": torch.__version__,
-    }
-    if curve is not None:
-        training |= {"induction_curve": curve, **phase_change(curve)}
-    name = pretrained_name(task.name, architecture) if name is None else name
-    save_pretrained(model, task, out, name=name, training=training)
-    # Measure what ships: the weights after their round trip through the half-precision file.
-    reloaded = load_pretrained(name, out)
-    metrics = evaluate(reloaded.model, task, n=eval_samples, seed=EVAL_SEED)
-    measured = metrics.to_dict()
-    if curve is not None:
-        measured["induction"] = fresh_measures(reloaded.model, task, seed=EVAL_SEED)
-    save_pretrained(reloaded.model, task, out, name=name, training=training, metrics=measured)
-    return metrics
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m transformer_viz.train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", action="append", required=True,
-                        help=f"task to train ({', '.join(TASKS)}, or 'all'; decoder-only also {', '.join(LM_TASKS)}); "
-                             "repeat for several")
+                        help=f"task to train ({', '.join(TASK_NAMES)}, or 'all'; decoder-only also "
+                             f"{', '.join(LM_TASK_NAMES)}); repeat for several")
     parser.add_argument("--out", default=DEFAULT_OUT,
                         help=f"folder for <name>.safetensors and <name>.json (default: ./{DEFAULT_OUT} in the working "
                              "directory; the shipped models are retrained with --out transformer_viz/weights/shipped)")
@@ -111,6 +45,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch CPU threads (default: 2, or 1 while another process keeps a core busy)")
     args = parser.parse_args(argv)
+    # Only now the model's modules (torch: seconds to import): --help and a wrong option answer at once
+    import torch
+
+    from transformer_viz.analysis.architecture import toy_architecture
+    from transformer_viz.data.tasks import get_task
+    from transformer_viz.train.loop import recommended_threads
+    from transformer_viz.train.retrain import train_task
+    from transformer_viz.weights.pretrained import check_name, pretrained_name
 
     learnt = toy_architecture(args.architecture).tasks()
     names = list(learnt) if "all" in args.task else args.task
