@@ -155,4 +155,4 @@ def test_the_task_names_the_commands_show_are_the_tasks():
     from transformer_viz.config import LM_TASK_NAMES, TASK_NAMES
     from transformer_viz.data.tasks import LM_TASKS, TASKS
 
-    assert (TASK_NAMES, LM_TASK_NAMES) == (tuple(TASKS), tuple(LM_TASKS))
+    assert (tuple(TASKS), tuple(LM_TASKS)) == (TASK_NAMES, LM_TASK_NAMES)
