@@ -587,6 +587,8 @@ ENGLISH: dict[str, str] = {
     "room.led_elsewhere": "This room ({code}) is now led from another tab or device: this tab no longer moves the class. To lead it from here again, open your teacher's link in this tab.",
     "room.away": "The teacher has not been here for {minutes} min. The room ends {idle} minutes after its teacher left.",
     "room.too_many_tries": "Too many room codes tried: wait {seconds} s, or open the room's link or QR code.",
+    "room.rate.start": "Too many rooms were started from this network: wait {minutes} min, or join a colleague's room.",
+    "room.rate.guess": "Too many room codes were tried from this network: wait {seconds} s, or open the room's link or QR code.",
     "room.badge": "Room {code}",
     "room.badge_help": "Show the room's code and QR code, for students who join late.",
     "room.store.unreachable": "The class room cannot be reached right now: following goes on by itself when it is back.",

@@ -584,6 +584,8 @@ CHINESE: dict[str, str] = {
     "room.led_elsewhere": "此课堂（{code}）现在由另一个标签页或设备主持：这个标签页不再带动全班。要在这里重新主持，请在这个标签页打开你的教师链接。",
     "room.away": "老师已离开 {minutes} 分钟。老师离开 {idle} 分钟后，课堂将结束。",
     "room.too_many_tries": "尝试的课堂代码太多：请等待 {seconds} 秒，或打开课堂链接、扫描二维码。",
+    "room.rate.start": "从这个网络启动的课堂太多了：请等待 {minutes} 分钟，或加入同事的课堂。",
+    "room.rate.guess": "从这个网络尝试的课堂代码太多了：请等待 {seconds} 秒，或打开课堂链接、扫描二维码。",
     "room.badge": "课堂 {code}",
     "room.badge_help": "显示课堂代码和二维码，方便迟到的学生加入。",
     "room.store.unreachable": "现在连不上课堂：课堂恢复后会自动继续跟随。",

@@ -6,6 +6,8 @@ key) is in the students' link and QR code, the teacher code (short code + secret
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
 from urllib.parse import urlsplit
 
@@ -24,6 +26,44 @@ def room_store() -> RoomStore:
     """The rooms of this server: in this process, or in Redis when TVIZ_REDIS_URL is set."""
     allowed = limits()
     return open_store(os.environ, idle=allowed.room_idle_minutes * 60, max_rooms=allowed.rooms)
+
+
+TRUSTED_PROXIES = "TVIZ_TRUSTED_PROXIES"  # addresses of the proxies whose X-Forwarded-For names the browser
+
+
+def client_address() -> str | None:
+    """The address of this session's browser, for the limits per address; None on the server's own computer
+    (no limit there). Behind a trusted proxy (TVIZ_TRUSTED_PROXIES, comma-separated; the loopback addresses by
+    default; addresses or networks such as 172.16.0.0/12), the last address of X-Forwarded-For, the one the proxy
+    added; every other header may be a lie."""
+    peer = st.context.ip_address  # None: a loopback peer
+    if peer is None or is_trusted(peer, os.environ.get(TRUSTED_PROXIES, "")):
+        forwarded = (st.context.headers or {}).get("X-Forwarded-For", "")
+        last = forwarded.rsplit(",", 1)[-1].strip()[:64]
+        return last or peer
+    return peer
+
+
+def is_trusted(peer: str, proxies: str) -> bool:
+    """Whether `peer` is one of the comma-separated addresses or networks of `proxies`."""
+    try:
+        address = ipaddress.ip_address(peer)
+        return any(address in ipaddress.ip_network(p.strip(), strict=False) for p in proxies.split(",") if p.strip())
+    except ValueError:  # a peer or a setting that is no address: not trusted
+        return False
+
+
+def rate_allows(what: str, rate) -> bool:
+    """Whether this browser's address may start a room or try a code now (counted); else say how long to wait.
+    The store counts for every replica; an unreachable store does not stop anyone here."""
+    address = client_address()
+    try:
+        wait = 0.0 if address is None else room_store().limiter.allow(what, address, rate)
+    except RoomStoreError:
+        return True
+    if wait:
+        notice(f"room.rate.{what}", seconds=math.ceil(wait), minutes=math.ceil(wait / 60))
+    return not wait
 
 
 def notice(key: str, level: str = "warning", **values) -> None:

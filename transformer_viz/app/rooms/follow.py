@@ -24,12 +24,14 @@ from transformer_viz.app.rooms.common import (
     idle_minutes,
     notice,
     page_path,
+    rate_allows,
     room_news,
     room_store,
     show_notice,
     store_answered,
     store_trouble,
 )
+from transformer_viz.app.rooms.limiter import CODE_GUESSES
 from transformer_viz.app.rooms.push import (
     away_minutes,
     forget_this_session,
@@ -62,7 +64,7 @@ def may_try_a_code(say=notice) -> bool:
         say("room.too_many_tries", seconds=math.ceil(JOIN_WINDOW - (now - tries[0])))
         return False
     st.session_state[state.JOIN_TRIES] = [*tries, now]
-    return True
+    return rate_allows("guess", CODE_GUESSES)  # a fresh session every 5 tries: the browser's address counts too
 
 
 def join_room(typed: str | None = None, say=notice) -> None:
@@ -85,6 +87,10 @@ def join_room(typed: str | None = None, say=notice) -> None:
         say("room.unknown", code=short, minutes=idle_minutes())
         return
     forget_room_news()
+    try:
+        room_store().mark_joined(short)  # a class's room now: a full store keeps it
+    except RoomStoreError as error:
+        store_trouble(error)
     st.session_state[state.JOINED] = Joined(short, short + room.key)
     st.query_params[state.ROOM] = short + room.key
 

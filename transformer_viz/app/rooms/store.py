@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from transformer_viz.app.rooms.answers import AnswerBook, MemoryAnswerBook, RedisAnswerBook
+from transformer_viz.app.rooms.limiter import MemoryLimiter, RedisLimiter
 
 # No 0/O, 1/I/L: a code read from a projector is typed without doubt.
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
@@ -39,6 +40,7 @@ LINK_CODE_LENGTH = CODE_LENGTH + KEY_LENGTH
 TEACHER_CODE_LENGTH = CODE_LENGTH + SECRET_LENGTH
 ROOM_IDLE = 30 * 60  # seconds without a sign of the teacher before a room is forgotten (TVIZ_ROOM_IDLE_MINUTES)
 MAX_ROOMS = 1000  # rooms one server (or one Redis) keeps at once (TVIZ_ROOMS)
+EMPTY_GRACE = 120  # seconds: a room nobody joined within this may be evicted for a new one when the store is full
 MAX_VIEW_CHARS = 16_384  # a shared view's parameters as JSON: a link, not a document
 REDIS_URL_VARIABLE = "TVIZ_REDIS_URL"
 LOG = logging.getLogger(__name__)
@@ -77,6 +79,8 @@ class RoomState:
     lesson: dict[str, object] = field(default_factory=dict)  # the lesson's shared moments: "revealed", the keys
     #                            of the questions whose answer the teacher revealed; "ticket", the exit ticket's
     leader: str = ""  # the owner (a session) leading the room ("": a room made before leaders were kept)
+    created: float = 0.0  # time.time() when it was made
+    joined: bool = False  # a student joined it once: a full store never evicts it for a new teacher
 
     def opens_for_student(self, link_code: str) -> bool:
         """Whether a link code's key is this room's (compared in constant time)."""
@@ -122,7 +126,11 @@ class RoomStore(Protocol):
     def end(self, code: str) -> None:
         """Forget the room (its students stop following) and its answers."""
 
+    def mark_joined(self, code: str) -> None:
+        """A student joined the room: it is a class's, not one nobody ever joined (see `create`)."""
+
     answers: AnswerBook  # the room's answers to the lesson's questions (rooms/answers.py)
+    limiter: MemoryLimiter | RedisLimiter  # how often one client address may start rooms and try codes
 
 
 def new_code(length: int = CODE_LENGTH) -> str:
@@ -170,6 +178,7 @@ class MemoryRoomStore:
         self._owners: dict[str, str] = {}  # owner -> the code of their room
         self._lock = threading.Lock()
         self.answers = MemoryAnswerBook(self.get)
+        self.limiter = MemoryLimiter()
 
     def _live(self, code: str) -> RoomState | None:
         found = self._rooms.get(code)
@@ -190,15 +199,16 @@ class MemoryRoomStore:
             self._rooms.pop(self._owners.pop(owner, ""), None)
             for code in [c for c, (_, expiry) in self._rooms.items() if expiry <= now]:
                 del self._rooms[code]
-            self._owners = {who: code for who, code in self._owners.items() if code in self._rooms}
-            if len(self._rooms) >= self._max_rooms:
+            if len(self._rooms) >= self._max_rooms and not self._evict_one_never_joined():
                 raise RoomStoreError("full", f"this server already keeps {self._max_rooms} rooms",
                                      rooms=self._max_rooms)
+            self._owners = {who: code for who, code in self._owners.items() if code in self._rooms}
             code = new_code()
             while code in self._rooms:
                 code = new_code()
             room, key, teacher_hash = made_room(code)
-            self._keep(code, RoomState("", {}, 0, time.time(), key, teacher_hash, time.time(), leader=owner))
+            now = time.time()
+            self._keep(code, RoomState("", {}, 0, now, key, teacher_hash, now, leader=owner, created=now))
             self._owners[owner] = code
             return room
 
@@ -251,6 +261,21 @@ class MemoryRoomStore:
             self._rooms.pop(code, None)
         self.answers.forget(code)
 
+    def mark_joined(self, code: str) -> None:
+        with self._lock:
+            found = self._rooms.get(code)
+            if found is not None and not found[0].joined:
+                self._rooms[code] = replace(found[0], joined=True), found[1]
+
+    def _evict_one_never_joined(self) -> bool:
+        """Make room for a teacher: forget the oldest room nobody joined, made EMPTY_GRACE ago or more."""
+        empty = [(room.created, code) for code, (room, _) in self._rooms.items()
+                 if not room.joined and room.created <= time.time() - EMPTY_GRACE]
+        if not empty:
+            return False
+        del self._rooms[min(empty)[1]]
+        return True
+
 
 # A room is a Redis hash with a TTL (the idle time), listed in a sorted set by expiry (to count the live rooms);
 # an owner's room is a key with the same TTL, renewed with the room's. Each script runs atomically in Redis: a
@@ -265,14 +290,33 @@ if previous then
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return -1 end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
+  -- full: forget the oldest room nobody joined, made EMPTY_GRACE (ARGV[9]) ago or more; else refuse
+  local evicted = false
+  for _, code in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    local room = redis.call('HMGET', ARGV[7] .. code, 'joined', 'created', 'leader')
+    if room[1] ~= '1' and tonumber(room[2] or '0') <= now - tonumber(ARGV[9]) then
+      redis.call('DEL', ARGV[7] .. code, ARGV[7] .. code .. ':answers')
+      redis.call('ZREM', KEYS[2], code)
+      if room[3] and redis.call('GET', ARGV[7] .. 'owner:' .. room[3]) == code then
+        redis.call('DEL', ARGV[7] .. 'owner:' .. room[3])
+      end
+      evicted = true
+      break
+    end
+  end
+  if not evicted then return -1 end
+end
 redis.call('HSET', KEYS[1], 'version', 0, 'page', '', 'view', '{}', 'updated', ARGV[2], 'key', ARGV[5],
-           'teacher_hash', ARGV[6], 'teacher_seen', ARGV[2])
+           'teacher_hash', ARGV[6], 'teacher_seen', ARGV[2], 'created', ARGV[2])
 redis.call('HSET', KEYS[1], 'leader', ARGV[8])
 redis.call('EXPIRE', KEYS[1], idle)
 redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
 redis.call('SET', KEYS[3], ARGV[1], 'EX', idle)
 return 1
+"""
+JOINED_SCRIPT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'joined', '1') end
 """
 # KEYS: the room, the index; ARGV: code, now, idle, the keys' prefix, the owner publishing ('': not said), then
 # for a publish: page, view (or "", the lesson's moments, "lesson").
@@ -326,6 +370,8 @@ class RedisRoomStore:
         self._create = client.register_script(CREATE_SCRIPT)
         self._touch = client.register_script(PUBLISH_SCRIPT)
         self.answers = RedisAnswerBook(client, prefix, int(idle), errors=_redis_errors)
+        self.limiter = RedisLimiter(client, prefix, errors=_redis_errors)
+        self._joined = client.register_script(JOINED_SCRIPT)
         self._lead = client.register_script(LEAD_SCRIPT)
 
     @classmethod
@@ -349,7 +395,7 @@ class RedisRoomStore:
                 room, key, teacher_hash = made_room(new_code())
                 made = self._create(keys=[self.key(room.code), self.index, self._prefix + "owner:" + owner],
                                     args=[room.code, time.time(), self._idle, self._max_rooms, key, teacher_hash,
-                                          self._prefix, owner])
+                                          self._prefix, owner, EMPTY_GRACE])
                 if made == 1:
                     return room
                 if made == -1:
@@ -395,12 +441,17 @@ class RedisRoomStore:
             self._client.delete(self.key(code), self.answers.key(code))
             self._client.zrem(self.index, code)
 
+    def mark_joined(self, code: str) -> None:
+        with _redis_errors():
+            self._joined(keys=[self.key(code)])
+
 
 def room_of(found: Mapping[str, str]) -> RoomState:
     """A room from its Redis hash."""
     return RoomState(found["page"], json.loads(found["view"]), int(found["version"]), float(found["updated"]),
                      found["key"], found["teacher_hash"], float(found["teacher_seen"]),
-                     json.loads(found.get("lesson", "{}")), found.get("leader", ""))
+                     json.loads(found.get("lesson", "{}")), found.get("leader", ""), float(found.get("created", 0)),
+                     found.get("joined") == "1")
 
 
 @contextlib.contextmanager

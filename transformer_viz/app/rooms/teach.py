@@ -27,6 +27,7 @@ from transformer_viz.app.rooms.common import (
     notice,
     page_path,
     qr_svg,
+    rate_allows,
     room_link,
     room_news,
     room_store,
@@ -34,6 +35,7 @@ from transformer_viz.app.rooms.common import (
     store_trouble,
     teacher_link,
 )
+from transformer_viz.app.rooms.limiter import ROOM_STARTS
 from transformer_viz.app.rooms.store import (
     CODE_LENGTH,
     TEACHER_CODE_LENGTH,
@@ -63,6 +65,8 @@ def session_owner() -> str:
 
 def start_room() -> None:
     """Start a room led by this session (a room it led before ends)."""
+    if not rate_allows("start", ROOM_STARTS):
+        return
     try:
         new = room_store().create(session_owner())
     except RoomStoreError as error:
