@@ -293,11 +293,12 @@ def test_a_training_waits_in_line_while_the_servers_trainings_run_and_then_train
     others = [pool.submit(Transformer(model_config_for(get_task("copy"))), "copy", steps=100_000)
               for _ in range(pool.workers)]
     deadline = time.monotonic() + 120  # a condition, waited for with a generous deadline
-    while any(job.position() for job in others) and time.monotonic() < deadline:  # until both are training
+    while any(job.position() for job in others):  # until both are training
+        assert time.monotonic() < deadline, "the other sessions' trainings never started"
         time.sleep(0.05)
 
     def release_once_this_one_waits() -> None:  # the other sessions' trainings end once this page says it waits
-        says_it_waits.wait(timeout=120)
+        says_it_waits.wait(timeout=120)  # not said in time: the assertion on `waiting` below fails
         for job in others:
             job.stop()
 
@@ -327,8 +328,8 @@ def test_decoding_shows_a_run_whose_first_token_is_eos():
         torch.manual_seed(seed)
         if run_text(Transformer(model_config_for(task)).eval(), task, "hello").n_steps == 1:
             break
-    else:
-        pytest.skip("no seed below 200 writes <eos> first")
+    else:  # 5 of these 200 seeds did (2026-11): a change that loses them all must say so, not skip
+        pytest.fail("no seed below 200 writes <eos> first: choose another way to make such a run")
     at = run_page("decoding", weights="random", seed=seed, src_text="hello")
     assert not at.exception and not at.error
     assert any("one step" in c.value for c in at.caption) and "step" not in [s.key for s in at.slider]

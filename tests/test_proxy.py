@@ -71,11 +71,13 @@ def test_a_room_started_on_one_replica_is_followed_from_the_other(topology, brow
     sidebar = teacher.get_by_test_id("stSidebar")
     link_code = press_start_room(teacher).rsplit("=", 1)[1]
     code = link_code[:4]  # the short code the page shows
-    while True:  # a student whom nginx sends to the other replica
+    for _ in range(20):  # a student whom nginx sends to the other replica (it places each browser in turn)
         student, route = open_student(browser, f"{topology.url}/?room={link_code}", figures=False)
         if topology.routes(0)[route] != replica:
             break
         student.context.close()
+    else:
+        pytest.fail("nginx sent 20 browsers in a row to the teacher's replica")
     student.get_by_text(f"Following the teacher in room {code}.").wait_for(timeout=30_000)
     sidebar.get_by_role("link", name="Masks", exact=True).click()
     student.wait_for_function("() => location.pathname === '/masks'", timeout=30_000)
