@@ -88,9 +88,16 @@ def test_a_served_app_downloads_no_hugging_face_model_unless_its_host_allows_it(
     assert kept.hf_downloads == 1
 
 
-def test_streamlit_run_app_py_keeps_downloads_on_by_default():
-    """`streamlit run app.py` is someone running the app on their own machine: the limit's own default is 1."""
-    assert ServerLimits.from_environment({}).hf_downloads == 1
+def test_streamlit_run_app_py_downloads_only_for_a_browser_on_the_servers_own_computer():
+    """`streamlit run app.py` listens on every interface: its default (2) lets a browser on the server's own computer
+    download, and no visitor from the network, nor one through a proxy (issue 41, item 9)."""
+    from transformer_viz.app.server.models import downloads_allowed
+
+    setting = ServerLimits.from_environment({}).hf_downloads
+    assert downloads_allowed(setting, None, None)
+    assert not downloads_allowed(setting, "192.168.1.20", None)
+    assert not downloads_allowed(setting, None, "203.0.113.5")
+    assert downloads_allowed(1, "192.168.1.20", None) and not downloads_allowed(0, None, None)
 
 
 def test_the_public_names_load_their_modules_on_first_use():

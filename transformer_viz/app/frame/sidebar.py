@@ -169,7 +169,7 @@ def hugging_face_controls(side) -> None:
     """A Hugging Face model (an encoder-decoder, or a decoder-only GPT-2 or Llama layout): a local folder or a name
     in the local cache; downloads only when allowed."""
     view_widget(side.text_input, state.HF_MODEL, tr("side.hf_model"), placeholder="Helsinki-NLP/opus-mt-en-zh")
-    if limits().hf_downloads:
+    if models.hf_downloads_here():
         side.checkbox(tr("side.hf_download"), key=state.HF_DOWNLOAD, help=tr("side.hf_download_help"))
     else:
         side.caption(tr("side.hf_no_downloads"))

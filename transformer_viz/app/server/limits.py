@@ -63,7 +63,8 @@ class ServerLimits:
     trainings_at_once: int = 0  # trainings running at once, each in its own process (0: one per core)
     training_processes: int = 1  # 1: each training in a worker process; 0: in threads of the server (to compare)
     run_cache_mib: int = 512  # traces kept for all sessions
-    hf_downloads: int = 1  # 1: a session may let a Hugging Face model be downloaded; 0: only models already here
+    hf_downloads: int = 2  # 1: any session may let a Hugging Face model be downloaded; 2: only one whose browser is
+    #                        on the server's own computer (models.hf_downloads_here); 0: only models already here
     hf_parameters: float = 5e8  # the largest Hugging Face model loaded (parameters; float32: 4 bytes each)
     room_idle_minutes: int = 30  # a class room ends this long after the last sign of its teacher
     rooms: int = 1000  # class rooms kept at once (in this process, or in Redis for all replicas)
@@ -104,7 +105,7 @@ RANGES = {"d_model": (64, SIZE_LIMITS["d_model"]), "heads": (4, SIZE_LIMITS["n_h
           "layers": (2, SIZE_LIMITS["n_encoder_layers"]), "d_ff": (128, SIZE_LIMITS["d_ff"]),
           "input_tokens": (16, SIZE_LIMITS["max_len"]), "train_steps": (100, 100_000), "training_budget": (1e8, 1e13),
           "trainings_at_once": (0, 256), "training_processes": (0, 1), "run_cache_mib": (64, 65_536),
-          "hf_downloads": (0, 1), "hf_parameters": (1e6, 1e11), "room_idle_minutes": (1, 24 * 60),
+          "hf_downloads": (0, 2), "hf_parameters": (1e6, 1e11), "room_idle_minutes": (1, 24 * 60),
           "rooms": (1, 1_000_000), "room_push": (0, 1)}
 
 

@@ -97,10 +97,23 @@ def trained_for(task_name: str) -> TrainedModel | None:
     return trained if trained is not None and trained.task == task_name else None
 
 
+def hf_downloads_here() -> bool:
+    """Whether this session may let a Hugging Face model be downloaded (up to ~2 GB): with TVIZ_HF_DOWNLOADS=1 any;
+    by default (2) only a browser on the server's own computer, not through a proxy: a server reachable from the
+    network does not download gigabytes because a visitor asked; with 0 none."""
+    return downloads_allowed(limits().hf_downloads, st.context.ip_address,
+                             (st.context.headers or {}).get("X-Forwarded-For"))
+
+
+def downloads_allowed(setting: int, address: str | None, forwarded: str | None) -> bool:
+    """`address`: the browser's (None: the server's own computer); `forwarded`: a proxy's X-Forwarded-For."""
+    return setting == 1 or (setting == 2 and address is None and not forwarded)
+
+
 def resolve(view: View) -> Resolved:
     """The model of a view: a Hugging Face model it names, or a task's model (resolve_toy)."""
     if view.source == "hf":
-        allowed = bool(limits().hf_downloads and st.session_state.get(state.HF_DOWNLOAD))
+        allowed = bool(hf_downloads_here() and st.session_state.get(state.HF_DOWNLOAD))
         return resolve_hugging_face(view.hf_model, allowed)
     return resolve_toy(view)
 
