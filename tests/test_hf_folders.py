@@ -59,3 +59,46 @@ def test_by_default_the_hugging_face_cache_and_the_checkpoint_folders_are_allowe
     folders = allowed_folders({"TVIZ_CHECKPOINTS": str(tmp_path)})
     assert folders[0] == Path(HF_HUB_CACHE).expanduser().resolve()
     assert tmp_path.resolve() in folders
+
+
+HOSTILE_CONFIGS = {
+    "an unknown RoPE variant": ("llama", {"rope_scaling": {"rope_type": "mystery", "factor": 2.0}}),
+    "longrope": ("llama", {"rope_scaling": {"rope_type": "longrope", "factor": 2.0, "short_factor": [1.0] * 4,
+                                            "long_factor": [1.0] * 4}}),
+    "a NaN epsilon": ("llama", {"rms_norm_eps": float("nan")}),
+    "no positions": ("llama", {"max_position_embeddings": 0}),
+    "a trillion positions": ("llama", {"max_position_embeddings": 10**12}),
+    "an infinite rope_theta": ("llama", {"rope_parameters": {"rope_type": "default", "rope_theta": float("inf")}}),
+    "an unknown activation": ("gpt2", {"activation_function": "wiggle"}),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE_CONFIGS, ids=list(HOSTILE_CONFIGS))
+def test_a_hostile_config_in_an_allowed_folder_gets_a_sentence(case, tmp_path, monkeypatch):
+    """Issue 41, item 4: each raised KeyError, ZeroDivisionError or RuntimeError, or loaded and then misbehaved."""
+    import json
+
+    from devtools.hf_tiny import save_tiny
+    from transformer_viz.weights import hf_causal
+
+    family, changes = HOSTILE_CONFIGS[case]
+    folder = save_tiny(family, tmp_path / family)
+    config = json.loads((folder / "config.json").read_text())
+    config.update(changes)
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError):
+        hf_causal.load(str(folder))
+
+
+def test_a_folder_that_failed_to_load_is_not_read_again_on_the_next_visit(tmp_path, monkeypatch):
+    from transformer_viz.app.server import models
+
+    monkeypatch.setenv(HF_DIRS_ENV, str(tmp_path))
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    reads = []
+    monkeypatch.setattr(models.hf_causal, "model_type", lambda name, allow: reads.append(name) or None)
+    for _ in range(2):
+        resolved = models.resolve_hugging_face(str(folder), False)
+        assert resolved.model is None and resolved.error is not None
+    assert len(reads) == 1, "the second visit read the folder again"

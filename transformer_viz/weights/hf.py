@@ -183,6 +183,10 @@ def load_pretrained(name_or_path: str, allow_download: bool, max_parameters: int
         raise _error("weights", name=name_or_path, cause=_first_line(error)) from None
     except (OSError, ValueError, ImportError) as error:
         raise unavailable(error) from None
+    except (RuntimeError, KeyError, ZeroDivisionError, TypeError, AttributeError, IndexError) as error:
+        # a config transformers accepted but cannot build (weights of another shape, an unknown activation, a
+        # RoPE variant's missing factors): the folder's fault, said in a sentence
+        raise _error("config", name=name_or_path, reason=" ".join(str(error).split())[:200]) from None
     return model, tokenizer, name_or_path
 
 

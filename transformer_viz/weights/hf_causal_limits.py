@@ -16,6 +16,11 @@ GPT2_FIELDS = {"vocab_size": "vocab", "n_embd": "d_model", "n_layer": "layers", 
 LLAMA_FIELDS = {"vocab_size": "vocab", "hidden_size": "d_model", "num_hidden_layers": "layers",
                 "num_attention_heads": "heads", "num_key_value_heads": "heads", "intermediate_size": "d_ff"}
 LLAMA_LIKE = ("llama", "qwen2", "mistral")  # one layout: the same module names, RoPE, RMSNorm, SwiGLU, GQA
+# RoPE variants this app traces and recomputes; "longrope" divides by lengths a config may leave out, "proportional"
+# and others are newer than the walkthrough: refused in a sentence before anything is built
+ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
+MAX_POSITIONS = 1_048_576  # a Llama-layout model's max_position_embeddings (RoPE has no table: only a number)
+MAX_ROPE_THETA, MAX_ROPE_FACTOR = 1e9, 1e4
 
 
 def _error(kind: str, **values):
@@ -43,16 +48,53 @@ def checked_sizes(config, name: str) -> dict[str, int]:
         if d_model % heads:
             raise _error("config", name=name, reason=f"n_embd = {d_model} cannot be split into n_head = {heads} "
                                                      "equal heads")
+        check_numbers(config, name)
         return sizes
     head_dim = getattr(config, "head_dim", None)
     sizes["head_dim"] = _checked(name, "head_dim", d_model // heads if head_dim is None else head_dim,
                                  "d_head")
+    check_numbers(config, name)
     if heads % sizes["num_key_value_heads"]:
         raise _error("config", name=name, reason=f"num_attention_heads = {heads} is not a multiple of "
                                                  f"num_key_value_heads = {sizes['num_key_value_heads']}")
     if sizes["head_dim"] % 2:
         raise _error("config", name=name, reason=f"head_dim = {sizes['head_dim']} is odd: RoPE turns pairs")
     return sizes
+
+
+def _number(name: str, field: str, value, low: float, high: float) -> float:
+    """A config's number that is no size: finite, above `low` and at most `high` ("hf.config" otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low < value <= high:
+        raise _error("config", name=name, reason=f"{field} = {value!r} is not a number above {low:g} and at most "
+                                                 f"{high:g}")
+    return float(value)
+
+
+def check_numbers(config, name: str) -> None:
+    """The numbers a model is built from besides its sizes: the activation, the norms' epsilon, the positions and
+    RoPE's (theta, its variant and factor), each known or finite and within reason; "hf.config" otherwise."""
+    if config.model_type == "gpt2":
+        from transformers.activations import ACT2FN
+
+        activation = getattr(config, "activation_function", "gelu_new")
+        if not isinstance(activation, str) or activation not in ACT2FN:
+            raise _error("config", name=name, reason=f"activation_function = {activation!r} is not one transformers "
+                                                     "knows")
+        _number(name, "layer_norm_epsilon", getattr(config, "layer_norm_epsilon", 1e-5), 0, 1)
+        return
+    _number(name, "rms_norm_eps", getattr(config, "rms_norm_eps", 1e-6), 0, 1)
+    _number(name, "max_position_embeddings", getattr(config, "max_position_embeddings", 2048), 0, MAX_POSITIONS)
+    rope = getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None) or {}
+    if not isinstance(rope, dict):
+        raise _error("config", name=name, reason=f"rope_scaling = {rope!r} is not a table of RoPE's settings")
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    if rope_type not in ROPE_TYPES:
+        raise _error("config", name=name, reason=f"RoPE variant {rope_type!r} is not one traced here "
+                                                 f"({', '.join(ROPE_TYPES)})")
+    _number(name, "rope_theta", rope.get("rope_theta", getattr(config, "rope_theta", None) or 10000.0), 0,
+            MAX_ROPE_THETA)
+    if "factor" in rope:
+        _number(name, "rope factor", rope["factor"], 0, MAX_ROPE_FACTOR)
 
 
 def parameter_count(config, name: str = "") -> int:

@@ -133,11 +133,28 @@ def hugging_face_model(name_or_path: str, allow_download: bool) -> hf.HFModel | 
     return load(name_or_path, allow_download=allow_download, max_parameters=int(limits().hf_parameters))
 
 
+FAILED_LOAD_SECONDS = 300  # a folder that failed to load is not read again for this long (its owner may fix it)
+
+
+@st.cache_resource(max_entries=64, ttl=FAILED_LOAD_SECONDS, show_spinner=False)
+def load_failure(name_or_path: str, allow_download: bool) -> ValueError | None:
+    """Why a Hugging Face model cannot be loaded (None: it loads), remembered: a failing 2 GB folder read on every
+    visit would cost the server 20 s each time."""
+    try:
+        hugging_face_model(name_or_path, allow_download)
+    except ValueError as error:
+        return error
+    return None
+
+
 def resolve_hugging_face(name_or_path: str, allow_download: bool) -> Resolved:
     """The Hugging Face model named, or why there is none (not installed, not here, not a family traced here)."""
     try:
         hf_folders.check_folder(name_or_path.strip())  # before anything reads the disk
-        model = hugging_face_model(name_or_path.strip(), allow_download)
+        error = load_failure(name_or_path.strip(), allow_download)
+        if error is not None:
+            raise error
+        model = hugging_face_model(name_or_path.strip(), allow_download)  # loaded, or again if evicted since
     except ValueError as error:
         return Resolved(None, "", "hf", error=error)
     return Resolved(model, f"hf:{model.config.name}", "hf")
