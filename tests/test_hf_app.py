@@ -73,6 +73,7 @@ def test_a_server_can_forbid_downloads(monkeypatch):
         raise ValueError("not on this server")
 
     monkeypatch.setattr(models, "hugging_face_model", load)
+    models.load_failure.clear()  # an earlier test's failure to load this name is remembered
     at = run_page("attention", source="hf", hf_model="Helsinki-NLP/opus-mt-en-zh", _hf_download=True)
     assert not at.exception and asked and not any(asked)
     assert not at.sidebar.checkbox and "TVIZ_HF_DOWNLOADS=0" in " ".join(c.value for c in at.sidebar.caption)
