@@ -168,6 +168,20 @@ def test_a_teacher_who_stays_past_the_idle_time_still_owns_the_room_so_a_new_roo
     assert store.get(old) is None
 
 
+@pytest.mark.parametrize("sign_of_life", ["heartbeat", "publish"])
+def test_a_room_kept_alive_past_the_idle_time_still_counts_against_the_cap(aging_store, sign_of_life, monkeypatch):
+    """Issue 41, item 6: a sign of the teacher renews the room in the index of live rooms, which the cap counts."""
+    store, later = aging_store
+    monkeypatch.setattr(store, "_max_rooms", 1)
+    alive = store.create("a teacher").code
+    for _ in range(3):  # 180 s of a 100 s idle time, a sign of the teacher every 60 s
+        later(60)
+        assert (store.heartbeat(alive) if sign_of_life == "heartbeat" else store.publish(alive, "attention", VIEW))
+    store.mark_joined(alive)
+    with pytest.raises(RoomStoreError):  # the one room this store keeps is still live: no second one
+        store.create("another teacher")
+
+
 def test_each_publish_is_a_new_version_the_students_read(make_store):
     store = make_store()
     code = made(store)
