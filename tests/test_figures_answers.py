@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from transformer_viz.figures.answers import Bins, choice_bars, count_dtick, number_bins, number_histogram
+from transformer_viz.figures.colours import HIGHLIGHT, MUTED
 
 
 def counts_per_bin(fig) -> dict[float, int]:
@@ -26,18 +27,24 @@ def test_a_count_question_gives_each_whole_number_its_own_bar_over_the_numbers_g
     assert number_bins([], 0, 4).shown == (-0.5, 4.5)
 
 
-def test_once_revealed_the_truth_is_among_the_numbers_shown_and_its_bar_is_marked():
+def test_once_revealed_the_truth_is_among_the_numbers_shown_and_the_right_answers_are_marked():
     fig = number_histogram([30, 31], 0, 64, truth=3.0)
     assert fig.layout.xaxis.range[0] <= 3 <= fig.layout.xaxis.range[1]
-    band, line = fig.layout.shapes
-    assert (band.x0, band.x1) == (2.5, 3.5) and line.x0 == line.x1 == 3.0
+    (line,) = fig.layout.shapes  # a whole number forgives nothing: no band
+    assert line.x0 == line.x1 == 3.0 and line.layer == "below"  # behind the bars: the right bar stays whole
+    fig = number_histogram([3, 5, 5], 0, 64, truth=3.0)
+    right, others = fig.data
+    assert (list(right.x), right.marker.color) == ([3], HIGHLIGHT)  # as choice_bars colours the right choice
+    assert (list(others.x), others.marker.color) == ([5, 5], MUTED) and fig.layout.barmode == "stack"
+    assert all(t.xbins == right.xbins for t in fig.data)  # the same bins: a bin's parts stack
 
 
 def test_a_question_with_a_tolerance_keeps_bins_over_its_whole_range():
     fig = number_histogram([1.2, 1.3, 7.9], 1.0, 8.0, truth=1.16, tolerance=0.5)
     assert list(fig.layout.xaxis.range) == [1.0, 8.0] and fig.data[0].xbins.size == pytest.approx(0.7)
     band = fig.layout.shapes[0]
-    assert (band.x0, band.x1) == pytest.approx((0.66, 1.66))
+    assert (band.x0, band.x1) == pytest.approx((0.66, 1.66))  # the answers counted right
+    assert [list(t.x) for t in fig.data] == [[1.2, 1.3], [7.9]]
 
 
 @pytest.mark.parametrize(("most", "step"), [(1, 1), (2, 1), (5, 1), (6, 2), (10, 2), (11, 5), (40, 10), (120, 50)])

@@ -88,29 +88,35 @@ def choice_bars(counts: Mapping[str, int], labels: Sequence[str], truth: str | N
 
 def number_histogram(values: Sequence[float], low: float, high: float, truth: float | None = None,
                      tolerance: float = 0.0, *, min_font: int = MIN_FONT_PX, lang: str = "en") -> go.Figure:
-    """How many gave each number (`number_bins`); with `truth` (revealed) a line at it and the band of answers
-    counted right (a whole-number question's: the truth's own bar). No text under `min_font`."""
+    """How many gave each number (`number_bins`); with `truth` (revealed) the answers counted right in the highlight
+    colour and the others muted, as `choice_bars` does, a line at the truth (behind the bars) and, where the
+    question forgives a little, the band it forgives. No text under `min_font`."""
     bins = number_bins(values, low, high, tolerance, truth)
-    bars = go.Histogram(x=list(values), xbins=dict(start=bins.start, end=bins.end, size=bins.size),
-                        marker=dict(color=LINE_COLOURS[0]), hovertemplate="%{x}: %{y}<extra></extra>")
+    whole = whole_answers(low, high, tolerance)
+    if truth is None:
+        parts = [(list(values), LINE_COLOURS[0])]
+    else:
+        right = [v for v in values if abs(v - truth) <= tolerance]
+        parts = [(right, HIGHLIGHT), ([v for v in values if abs(v - truth) > tolerance], MUTED)]
+    bars = [go.Histogram(x=x, xbins=dict(start=bins.start, end=bins.end, size=bins.size), marker=dict(color=colour),
+                         hovertemplate="%{x}: %{y}<extra></extra>") for x, colour in parts]
     shapes, annotations = [], []
     if truth is not None:
-        band = bins.size / 2 if whole_answers(low, high, tolerance) else tolerance
-        shapes = [dict(type="rect", xref="x", yref="paper", x0=truth - band, x1=truth + band, y0=0, y1=1,
-                       fillcolor=HIGHLIGHT, opacity=0.15, line=dict(width=0), layer="below"),
-                  dict(type="line", xref="x", yref="paper", x0=truth, x1=truth, y0=0, y1=1,
+        shapes = [dict(type="line", xref="x", yref="paper", x0=truth, x1=truth, y0=0, y1=1, layer="below",
                        line=dict(color=HIGHLIGHT, width=3))]
+        if tolerance:
+            shapes.insert(0, dict(type="rect", xref="x", yref="paper", x0=truth - tolerance, x1=truth + tolerance,
+                                  y0=0, y1=1, fillcolor=HIGHLIGHT, opacity=0.15, line=dict(width=0), layer="below"))
         annotations = [dict(x=truth, y=1, xref="x", yref="paper", yanchor="bottom", showarrow=False,
                             text=text("answers.truth", lang, value=f"{truth:.3g}"),
                             font=dict(color=HIGHLIGHT, size=at_least(14, min_font)))]
     most = max(Counter(math.floor((v - bins.start) / bins.size) for v in values).values(), default=1)
-    whole = dict(tick0=0, dtick=count_dtick(bins.shown[1] - bins.shown[0])) if whole_answers(low, high, tolerance) \
-        else {}
-    return styled_figure([bars], dict(shapes=shapes, annotations=annotations),
+    numbers = dict(tick0=0, dtick=count_dtick(bins.shown[1] - bins.shown[0])) if whole else {}
+    return styled_figure(bars, dict(shapes=shapes, annotations=annotations),
                          text("answers.title", lang, n=len(values)), height=260,
-                         then=dict(showlegend=False, bargap=0.05,
+                         then=dict(showlegend=False, bargap=0.05, barmode="stack",
                                    xaxis=dict(title=text("answers.value", lang), range=list(bins.shown),
-                                              fixedrange=True, **whole),
+                                              fixedrange=True, **numbers),
                                    yaxis=dict(title=text("answers.count", lang), rangemode="tozero", fixedrange=True,
                                               tick0=0, dtick=count_dtick(most))),
                          min_font=min_font)
