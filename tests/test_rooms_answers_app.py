@@ -127,3 +127,17 @@ def test_a_count_is_typed_as_a_whole_number_and_the_projector_reads_the_spread_i
     (spread,) = [c for c in teacher.get("plotly_chart") if c.proto.id.endswith("class_answers")]
     layout = json.loads(spread.proto.spec)["layout"]
     assert layout["font"]["size"] >= PROJECTOR_FONT_PX
+
+
+def test_the_class_figure_is_built_once_for_the_class():
+    """The teacher's Reveal reruns every follower at once, each drawing the same answers: one figure for all (a few ms
+    of each follower's run), another once revealed."""
+    from transformer_viz.app.rooms.answering import class_figure
+
+    count = Question("How many?", NUMBER, lambda host: "", truth=3.0, low=0.0, high=64.0, step=MASKS)
+    head = Question("Which head?", CHOICE, lambda host: "", truth="2", step=6,
+                    choices=(Choice("1", "Head 1"), Choice("2", "Head 2")))
+    for question, answers in ((count, ["3", "5"]), (head, ["1", "2", "2"])):
+        revealed = class_figure(question, answers, True)
+        assert class_figure(question, answers[::-1], True) is revealed  # in whatever order the store gives them
+        assert class_figure(question, answers, False) is not revealed

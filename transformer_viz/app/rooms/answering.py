@@ -17,7 +17,7 @@ import streamlit as st
 from transformer_viz.app.rooms.common import room_store, store_trouble
 from transformer_viz.app.rooms.follow import following
 from transformer_viz.app.rooms.store import RoomStoreError
-from transformer_viz.app.server import state
+from transformer_viz.app.server import figure_cache, state
 from transformer_viz.app.session.charts import chart, figure_min_font
 from transformer_viz.app.session.widgets import current_view
 from transformer_viz.app.session.words import lang, tr
@@ -125,14 +125,18 @@ def verdict(question: Question, key: str) -> str:
 
 
 def class_figure(question: Question, answers: list[str], revealed: bool):
-    """The class's answers as a figure, its text large enough for this session (a projector in presenter mode)."""
+    """The class's answers as a figure, its text large enough for this session (a projector in presenter mode).
+    Built once for the class (figure_cache): the teacher's page redraws it every CLASS_SECONDS, and the Reveal reruns
+    every follower at once, each drawing the same answers."""
     if question.kind == NUMBER:
-        values = [float(a) for a in answers if question.read(a) is not None]
-        return number_histogram(values, question.low, question.high, float(question.truth) if revealed else None,
-                                question.tolerance, min_font=figure_min_font(), lang=lang())
+        values = tuple(sorted(float(a) for a in answers if question.read(a) is not None))
+        truth = float(question.truth) if revealed else None
+        return figure_cache.figure(("class answers", values), list(values), number_histogram, question.low,
+                                   question.high, truth, question.tolerance, min_font=figure_min_font(), lang=lang())
     counts = distribution(question, answers)
-    return choice_bars(counts, [c.label for c in question.choices], question.truth if revealed else None,
-                       min_font=figure_min_font(), lang=lang())
+    return figure_cache.figure(("class answers", tuple(counts.items())), counts, choice_bars,
+                               tuple(c.label for c in question.choices), question.truth if revealed else None,
+                               min_font=figure_min_font(), lang=lang())
 
 
 def class_answers(code: str, key: str) -> list[str]:
