@@ -68,3 +68,13 @@ def test_no_text_under_the_projectors_smallest_font():
     for fig in (choice_bars({"1": 1, "2": 1}, ["Head 1", "Head 2"], "1", min_font=16),
                 number_histogram([3, 5], 0, 64, 3.0, min_font=16)):
         assert min(fonts(fig)) >= 16
+
+
+def test_the_figures_pass_plotlys_validation():
+    """They are assembled without it (figures/look.py `assembled_figure`): an invalid property would reach the
+    browser unnoticed."""
+    import plotly.graph_objects as go
+
+    for fig in (choice_bars({"1": 0, "2": 3}, ["Head 1", "Head 2"], "2"), number_histogram([3, 5], 0, 64, 3.0),
+                number_histogram([1.2, 7.9], 1.0, 8.0, 1.16, 0.5), number_histogram([], 0, 64)):
+        go.Figure(fig.to_dict())
