@@ -156,7 +156,9 @@ class Session:
         return await self._run(self._client_state())
 
     async def set_value(self, key: str, value) -> RunResult:
-        """Change a widget: a label for selectbox / radio, a string for text. Reruns its fragment if it is in one."""
+        """Change a widget: a label for selectbox / radio, a string for text, a number for number_input or a slider,
+        a list of labels for pills and multiselect, a bool for checkbox, toggle and a keyed expander (open).
+        Reruns its fragment if it is in one."""
         widget = self.widget(key)
         if widget is None:
             raise KeyError(key)
@@ -165,6 +167,10 @@ class Session:
             state.string_value = value
         elif isinstance(value, bool):
             state.bool_value = value
+        elif isinstance(value, list):
+            state.string_array_value.data.extend(value)
+        elif widget.kind == "number_input":
+            state.double_value = float(value)
         else:
             state.double_array_value.data.extend([float(value)])
         widget.state = state
@@ -257,6 +263,9 @@ class Session:
 
     def _delta(self, msg: ForwardMsg, seen: set[str]) -> int:
         delta = msg.delta
+        if delta.WhichOneof("type") == "add_block":
+            self._block(msg, seen)
+            return 0
         if delta.WhichOneof("type") != "new_element":
             return 0
         element = delta.new_element
@@ -276,6 +285,19 @@ class Session:
         if self.on_element is not None:
             self.on_element(kind, el, delta.fragment_id, path)
         return 1
+
+    def _block(self, msg: ForwardMsg, seen: set[str]) -> None:
+        """A keyed expander (`st.expander(key=...)`, Streamlit >= 1.5x) is a widget whose value is whether it is
+        open: the frontend sets it from the block's `expanded` as it draws it (not from the user) and sends it with
+        every rerun; opening it sends True and reruns."""
+        block = msg.delta.add_block
+        if block.WhichOneof("type") != "expandable" or not block.expandable.id.startswith("$$ID-"):
+            return
+        widget_id = block.expandable.id
+        seen.add(widget_id)
+        state = WidgetState(id=widget_id, bool_value=block.expandable.expanded)
+        self.widgets[widget_id] = Widget(widget_id, widget_id.split("-", 2)[2], "expander", block.expandable,
+                                         msg.delta.fragment_id, msg.metadata.delta_path[0], state)
 
 
 # --- a session as the frontend keeps it between requests (bench/bench_follow.py) ---------------------------------

@@ -4,11 +4,13 @@ the model agrees."""
 
 import csv
 import io
+import json
 
 from test_rooms import session, store
 
 from transformer_viz.app.rooms.ticket import class_csv
 from transformer_viz.app.server import state
+from transformer_viz.figures.fit import PROJECTOR_FONT_PX
 from transformer_viz.lessons.question import CHOICE, NUMBER, Choice, Question
 
 MASKS = 5  # the lesson's step about masks: a number question (how many cells the padding adds)
@@ -111,3 +113,31 @@ def test_the_csv_has_each_questions_answers_and_counts_and_no_student():
                     ["6", "False", "Which head?", "Head 2", "2", "True"],
                     ["4", "True", "How many keys?", "1", "1", "True"],
                     ["4", "True", "How many keys?", "7", "1", "False"]]
+
+
+def test_a_count_is_typed_as_a_whole_number_and_the_projector_reads_the_spread_in_its_own_font():
+    """Step 5 asks a count: its box shows "3", not "3.00", and steps by 1. In presenter mode the teacher's chart has
+    no text under the projector's smallest font (the builders' default is a screen's)."""
+    teacher, _, (student, _) = lesson_room()
+    box = answer_widget(student, "number_input")
+    assert (box.proto.format, box.step) == ("%g", 1)
+    box.set_value(3).run()
+    teacher.session_state[state.PRESENT] = True
+    teacher.run()
+    (spread,) = [c for c in teacher.get("plotly_chart") if c.proto.id.endswith("class_answers")]
+    layout = json.loads(spread.proto.spec)["layout"]
+    assert layout["font"]["size"] >= PROJECTOR_FONT_PX
+
+
+def test_the_class_figure_is_built_once_for_the_class():
+    """The teacher's Reveal reruns every follower at once, each drawing the same answers: one figure for all (a few ms
+    of each follower's run), another once revealed."""
+    from transformer_viz.app.rooms.answering import class_figure
+
+    count = Question("How many?", NUMBER, lambda host: "", truth=3.0, low=0.0, high=64.0, step=MASKS)
+    head = Question("Which head?", CHOICE, lambda host: "", truth="2", step=6,
+                    choices=(Choice("1", "Head 1"), Choice("2", "Head 2")))
+    for question, answers in ((count, ["3", "5"]), (head, ["1", "2", "2"])):
+        revealed = class_figure(question, answers, True)
+        assert class_figure(question, answers[::-1], True) is revealed  # in whatever order the store gives them
+        assert class_figure(question, answers, False) is not revealed

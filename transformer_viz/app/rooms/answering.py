@@ -18,11 +18,11 @@ from transformer_viz.app.rooms.common import room_store, store_trouble
 from transformer_viz.app.rooms.follow import following
 from transformer_viz.app.rooms.store import RoomStoreError
 from transformer_viz.app.rooms.teach import session_owner
-from transformer_viz.app.server import state
-from transformer_viz.app.session.charts import chart
+from transformer_viz.app.server import figure_cache, state
+from transformer_viz.app.session.charts import chart, figure_min_font
 from transformer_viz.app.session.widgets import current_view
 from transformer_viz.app.session.words import lang, tr
-from transformer_viz.figures.answers import choice_bars, number_histogram
+from transformer_viz.figures.answers import choice_bars, number_histogram, whole_answers
 from transformer_viz.lessons.question import NUMBER, Question, distribution
 
 CLASS_SECONDS = 1.0  # how often the teacher's page reads the class's answers
@@ -104,10 +104,11 @@ def answer_box(where, question: Question, key: str, locked: bool) -> None:
     widget = state.ANSWER.format(key)
     if widget not in st.session_state and my_answer(key) is not None:
         st.session_state[widget] = float(my_answer(key)) if question.kind == NUMBER else my_answer(key)
-    if question.kind == NUMBER:
+    if question.kind == NUMBER:  # written as typed ("3", not "3.00"); a count steps by 1
+        whole = whole_answers(question.low, question.high, question.tolerance)
         where.number_input(tr("answers.yours"), min_value=question.low, max_value=question.high, value=None,
-                           step=question.tolerance or None, key=widget, disabled=locked, placeholder="…",
-                           on_change=keep_answer, args=(question, key))
+                           step=question.tolerance or (1.0 if whole else None), format="%g", key=widget,
+                           disabled=locked, placeholder="…", on_change=keep_answer, args=(question, key))
     else:
         labels = {c.id: c.label for c in question.choices}
         where.pills(tr("answers.yours"), list(labels), format_func=labels.get, key=widget, disabled=locked,
@@ -125,13 +126,18 @@ def verdict(question: Question, key: str) -> str:
 
 
 def class_figure(question: Question, answers: list[str], revealed: bool):
+    """The class's answers as a figure, its text large enough for this session (a projector in presenter mode).
+    Built once for the class (figure_cache): the teacher's page redraws it every CLASS_SECONDS, and the Reveal reruns
+    every follower at once, each drawing the same answers."""
     if question.kind == NUMBER:
-        values = [float(a) for a in answers if question.read(a) is not None]
-        return number_histogram(values, question.low, question.high, float(question.truth) if revealed else None,
-                                question.tolerance, lang=lang())
+        values = tuple(sorted(float(a) for a in answers if question.read(a) is not None))
+        truth = float(question.truth) if revealed else None
+        return figure_cache.figure(("class answers", values), list(values), number_histogram, question.low,
+                                   question.high, truth, question.tolerance, min_font=figure_min_font(), lang=lang())
     counts = distribution(question, answers)
-    return choice_bars(counts, [c.label for c in question.choices], question.truth if revealed else None,
-                       lang=lang())
+    return figure_cache.figure(("class answers", tuple(counts.items())), counts, choice_bars,
+                               tuple(c.label for c in question.choices), question.truth if revealed else None,
+                               min_font=figure_min_font(), lang=lang())
 
 
 def class_answers(code: str, key: str) -> list[str]:
