@@ -212,9 +212,12 @@ def set_up_first_visit(number: int) -> None:
 NAV_BUTTONS = f".st-key-{state.LESSON_PREVIOUS},.st-key-{state.LESSON_NEXT}"
 LABEL = "button [data-testid=stMarkdownContainer]"
 VISUALLY_HIDDEN = "position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap"
+# On a phone Streamlit stacks the columns (below 640 px): the question and its answer box first, within a thumb's
+# reach, then the step's text, formula and code.
+QUESTION_FIRST = f"@media (max-width: 640px){{[data-testid=stColumn]:has(.st-key-{state.LESSON_QUESTION}){{order:-1}}}}"
 LESSON_STYLE = (f"<style>{NAV_BUTTONS}{{container-type:inline-size}}"
                 f"@container (width < 7em){{:is({NAV_BUTTONS}) {LABEL}{{{VISUALLY_HIDDEN}}}}}"
-                f".st-key-{state.LESSON_ACTIONS} {LABEL}{{white-space:normal}}</style>")
+                f".st-key-{state.LESSON_ACTIONS} {LABEL}{{white-space:normal}}{QUESTION_FIRST}</style>")
 
 
 def render() -> None:
@@ -229,7 +232,7 @@ def render() -> None:
         st.markdown(tr(particular(f"lesson.{step.name}.text", shown_form_words())))
         st.latex(step.formula % tuple(tr(word) for word in step.formula_words))
         show_code([code_excerpt(function, beginnings) for function, beginnings in step.code])
-    question_box = ask.container(border=True)
+    question_box = ask.container(border=True, key=state.LESSON_QUESTION)
     with ask.container(key=state.LESSON_ACTIONS):
         st.button(tr("lesson.open"), icon=":material/open_in_new:", on_click=open_in_explorer, args=(step.page,))
         st.button(tr("lesson.reset"), icon=":material/restart_alt:", on_click=set_up, args=(number,))

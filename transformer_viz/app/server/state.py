@@ -67,6 +67,7 @@ GRID_CHART, HEAD_CHART, DIAGRAM_CHART = "attention_grid", "attention_head", "ove
 VIEW_FIGURES = "_view_figures"  # the figures drawn by this run, by chart key: the view to download
 TRAINING_START, TRAINING_STOP = "training_start", "training_stop"
 LESSON_PREVIOUS, LESSON_NEXT, LESSON_TRAIN = "lesson_previous", "lesson_next", "lesson_train"
+LESSON_QUESTION = "lesson_question"  # the box of the step's question, its answer and its reveal
 LESSON_ACTIONS = "lesson_actions"  # the step's buttons beside its question: open it, set it up again
 LESSON_ENCODER_DECODER = "lesson_encoder_decoder"  # a step about cross-attention, opened on an encoder-decoder
 PRESENT_EXIT = "present_exit"
