@@ -363,6 +363,7 @@ ENGLISH: dict[str, str] = {
     "lesson.tokens.merges": "Merges learned",
     "lesson.tokens.empty": "Type at least one word into the corpus, with a pair of symbols left to merge.",
     "lesson.tokens.pairs": "Adjacent pairs and how often they occur",
+    "lesson.tokens.count": "count",
     "lesson.tokens.tie": "On a tie this learner takes the pair it met first when reading the corpus in order.",
 
     "lesson.embeddings.title": "Embeddings: one vector per token",

@@ -360,6 +360,7 @@ CHINESE: dict[str, str] = {
     "lesson.tokens.merges": "已学到的合并次数",
     "lesson.tokens.empty": "请在语料中至少输入一个还有相邻符号可合并的词。",
     "lesson.tokens.pairs": "相邻符号对及其出现次数",
+    "lesson.tokens.count": "次数",
     "lesson.tokens.tie": "出现次数相同时，这个学习器选按顺序读语料时最先遇到的那一对。",
 
     "lesson.embeddings.title": "嵌入：每个词元一个向量",

@@ -95,8 +95,8 @@ CODE = ((learn_bpe, ("best = max(counts.values())", "left, right = next(pair for
                         "symbols = {word: _merge_pair(")),)
 
 STEP = Step(
-    "tokens", "embeddings", r"(a,b)^{*}=\arg\max_{(a,b)}\ \sum_{w}\mathrm{count}(w)\cdot\#_{(a,b)}(w)", show,
+    "tokens", "embeddings", r"(a,b)^{*}=\arg\max_{(a,b)}\ \sum_{w}\text{%s}(w)\cdot\#_{(a,b)}(w)", show,
     # "the black cat sees the small dog"; the BPE learner opens before its first merge, which the question is about
     setup={"task": "en-fr", "src_text": TASKS["en-fr"].examples[0], "bpe_merges": 0},
-    code=CODE,
+    formula_words=("lesson.tokens.count",), code=CODE,
 )
