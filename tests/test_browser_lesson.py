@@ -38,12 +38,14 @@ def revealed_answer(page, text, n: int) -> str:
     return details.inner_text()
 
 
-# What a person sees of the page's main area: its text, its figures' data and layout (as JSON), and how many
-# metrics, tables and orange outlines (a highlighted head) it shows.
+# What a person sees of the page's main area: its text (but the answer's choices), its figures' data and layout (as
+# JSON), and how many metrics, tables and orange outlines (a highlighted head) it shows.
 SHOWN = """(highlight) => {
   const main = document.querySelector('[data-testid=stMain]');
   const plots = Array.from(main.querySelectorAll('.js-plotly-plot'));
-  return {text: main.innerText, figures: plots.map(p => JSON.stringify([p.data, p.layout])).join('\\n'),
+  const withoutChoices = main.cloneNode(true);  // the answer's choices name the candidates (step 8: four words)
+  withoutChoices.querySelectorAll('[data-testid=stButtonGroup]').forEach(group => group.remove());
+  return {text: withoutChoices.textContent, figures: plots.map(p => JSON.stringify([p.data, p.layout])).join('\\n'),
           metrics: main.querySelectorAll('[data-testid=stMetric]').length,
           tables: main.querySelectorAll('[data-testid=stTable]').length,
           outlines: plots.flatMap(p => p.layout.shapes || []).filter(s => s.line && s.line.color === highlight).length};
