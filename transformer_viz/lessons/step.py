@@ -32,6 +32,8 @@ class Host(Protocol):
     #   .model, .architecture: what the model is and can do, analysis/architecture.py; .figure(builder, *args)), or
     #   None after saying what went wrong
     def view(self) -> Any: ...
+    def architecture(self, view) -> Any: ...  # what the view's model is and can do (analysis/architecture.py),
+    #                                         without running it; None when it has no model
     def run_of(self, view) -> Any: ...  # the run of another view, None when its weights cannot be had
     def random_model(self, config, seed: int) -> Any: ...
     def cached(self, function: Callable, *args) -> Any: ...  # function(*args), computed once for the class

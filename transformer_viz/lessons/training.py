@@ -68,10 +68,8 @@ def show(host: Host) -> Question:
     question = host.text("lesson.training.question", shipped_steps=trained_for)
     if view.task != "reverse":
         return not_here(host, question, host.text("task.reverse"))
-    ctx = host.page(show_tokens=False)
-    if ctx is None:
-        return unasked(question, "")
-    if not ctx.architecture.toy:  # it trains a fresh model of this project
+    architecture = host.architecture(view)
+    if architecture is not None and not architecture.toy:  # it trains a fresh model of this project
         return not_here(host, question, host.text("lesson.training.why"))
     free, busy = host.training_time(view)
     host.caption(host.text("lesson.training.time", steps=view.train_steps, free=free, busy=max(1, round(busy / 60)),

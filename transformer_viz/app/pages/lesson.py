@@ -67,6 +67,10 @@ class StreamlitHost:
     def view(self) -> View:
         return current_view()
 
+    def architecture(self, view: View):
+        resolved = models.resolve(view)
+        return None if resolved.model is None else architecture_of(resolved.model)
+
     def run_of(self, view: View):
         resolved = models.resolve(view)
         if resolved.model is None or resolved.weights != view.weights:
