@@ -9,6 +9,7 @@ from torch import nn
 
 from transformer_viz import ModelConfig
 from transformer_viz.model import MultiHeadAttention, padding_mask, scaled_dot_product_attention
+from transformer_viz.model.attention import masked_softmax
 from transformer_viz.model.hooks import name_hook_points, recording
 
 
@@ -43,6 +44,17 @@ def test_fully_blocked_row_is_zeros_not_nan(mask_value):
     assert not torch.isnan(weights).any() and not torch.isnan(out).any()
     assert torch.all(weights[:, :, 1] == 0)
     assert torch.allclose(weights[:, :, [0, 2]].sum(-1), torch.ones(1, 2, 2))
+
+
+def test_a_fully_blocked_row_spreads_evenly_where_the_model_adds_its_mask():
+    """Hugging Face's additive mask: a row with no allowed key is softmax(equal fills), 1/k_len each; the other
+    rows are as without the option (blocked keys exactly 0)."""
+    scores = torch.tensor([[2.0, -1.0, 0.5], [3.0, 1.0, -2.0]])
+    mask = torch.tensor([[True, False, True], [False, False, False]])
+    _, zeros = masked_softmax(scores, mask, -1e9)
+    _, even = masked_softmax(scores, mask, torch.finfo(torch.float32).min, empty_rows_even=True)
+    assert torch.equal(even[1], torch.full((3,), 1 / 3)) and torch.equal(zeros[1], torch.zeros(3))
+    assert torch.equal(even[0], zeros[0]) and even[0, 1] == 0
 
 
 def copy_into_torch_mha(ours: MultiHeadAttention, ref: nn.MultiheadAttention) -> None:

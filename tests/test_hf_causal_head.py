@@ -124,6 +124,26 @@ def test_a_right_padded_row_turns_its_padding_as_position_zero(llama):
     _close(walk.q_rot, trace["decoder.layers.0.self_attn.q_rot"][0, 2])
 
 
+@pytest.mark.parametrize("family, window", [("qwen2", 4), ("mistral", 3)])
+def test_a_padding_query_outside_every_real_keys_window_is_what_the_model_computes(tmp_path, family, window):
+    """A right-padded answer whose last queries' sliding window holds only padding: the model's softmax of equal
+    fills gives each key 1/T there; the trace records that, and the walkthrough recomputes it (it raised, off by
+    up to 6 in `out`, while the trace said 0)."""
+    window_options = {"use_sliding_window": True, "max_window_layers": 0} if family == "qwen2" else {}
+    model = _load(family, tmp_path, sliding_window=window, **window_options)
+    trace = hf_causal.run_text(model, "the cat", tgt_text="sat", pad_to=14).trace
+    mask = trace["decoder.layers.0.self_attn.mask"][0, 0]  # (T, T)
+    empty = ~mask.any(dim=-1)  # (T,) queries that may attend to no key
+    assert empty.sum() >= 2
+    for layer in range(model.config.n_decoder_layers):
+        weights = trace[f"decoder.layers.{layer}.self_attn.weights"][0]  # (heads, T, T)
+        torch.testing.assert_close(weights[:, empty], torch.full_like(weights[:, empty], 1 / len(mask)))
+        for head in range(model.config.n_heads):
+            walk = hf_causal_views.head_walkthrough(model, trace, "decoder_self", layer, head)
+            _close(walk.weights, weights[head])
+        _close(walk.output, trace[f"decoder.layers.{layer}.self_attn.out"][0])
+
+
 def test_the_dot_product_adds_the_turned_q_and_k_and_ends_at_the_recorded_score(llama):
     trace = _run(llama).trace
     walk = hf_causal_views.head_walkthrough(llama, trace, "decoder_self", 1, 2)

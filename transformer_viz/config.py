@@ -71,6 +71,11 @@ class ModelConfig:
         """What q·k is divided by: √d_head."""
         return math.sqrt(self.d_head)
 
+    @property
+    def empty_rows_even(self) -> bool:
+        """A query that may attend to no key gets weight 0 everywhere (model/attention.py::masked_softmax)."""
+        return False
+
     def validate(self) -> None:
         """Raise ValueError with a sentence a student understands if this model cannot exist."""
         for field, limit in SIZE_LIMITS.items():

@@ -142,7 +142,8 @@ def head_walkthrough(model, trace, kind: str, layer: int, head: int) -> HeadWalk
             norm = getattr(block, source.norm)
             x_query = norm(x_query.to(norm.weight.device)).cpu()  # (q_len, d_model)
     projections = AttentionProjections(attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj, attn.n_heads,
-                                       attn.d_head, score_scale(trace, config), float(attn.mask_value))
+                                       attn.d_head, score_scale(trace, config), float(attn.mask_value),
+                                       config.empty_rows_even)
     turned = attention_name(kind, layer, "q_rot") in trace  # RoPE (not under Intervention(positions=False))
     angles = rotary_angles(x_query.shape[0], attn.d_head) if turned else None  # (q_len, d_head / 2)
     return walk_head(projections, trace, kind, layer, head, (x_query, source), config.norm_first, angles=angles)
@@ -161,6 +162,7 @@ class AttentionProjections:
     d_head: int
     scale: float
     mask_value: float
+    empty_rows_even: bool = False  # a query with no allowed key: weight 0 (this project's models) or 1/k_len each
 
 
 def walk_head(projections: AttentionProjections, trace, kind: str, layer: int, head: int,
@@ -277,7 +279,8 @@ def cell_numbers(trace, kind: str, layer: int, head: int, query: int, key: int) 
     relative = trace.config.positional == "relative" and kind != "cross"  # a learned bias added to every score
     row_allowed = recorded("mask")[0, query].bool()  # (k_len,)
     row_masked = recorded("masked_scores")[head, query]  # (k_len,)
-    _, row_softmax = masked_softmax(row_masked, row_allowed, trace.config.mask_value)  # (k_len,)
+    _, row_softmax = masked_softmax(row_masked, row_allowed, trace.config.mask_value,  # (k_len,)
+                                    trace.config.empty_rows_even)
     query_tokens, key_tokens = trace.attention_tokens(kind)
     return CellNumbers(
         kind=kind, layer=layer, head=head, query=query, key=key,
@@ -350,7 +353,8 @@ def _head_steps(projections: AttentionProjections, head: int, x_query: torch.Ten
     scores = qk / scale  # (q_len, k_len)
     if position_bias is not None:
         scores = scores + position_bias  # (q_len, k_len)
-    masked_scores, weights = masked_softmax(scores, mask, projections.mask_value)  # (q_len, k_len) each
+    masked_scores, weights = masked_softmax(scores, mask, projections.mask_value,  # (q_len, k_len) each
+                                            projections.empty_rows_even)
     return dict(w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, q=q, k=k, v=v, q_rot=q_rot, k_rot=k_rot, qk=qk,
                 scale=scale,
                 position_bias=position_bias, scores=scores, masked_scores=masked_scores, weights=weights,

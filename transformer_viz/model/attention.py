@@ -14,18 +14,24 @@ from transformer_viz.model.hooks import Dropout, HookPoint, active_gate, active_
 from transformer_viz.model.rotary import rotary_angles, rotate
 
 
-def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None,
-                   mask_value: float) -> tuple[torch.Tensor, torch.Tensor]:
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, mask_value: float,
+                   empty_rows_even: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """(masked_scores, weights): every blocked score replaced by `mask_value`, then the softmax over the keys.
 
-    scores (..., q_len, k_len); mask broadcastable to it, True = may attend. Blocked keys get weight exactly 0,
-    and a row with no allowed key gets all zeros (not uniform, nor NaN even with mask_value = -inf).
+    scores (..., q_len, k_len); mask broadcastable to it, True = may attend. Blocked keys get weight exactly 0.
+    A row with no allowed key (a padding query before every real token, or outside every real key's sliding
+    window) gets all zeros in this project's models (not uniform, nor NaN even with mask_value = -inf); with
+    `empty_rows_even`, as in Hugging Face's models, whose additive mask leaves such a row as even as its fills, the
+    softmax spreads it over every key (1 / k_len each).
     """
     if mask is None:
         return scores, scores.softmax(dim=-1)
     # float(): a whole-number fill beyond int64 (allowed: it is above the float32 limit) overflows masked_fill.
     masked_scores = scores.masked_fill(~mask, float(mask_value))  # (..., q_len, k_len)
-    weights = masked_scores.softmax(dim=-1).masked_fill(~mask, 0.0)  # (..., q_len, k_len)
+    softmax = masked_scores.softmax(dim=-1)  # (..., q_len, k_len)
+    weights = softmax.masked_fill(~mask, 0.0)  # (..., q_len, k_len)
+    if empty_rows_even:
+        weights = torch.where(mask.any(dim=-1, keepdim=True), weights, softmax)  # (..., q_len, k_len)
     return masked_scores, weights
 
 

@@ -79,6 +79,11 @@ class HFConfig:
     mask_value: float = torch.finfo(torch.float32).min  # what the model adds to a blocked score
 
     @property
+    def empty_rows_even(self) -> bool:
+        """A query that may attend to no key spreads its weight over every key (masked_softmax's empty_rows_even)."""
+        return True
+
+    @property
     def score_scale(self) -> float:
         """What q·k is divided by: √d_head, or 1 for T5, which folds the scale into its initial weights."""
         return 1.0 if self.family == "t5" else math.sqrt(self.d_head)
@@ -308,17 +313,15 @@ def _attention(hf: HFModel, tensors: dict[str, torch.Tensor], prefix: str, mask:
     scores = q @ k.transpose(-2, -1) / config.score_scale  # (B, H, Lq, Lk)
     if bias is not None:
         scores = scores + bias
-    masked, weights = masked_softmax(scores, mask, config.mask_value)  # (B, H, Lq, Lk) each
-    check_weights(prefix, weights, own_weights, mask)
+    masked, weights = masked_softmax(scores, mask, config.mask_value, config.empty_rows_even)  # (B, H, Lq, Lk) each
+    check_weights(prefix, weights, own_weights)
     tensors.update({f"{prefix}.q": q, f"{prefix}.k": k, f"{prefix}.v": v, f"{prefix}.scores": scores,
                     f"{prefix}.mask": mask, f"{prefix}.masked_scores": masked, f"{prefix}.weights": weights})
 
 
-def check_weights(prefix: str, weights: torch.Tensor, own_weights: torch.Tensor, mask: torch.Tensor) -> None:
-    """RuntimeError unless the recomputed `weights` (B, H, Lq, Lk) are the model's own on every query row that may
-    attend to some key (`mask` broadcastable to them, True = may attend)."""
-    allowed_rows = mask.any(dim=-1, keepdim=True).expand_as(weights)
-    difference = (weights - own_weights).abs().masked_fill(~allowed_rows, 0).max().item()
+def check_weights(prefix: str, weights: torch.Tensor, own_weights: torch.Tensor) -> None:
+    """RuntimeError unless the recomputed `weights` (B, H, Lq, Lk) are the model's own on every query row."""
+    difference = (weights - own_weights).abs().max().item()
     if not difference <= WEIGHTS_TOLERANCE:
         raise RuntimeError(f"{prefix}: the weights recomputed from q and k differ from the model's own by "
                            f"{difference:.2g}; this model is not traced correctly.")
@@ -546,5 +549,5 @@ def head_walkthrough(hf: HFModel, trace: Trace, kind: str, layer: int, head: int
     if hf.family == "t5" and kind != "cross":
         position_bias = _position_bias(hf, stack, len(x), len(x))[0]  # (H, q_len, k_len)
     projections = AttentionProjections(q, k, v, out, config.n_heads, config.d_head, config.score_scale,
-                                       config.mask_value)
+                                       config.mask_value, config.empty_rows_even)
     return walk_head(projections, trace, kind, layer, head, (x, source), config.norm_first, position_bias)

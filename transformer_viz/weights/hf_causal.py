@@ -80,6 +80,11 @@ class HFCausalConfig:
     mask_value: float = torch.finfo(torch.float32).min  # what the model adds to a blocked score
 
     @property
+    def empty_rows_even(self) -> bool:
+        """A query that may attend to no key spreads its weight over every key (masked_softmax's empty_rows_even)."""
+        return True
+
+    @property
     def src_vocab_size(self) -> int:
         return self.tgt_vocab_size
 
@@ -269,8 +274,8 @@ def _attention(hf: HFCausalModel, tensors: dict[str, torch.Tensor], layer: int, 
         recorded.update(q_rot=q, k_rot=k)
     keys = k.repeat_interleave(config.n_heads // config.n_kv_heads, dim=1)  # (batch, heads, T, d_head)
     scores = q @ keys.transpose(-2, -1) / config.score_scale  # (batch, heads, T, T)
-    masked, weights = masked_softmax(scores, mask, config.mask_value)  # (batch, heads, T, T) each
-    check_weights(prefix, weights, own_weights, mask)
+    masked, weights = masked_softmax(scores, mask, config.mask_value, config.empty_rows_even)  # (batch, heads, T, T)
+    check_weights(prefix, weights, own_weights)
     recorded.update(mask=mask, scores=scores, masked_scores=masked, weights=weights)
     tensors.update({f"{prefix}.{leaf}": tensor for leaf, tensor in recorded.items()})
 

@@ -154,7 +154,7 @@ def head_walkthrough(hf: HFCausalModel, trace: Trace, kind: str, layer: int, hea
     with torch.no_grad():
         x = norm(trace[source.recorded][0].float())  # (T, d_model)
     projections = AttentionProjections(*_projections(hf, block), config.n_heads, config.d_head, config.score_scale,
-                                       config.mask_value)
+                                       config.mask_value, config.empty_rows_even)
     if config.positional != "rotary":
         return walk_head(projections, trace, kind, layer, head, (x, source), norm_first=True)
     return walk_head(projections, _keys_per_query_head(trace, layer, config), kind, layer, head, (x, source),
