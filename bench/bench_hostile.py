@@ -9,7 +9,13 @@ Replays each against the library function the app calls, in this one process, an
    claims 10^12 floats;
 3. `read_upload` of a 15 MB .zip of 185,000 empty entries;
 4. four 150 MB uploads to the upload endpoint of a real `streamlit run app.py` (one session), whose RSS is
-   measured before and after, while the session is still open (Streamlit keeps what it took until then).
+   measured before and after, while the session is still open (Streamlit keeps what it took until then);
+5. (issue 41) 30 uploads of 16 MiB from one session of one browser, the server's RSS and CPU seconds with the
+   session open and 10 s after its websocket closed;
+6. (issue 41) a room flood: 60 fresh sessions of one browser address each press Start room, then a teacher from
+   another address does; the rooms made, the server's CPU seconds.
+
+`--app OTHER/app.py` runs 5 and 6 against another checkout's app (the same settings), to compare before and after.
 
 Each is refused (a ValueError; HTTP 413); the numbers say how much it cost to say so. The files are written in
 a temporary folder, streamed so that building them costs this bench no memory.
@@ -118,6 +124,9 @@ def main() -> None:
         replay(f"4. read_upload: a {len(data) / 1e6:.1f} MB .zip of 185,000 empty entries",
                lambda: read_upload([("weights.zip", data)]))
         uploads_to_a_server(folder, [150 * 10**6] * 4)
+        app = sys.argv[sys.argv.index("--app") + 1] if "--app" in sys.argv else "app.py"
+        uploads_from_one_client(folder, app)
+        room_flood(folder, app)
 
 
 def uploads_to_a_server(workdir: Path, sizes: list[int]) -> None:
@@ -133,6 +142,65 @@ def uploads_to_a_server(workdir: Path, sizes: list[int]) -> None:
     print(f"2. the upload endpoint: {len(sizes)} uploads of {sizes[0] / 1e6:.0f} MB to one session\n"
           f"  HTTP {', '.join(map(str, statuses))} (413: refused from its Content-Length)\n"
           f"  server RSS {seen[0]:.0f} -> {seen[1]:.0f} MiB (its page drawn -> the uploads done, session open)")
+
+
+def uploads_from_one_client(workdir: Path, app: str, count: int = 30) -> None:
+    """`count` uploads of the largest file the app reads from one session: what the server holds meanwhile and once
+    the session's websocket closed (Streamlit keeps a closed session two minutes)."""
+    from devtools.servers import Servers, cpu_seconds
+    from devtools.servers import rss_mib as server_rss
+    from devtools.uploads import open_session, put_file, xsrf_cookie
+    from transformer_viz.weights.files import MAX_UPLOAD_BYTES
+
+    async def uploads(url: str, pids: list[int]) -> tuple[list[int], list[float]]:
+        cookie = xsrf_cookie(url)
+        session = await open_session(url, cookie, forwarded="203.0.113.5")
+        seen = [server_rss(pids)]
+        statuses = [await asyncio.to_thread(put_file, url, session.session_id, cookie, MAX_UPLOAD_BYTES)
+                    for _ in range(count)]
+        seen.append(server_rss(pids))
+        await session.close()
+        await asyncio.sleep(10)  # a measurement's wait, not a test's: what is still held 10 s later
+        return statuses, [*seen, server_rss(pids)]
+
+    with Servers(1, False, app, workdir) as servers:
+        cpu = cpu_seconds(servers.app_pids)
+        statuses, seen = asyncio.run(uploads(servers.url, servers.app_pids))
+        cpu = cpu_seconds(servers.app_pids) - cpu
+    print(f"5. {count} uploads of {MAX_UPLOAD_BYTES / 2**20:.0f} MiB from one session ({app})\n"
+          f"  HTTP 204 x {statuses.count(204)}, 413 x {statuses.count(413)}; server CPU {cpu:.1f} s\n"
+          f"  server RSS {seen[0]:.0f} -> {seen[1]:.0f} MiB (the uploads done) -> {seen[2]:.0f} MiB "
+          "(10 s after the tab closed)")
+
+
+def room_flood(workdir: Path, app: str, sessions: int = 60) -> None:
+    """Fresh sessions of one browser address (a trusted proxy's X-Forwarded-For) each press Start room; then a
+    teacher of another address."""
+    from devtools.class_client import Session
+    from devtools.servers import Servers, cpu_seconds
+
+    def starts(url: str, address: str) -> bool:
+        async def start() -> bool:
+            links: list[str] = []
+            session = Session(url, timeout=120, headers={"X-Forwarded-For": address}, on_element=lambda kind, el, *_: (
+                links.append(el.code_text) if kind == "code" and "room=" in el.code_text else None))
+            await session.connect()
+            try:
+                await session.open("")
+                await session.click("room_start")
+                return bool(links)
+            finally:
+                await session.close()
+        return asyncio.run(start())
+
+    with Servers(1, False, app, workdir) as servers:
+        cpu, begun = cpu_seconds(servers.app_pids), time.perf_counter()
+        made = sum(starts(servers.url, "203.0.113.9") for _ in range(sessions))
+        seconds, cpu = time.perf_counter() - begun, cpu_seconds(servers.app_pids) - cpu
+        teacher = starts(servers.url, "198.51.100.20")
+    print(f"6. room flood ({app}): {sessions} fresh sessions of one address pressed Start room in {seconds:.0f} s:\n"
+          f"  {made} rooms made; server CPU {cpu:.1f} s; then a teacher of another address: "
+          f"{'a room' if teacher else 'no room'}")
 
 
 if __name__ == "__main__":

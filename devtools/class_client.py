@@ -111,6 +111,7 @@ class Session:
     base_url: str  # http://127.0.0.1:PORT
     cookie: str | None = None
     on_element: object = None
+    headers: dict[str, str] = field(default_factory=dict)  # more headers of the websocket's handshake
     timeout: float = 60.0
     ws: object = None
     pages: dict[str, str] = field(default_factory=dict)  # url_pathname ("" for home) -> page_script_hash
@@ -123,7 +124,7 @@ class Session:
 
     async def connect(self) -> None:
         ws_url = self.base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
-        headers = {"Cookie": self.cookie} if self.cookie else {}
+        headers = {**({"Cookie": self.cookie} if self.cookie else {}), **self.headers}
         # proxy=None: loopback only, whatever the environment says; no pings (a browser sends none).
         try:
             self.ws = await connect(ws_url, subprotocols=["streamlit"], additional_headers=headers,

@@ -25,6 +25,11 @@ def xsrf_cookie(url: str) -> str:
 
 def put_file(url: str, session_id: str, cookie: str, size: int) -> int:
     """PUT one file of `size` zero bytes to the upload endpoint; the HTTP status (0: the server hung up)."""
+    return put_file_reply(url, session_id, cookie, size)[0]
+
+
+def put_file_reply(url: str, session_id: str, cookie: str, size: int) -> tuple[int, str]:
+    """put_file's status and the text of the server's answer."""
     head = (b'--tv\r\nContent-Disposition: form-data; name="file"; filename="w.safetensors"\r\n'
             b"Content-Type: application/octet-stream\r\n\r\n")
     tail = b"\r\n--tv--\r\n"
@@ -42,12 +47,21 @@ def put_file(url: str, session_id: str, cookie: str, size: int) -> int:
             "Content-Type": "multipart/form-data; boundary=tv", "X-Xsrftoken": cookie,
             "Cookie": f"_streamlit_xsrf={cookie}", "Content-Length": str(len(head) + size + len(tail))})
         response = connection.getresponse()
-        response.read()
-        return response.status
+        return response.status, response.read().decode("utf-8", "replace")
     except (ConnectionError, http.client.HTTPException):  # refused while the body was still being sent
-        return 0
+        return 0, ""
     finally:
         connection.close()
+
+
+async def open_session(url: str, cookie: str, forwarded: str | None = None) -> Session:
+    """A session with the app's home page drawn, its websocket open; `forwarded`: the X-Forwarded-For its
+    handshake carries (the browser a trusted proxy names)."""
+    headers = {"X-Forwarded-For": forwarded} if forwarded else {}
+    session = Session(url, cookie=f"_streamlit_xsrf={cookie}", timeout=120, headers=headers)
+    await session.connect()
+    await session.open("")
+    return session
 
 
 async def upload_statuses(url: str, sizes: list[int], watch=None) -> list[int]:
@@ -55,10 +69,8 @@ async def upload_statuses(url: str, sizes: list[int], watch=None) -> list[int]:
     `watch()`, if given, is called once the session's page is drawn and again after the uploads (the session
     still open: Streamlit keeps what it took until the session ends), e.g. to measure the server."""
     cookie = xsrf_cookie(url)
-    session = Session(url, cookie=f"_streamlit_xsrf={cookie}", timeout=120)
-    await session.connect()
+    session = await open_session(url, cookie)
     try:
-        await session.open("")
         if watch is not None:
             watch()
         statuses = [await asyncio.to_thread(put_file, url, session.session_id, cookie, size) for size in sizes]

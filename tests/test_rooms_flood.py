@@ -8,10 +8,10 @@ from test_rooms import session
 
 from transformer_viz.app.rooms import common, limiter
 from transformer_viz.app.rooms import store as store_module
-from transformer_viz.app.rooms.common import is_trusted
 from transformer_viz.app.rooms.limiter import Rate
 from transformer_viz.app.rooms.store import EMPTY_GRACE, RoomStoreError
 from transformer_viz.app.server import state
+from transformer_viz.app.server.addresses import is_trusted
 
 OWNERS = (f"flooder-{n}" for n in itertools.count())
 
@@ -26,7 +26,10 @@ def clock(monkeypatch):
 
 def test_a_full_store_forgets_the_oldest_room_nobody_joined_for_a_new_teacher(make_store, clock):
     store = make_store(max_rooms=3)
-    codes = [store.create(next(OWNERS)).code for _ in range(3)]
+    codes = []
+    for _ in range(3):  # a second apart: the oldest is codes[0] (whatever the codes drawn)
+        codes.append(store.create(next(OWNERS)).code)
+        clock[0] += 1
     store.mark_joined(codes[0])  # a class's room
     with pytest.raises(RoomStoreError):  # the empty ones are too young to be given up
         store.create(next(OWNERS))

@@ -6,7 +6,6 @@ key) is in the students' link and QR code, the teacher code (short code + secret
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import os
 from urllib.parse import urlsplit
@@ -17,6 +16,7 @@ import streamlit as st
 from transformer_viz.app.frame.navigation import HOME, PAGES
 from transformer_viz.app.rooms.store import RoomStore, RoomStoreError, open_store
 from transformer_viz.app.server import state
+from transformer_viz.app.server.addresses import browser_address
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.session.words import tr
 
@@ -28,29 +28,10 @@ def room_store() -> RoomStore:
     return open_store(os.environ, idle=allowed.room_idle_minutes * 60, max_rooms=allowed.rooms)
 
 
-TRUSTED_PROXIES = "TVIZ_TRUSTED_PROXIES"  # addresses of the proxies whose X-Forwarded-For names the browser
-
-
 def client_address() -> str | None:
     """The address of this session's browser, for the limits per address; None on the server's own computer
-    (no limit there). Behind a trusted proxy (TVIZ_TRUSTED_PROXIES, comma-separated; the loopback addresses by
-    default; addresses or networks such as 172.16.0.0/12), the last address of X-Forwarded-For, the one the proxy
-    added; every other header may be a lie."""
-    peer = st.context.ip_address  # None: a loopback peer
-    if peer is None or is_trusted(peer, os.environ.get(TRUSTED_PROXIES, "")):
-        forwarded = (st.context.headers or {}).get("X-Forwarded-For", "")
-        last = forwarded.rsplit(",", 1)[-1].strip()[:64]
-        return last or peer
-    return peer
-
-
-def is_trusted(peer: str, proxies: str) -> bool:
-    """Whether `peer` is one of the comma-separated addresses or networks of `proxies`."""
-    try:
-        address = ipaddress.ip_address(peer)
-        return any(address in ipaddress.ip_network(p.strip(), strict=False) for p in proxies.split(",") if p.strip())
-    except ValueError:  # a peer or a setting that is no address: not trusted
-        return False
+    (no limit there). Behind a trusted proxy, the address it forwards (server/addresses.py)."""
+    return browser_address(st.context.ip_address, (st.context.headers or {}).get("X-Forwarded-For"))
 
 
 def rate_allows(what: str, rate) -> bool:

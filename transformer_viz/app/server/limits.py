@@ -69,6 +69,8 @@ class ServerLimits:
     room_idle_minutes: int = 30  # a class room ends this long after the last sign of its teacher
     rooms: int = 1000  # class rooms kept at once (in this process, or in Redis for all replicas)
     room_push: int = 1  # 1: the server pushes a room's changes to its students (rooms/push.py); 0: they poll
+    upload_session_mib: int = 48  # uploaded files one session holds at once (three of the largest the app reads)
+    upload_address_mib: int = 160  # uploaded files all sessions of one browser address hold at once (uploads.py)
 
     def __post_init__(self):
         if self.trainings_at_once == 0:
@@ -106,7 +108,8 @@ RANGES = {"d_model": (64, SIZE_LIMITS["d_model"]), "heads": (4, SIZE_LIMITS["n_h
           "input_tokens": (16, SIZE_LIMITS["max_len"]), "train_steps": (100, 100_000), "training_budget": (1e8, 1e13),
           "trainings_at_once": (0, 256), "training_processes": (0, 1), "run_cache_mib": (64, 65_536),
           "hf_downloads": (0, 2), "hf_parameters": (1e6, 1e11), "room_idle_minutes": (1, 24 * 60),
-          "rooms": (1, 1_000_000), "room_push": (0, 1)}
+          "rooms": (1, 1_000_000), "room_push": (0, 1), "upload_session_mib": (17, 65_536),
+          "upload_address_mib": (17, 65_536)}  # 17: one file of the largest the app reads and its multipart frame
 
 
 @functools.cache

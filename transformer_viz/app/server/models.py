@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 import torch
 from cachetools import LRUCache
+from streamlit.runtime import Runtime
 
 from transformer_viz.analysis.inference import TextRun
 from transformer_viz.app.server import checkpoints, hf_folders, state
@@ -20,6 +21,7 @@ from transformer_viz.app.server.allocator import keep_freed_memory_mapped
 from transformer_viz.app.server.limits import limits
 from transformer_viz.app.server.nodelay import serve_without_delay
 from transformer_viz.app.server.state import TrainedModel, View, tasks_for
+from transformer_viz.app.server.uploads import bound_uploads
 from transformer_viz.config import ModelConfig, fits
 from transformer_viz.errors import TranslatableError
 from transformer_viz.i18n import translatable_error
@@ -50,8 +52,8 @@ class Resolved:
 @st.cache_resource(show_spinner=False)
 def set_up_server() -> None:
     """Once per server: one torch thread per rerun or training, freed trace memory kept for the next trace
-    (allocator.py), no Nagle's delay on the server's connections (nodelay.py), and long-lived objects out of the
-    GC's way.
+    (allocator.py), no Nagle's delay on the server's connections (nodelay.py), uploads bounded (uploads.py), and
+    long-lived objects out of the GC's way.
 
     Many sessions share the cores: with torch's default of a thread per core every op waits for a busy core.
     A full collection scans every object not frozen: with what is loaded by now (torch, plotly, streamlit:
@@ -61,6 +63,8 @@ def set_up_server() -> None:
     torch.set_num_threads(1)
     keep_freed_memory_mapped()
     serve_without_delay()
+    if Runtime.exists():  # a real server (not AppTest): uploads bounded per session and address
+        bound_uploads(Runtime.instance(), limits().upload_session_mib, limits().upload_address_mib)
     gc.collect()
     gc.freeze()
 
