@@ -28,10 +28,9 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, mask_value: 
         return scores, scores.softmax(dim=-1)
     # float(): a whole-number fill beyond int64 (allowed: it is above the float32 limit) overflows masked_fill.
     masked_scores = scores.masked_fill(~mask, float(mask_value))  # (..., q_len, k_len)
-    softmax = masked_scores.softmax(dim=-1)  # (..., q_len, k_len)
-    weights = softmax.masked_fill(~mask, 0.0)  # (..., q_len, k_len)
-    if empty_rows_even:
-        weights = torch.where(mask.any(dim=-1, keepdim=True), weights, softmax)  # (..., q_len, k_len)
+    weights = masked_scores.softmax(dim=-1).masked_fill(~mask, 0.0)  # (..., q_len, k_len)
+    if empty_rows_even:  # a row with no allowed key: the softmax of its equal fills
+        weights = torch.where(mask.any(dim=-1, keepdim=True), weights, masked_scores.softmax(dim=-1))
     return masked_scores, weights
 
 
