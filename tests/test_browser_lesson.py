@@ -126,7 +126,8 @@ def test_the_last_step_trains_a_fresh_model_while_its_question_and_figures_stay(
                 until="location.search.includes('lesson_step=9')")
     page.get_by_role("button", name=TEXT["en"]["train"]).click()
     page.wait_for_function(f"() => ({TITLES})().includes('loss falls')", timeout=900_000)  # after any wait in line
-    assert "Predict first: How much of the last layer" in page.locator("[data-testid=stMain]").inner_text()
+    assert "Predict first: Trained 1500 steps, what share (%) of its last layer" in page.locator(
+        "[data-testid=stMain]").inner_text()
     assert "Before training: cross-attention" in page.evaluate(TITLES)
     page.wait_for_selector("[data-testid=stProgress]", state="detached", timeout=900_000)
     wait_for_idle(page, timeout=300_000)
