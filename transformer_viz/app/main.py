@@ -20,10 +20,19 @@ from transformer_viz.app.server import state
 from transformer_viz.app.server.models import set_up_server
 
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it. A formula shrinks with
-# its column (cqi: 1 % of it) where the widest one, 23 em, would not fit; KaTeX would hide the rest.
+# its column (cqi: 1 % of it) where the widest one, 23 em, would not fit; KaTeX would hide the rest, so its box
+# never scrolls (a scrolling box must take the keyboard's focus, which Streamlit's cannot).
 PAGE_STYLE = ("<style>.block-container{padding-top:2.2rem} h1{font-size:2rem !important;padding-top:0}"
               "[data-testid=stMarkdown]:has(.katex-display){container-type:inline-size}"
-              ".katex-display > .katex{font-size:min(1.21em, 4.2cqi)}</style>")
+              ".katex-display{overflow:visible !important} .katex-display > .katex{font-size:min(1.21em, 4.2cqi)}"
+              "</style>")
+# Text with a contrast of at least 4.5 on white (WCAG 2.1 AA): captions in the text colour at 78 % (Streamlit's own
+# 60 % opacity is 3.9), a switched-off widget's label at 72 % (its 40 % is 2.3). !important: Streamlit's own rules
+# are as specific and come later.
+CONTRAST_STYLE = ("<style>[data-testid=stCaptionContainer]"
+                  "{opacity:1 !important;color:rgba(47, 45, 43, 0.78) !important}"
+                  "[data-testid=stWidgetLabel][disabled], [data-testid=stWidgetLabel][disabled] *"
+                  "{color:rgba(47, 45, 43, 0.72) !important}</style>")
 # Streamlit inlines a local SVG as a data: URL. A Material icon or an emoji shortcode would make every browser fetch
 # the icon from fonts.gstatic.com: an error in a classroom without internet, each visit told to a third party.
 FAVICON = Path(__file__).with_name("favicon.svg")
@@ -34,7 +43,7 @@ def main() -> None:
     st.set_page_config(page_title="transformer_viz", page_icon=str(FAVICON), layout="wide")
     st.session_state[state.FULL_RUN] = True  # until the end of this run (the room's poll tells its own runs apart)
     open_link()  # a session's first run: the view its link names, before anything reads the view
-    st.html(PAGE_STYLE)
+    st.html(PAGE_STYLE + CONTRAST_STYLE)
     set_up_server()
     current = st.navigation(all_pages())  # registers the pages, so that a page switch can name them
     follow_pending_link()

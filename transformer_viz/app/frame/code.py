@@ -28,14 +28,14 @@ def code_rows(excerpt: CodeExcerpt) -> list[str]:
     """The function's first line and its marked lines in context, numbered as in its file (HTML rows)."""
     marked = set(excerpt.marked)
     place = tr("code.place", path=excerpt.path, lines=", ".join(map(str, excerpt.marked_line_numbers)))
-    rows = [f'<span style="{ROW_STYLE[False]};color:#888"># {html.escape(place)}</span>']
+    rows = [f'<span style="{ROW_STYLE[False]};color:#666"># {html.escape(place)}</span>']
     shown = sorted({0} | {index for mark in marked for index in range(mark - CODE_CONTEXT, mark + CODE_CONTEXT + 1)
                           if 0 <= index < len(excerpt.lines)})  # the def line, and the step's lines in context
     previous = None
     for index in shown:
         if previous is not None and index > previous + 1:
-            rows.append(f'<span style="{ROW_STYLE[False]};color:#888">    …</span>')
-        number = f'<span style="color:#888">{excerpt.first_line + index:>4}  </span>'
+            rows.append(f'<span style="{ROW_STYLE[False]};color:#666">    …</span>')
+        number = f'<span style="color:#666">{excerpt.first_line + index:>4}  </span>'
         rows.append(f'<span style="{ROW_STYLE[index in marked]}">{number}{html.escape(excerpt.lines[index])}</span>')
         previous = index
     return rows

@@ -28,8 +28,8 @@ CHIP_CSS = """<style>
 .tv-chips .lbl{font-size:0.85rem;color:#555;margin-right:4px;min-width:6.5rem}
 .tv-chip{display:inline-flex;align-items:baseline;gap:3px;padding:1px 7px;border-radius:7px;
   background:#eef1f8;border:1px solid #c9d1e6;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:1rem}
-.tv-chip sub{font-size:0.65rem;color:#777;font-family:sans-serif}
-.tv-chip.pad{background:#e6e6e6;color:#777;border-style:dashed}
+.tv-chip sub{font-size:0.65rem;color:#555;font-family:sans-serif}
+.tv-chip.pad{background:#e6e6e6;color:#555;border-style:dashed}
 .tv-chip.bos{background:#e3f4e8;border-color:#5fb37a}
 .tv-chip.eos{background:#fdebd9;border-color:#e08a3a}
 .tv-chip.unk{background:#fde2e2;border-color:#d9534f;color:#a12622;font-weight:600}
