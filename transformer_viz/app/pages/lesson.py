@@ -214,14 +214,16 @@ def set_up_first_visit(number: int) -> None:
 # a screen reader ("Previous" takes 6.2 em with its arrow and padding, in either mode); the step's other buttons
 # wrap their words instead.
 NAV_BUTTONS = f".st-key-{state.LESSON_PREVIOUS},.st-key-{state.LESSON_NEXT}"
-LABEL = "button [data-testid=stMarkdownContainer]"
+LABEL = "button [data-testid=stMarkdownContainer]"  # a button's words: the step's actions and an answer's choices wrap
+ANSWER_KEY = state.ANSWER.format("")  # the beginning of every answer box's key (the step's and the exit ticket's)
 VISUALLY_HIDDEN = "position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap"
 # On a phone Streamlit stacks the columns (below 640 px): the question and its answer box first, within a thumb's
 # reach, then the step's text, formula and code.
 QUESTION_FIRST = f"@media (max-width: 640px){{[data-testid=stColumn]:has(.st-key-{state.LESSON_QUESTION}){{order:-1}}}}"
 LESSON_STYLE = (f"<style>{NAV_BUTTONS}{{container-type:inline-size}}"
                 f"@container (width < 7em){{:is({NAV_BUTTONS}) {LABEL}{{{VISUALLY_HIDDEN}}}}}"
-                f".st-key-{state.LESSON_ACTIONS} {LABEL}{{white-space:normal}}{QUESTION_FIRST}</style>")
+                f":is(.st-key-{state.LESSON_ACTIONS}, [class*=st-key-{ANSWER_KEY}]) {LABEL}{{white-space:normal}}"
+                f"{QUESTION_FIRST}</style>")
 
 
 def render() -> None:
