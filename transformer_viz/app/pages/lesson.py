@@ -223,6 +223,7 @@ QUESTION_FIRST = f"@media (max-width: 640px){{[data-testid=stColumn]:has(.st-key
 LESSON_STYLE = (f"<style>{NAV_BUTTONS}{{container-type:inline-size}}"
                 f"@container (width < 7em){{:is({NAV_BUTTONS}) {LABEL}{{{VISUALLY_HIDDEN}}}}}"
                 f":is(.st-key-{state.LESSON_ACTIONS}, [class*=st-key-{ANSWER_KEY}]) {LABEL}{{white-space:normal}}"
+                f"[class*=st-key-{ANSWER_KEY}] button{{height:auto;padding-top:0.2rem;padding-bottom:0.2rem}}"
                 f"{QUESTION_FIRST}</style>")
 
 
