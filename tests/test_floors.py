@@ -137,18 +137,21 @@ PROBE = """
 import json, os, sys
 import torch, numpy  # allowed everywhere: load once, then import each module in a fresh child
 results = {}
-for module in sys.argv[1:]:
-    read, write = os.pipe()
-    if os.fork() == 0:
-        os.close(read)
-        import importlib
-        importlib.import_module(module)
-        os.write(write, json.dumps([name for name in ("streamlit", "plotly") if name in sys.modules]).encode())
-        os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as pipe:
-        results[module] = json.loads(pipe.read() or '["failed to import"]')
-    os.wait()
+for preload, modules in json.loads(sys.argv[1]):  # each group's preloads add to the ones before
+    for library in preload:  # a library the next modules may load: loaded once, here, not in each child
+        __import__(library)
+    for module in modules:
+        read, write = os.pipe()
+        if os.fork() == 0:
+            os.close(read)
+            import importlib
+            importlib.import_module(module)
+            os.write(write, json.dumps([name for name in ("streamlit", "plotly") if name in sys.modules]).encode())
+            os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            results[module] = json.loads(pipe.read() or '["failed to import"]')
+        os.wait()
 print(json.dumps(results))
 """
 
@@ -156,10 +159,14 @@ print(json.dumps(results))
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="uses os.fork")
 def test_each_module_alone_loads_only_its_floors_libraries():
-    """Imported alone in a fresh interpreter: no Streamlit outside app/, no Plotly below figures/."""
+    """Imported alone in a fresh interpreter (a child forked from one that loaded only the libraries the module's
+    floor may load): no Streamlit outside app/, no Plotly below figures/."""
     modules = sorted(m for m in MODULES if not m.endswith("__main__") and not m.startswith("transformer_viz.app.serve"))
-    result = subprocess.run([sys.executable, "-c", PROBE, *modules], capture_output=True, text=True, check=True,
-                            cwd=ROOT)
+    groups = [([], [m for m in modules if floor(m) < FLOORS["figures"]]),
+              (["plotly"], [m for m in modules if FLOORS["figures"] <= floor(m) < FLOORS["app"]]),
+              (["streamlit"], [m for m in modules if floor(m) >= FLOORS["app"]])]
+    result = subprocess.run([sys.executable, "-c", PROBE, json.dumps(groups)], capture_output=True, text=True,
+                            check=True, cwd=ROOT)
     loaded = json.loads(result.stdout)
     assert len(loaded) == len(modules) > 60
     wrong = []

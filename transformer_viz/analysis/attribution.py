@@ -26,8 +26,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
-from captum.attr import InputXGradient, IntegratedGradients, Saliency
-from scipy.stats import spearmanr
 
 from transformer_viz.analysis.architecture import Architecture, architecture_of
 from transformer_viz.analysis.flow import LayerGraph, attention_flow, rollout
@@ -83,6 +81,8 @@ def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
     """Spearman's rank correlation of two score vectors; NaN when either has no spread."""
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
+    from scipy.stats import spearmanr  # here: scipy.stats takes ~1.3 s to load, and only this page's figures ask
+
     return float(spearmanr(a, b).statistic)
 
 
@@ -144,6 +144,9 @@ def gradient_scores(model, inputs: _Inputs, position: int, token_id: int) -> tup
     """Per scored token, of log p(token_id) at `position`: the gradient's norm ‖∇‖ (saliency), gradient × input
     and integrated gradients from the zero embedding, both summed over the embedding
     -> ({"gradient", "grad_input", "integrated_gradients"}: (n,)), IG's convergence delta)."""
+    # Captum loads matplotlib, IPython and scipy (~1.3 s): only once gradients are asked for, not with every lesson.
+    from captum.attr import InputXGradient, IntegratedGradients, Saliency
+
     embedded = inputs.architecture.input_table(model)(inputs.embedded_ids).detach()  # (1, len, d_model)
 
     def log_probability(token: torch.Tensor) -> torch.Tensor:  # (batch, len, d_model) -> (batch,)
