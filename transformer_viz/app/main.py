@@ -18,11 +18,14 @@ from transformer_viz.app.rooms.follow import follow_room, poll_teacher, room_pan
 from transformer_viz.app.rooms.teach import room_badge, share_view
 from transformer_viz.app.server import state
 from transformer_viz.app.server.models import set_up_server
+from transformer_viz.app.session.charts import ALTERNATIVE, VISUALLY_HIDDEN
 
 # Room for the figures on a 1280x720 projector: a smaller title and less padding above it. A formula shrinks with
 # its column (cqi: 1 % of it) where the widest one, 23 em, would not fit; KaTeX would hide the rest, so its box
-# never scrolls (a scrolling box must take the keyboard's focus, which Streamlit's cannot).
+# never scrolls (a scrolling box must take the keyboard's focus, which Streamlit's cannot). A figure's text
+# alternative is read by screen readers, not drawn, and takes no room (absolute: out of the column's gaps).
 PAGE_STYLE = ("<style>.block-container{padding-top:2.2rem} h1{font-size:2rem !important;padding-top:0}"
+              f"[data-testid=stElementContainer]:has(.{ALTERNATIVE}){{{VISUALLY_HIDDEN}}}"
               "[data-testid=stMarkdown]:has(.katex-display){container-type:inline-size}"
               ".katex-display{overflow:visible !important} .katex-display > .katex{font-size:min(1.21em, 4.2cqi)}"
               "</style>")

@@ -21,7 +21,7 @@ from transformer_viz.app.rooms.follow import following
 from transformer_viz.app.rooms.ticket import exit_ticket
 from transformer_viz.app.server import figure_cache, models, state, trainings
 from transformer_viz.app.server.state import VIEW_FIELDS, View
-from transformer_viz.app.session.charts import MAIN_WIDTH, MAX_MAIN_WIDTH, chart, figure_min_font
+from transformer_viz.app.session.charts import MAIN_WIDTH, MAX_MAIN_WIDTH, VISUALLY_HIDDEN, chart, figure_min_font
 from transformer_viz.app.session.page import page_context, token_chips
 from transformer_viz.app.session.widgets import current_view, lazy_expander, view_widget
 from transformer_viz.app.session.words import error_text, lang, literal, tr
@@ -216,7 +216,6 @@ def set_up_first_visit(number: int) -> None:
 NAV_BUTTONS = f".st-key-{state.LESSON_PREVIOUS},.st-key-{state.LESSON_NEXT}"
 LABEL = "button [data-testid=stMarkdownContainer]"  # a button's words: the step's actions and an answer's choices wrap
 ANSWER_KEY = state.ANSWER.format("")  # the beginning of every answer box's key (the step's and the exit ticket's)
-VISUALLY_HIDDEN = "position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap"
 # On a phone Streamlit stacks the columns (below 640 px): the question and its answer box first, within a thumb's
 # reach, then the step's text, formula and code.
 QUESTION_FIRST = f"@media (max-width: 640px){{[data-testid=stColumn]:has(.st-key-{state.LESSON_QUESTION}){{order:-1}}}}"
