@@ -48,7 +48,8 @@ ALLOWED = ("d_model", "d_head", "d_k", "d_ff", "max_len", "n_heads", "W_Q", "W_K
            "Hugging Face", "Hub", "Marian", "BART", "T5", "Helsinki-NLP/opus-mt-en-zh", "pip install",
            "'.[hf]'")
 WORD = re.compile(r"[A-Za-z]{2,}")
-TAGS = re.compile(r"<style>.*?</style>|<pre\b.*?</pre>|</?(?:b|br|i|span|sub|div|extra)\b[^>]*>", re.S)  # <pre>: code
+TAGS = re.compile(r"<style>.*?</style>|<pre\b.*?</pre>|"  # <pre>: code
+                  r"</?(?:b|br|i|span|sub|div|extra|p|table|caption|thead|tbody|tr|th|td)\b[^>]*>", re.S)
 PLACEHOLDER = re.compile(r"%\{[^}]*\}")
 QUOTED = re.compile(r"“[^“”]*”")  # the app quotes tokens so: “le”
 # What a figure shows of its JSON: keys whose strings are drawn (names, categories and customdata: see below).

@@ -284,7 +284,8 @@ def _query_column(weight: np.ndarray, mask: np.ndarray, q_text: list[str], k_tex
         textfont=dict(size=rows.font, color=[HIGHLIGHT if query == i else "#222222" if live[i] else MUTED
                                       for i in range(q_len)]),
         marker=dict(size=10, color=[HIGHLIGHT if query == i else colour for i in range(q_len)]),
-        customdata=[[i] for i in range(q_len)], showlegend=False, name="queries",  # see query_selection
+        customdata=[[i] for i in range(q_len)], showlegend=False,  # customdata: see query_selection
+        name=text("lines.query_column", lang),
         hovertext=[f"<b>{text('lines.query', lang, query=i, text=q_text[i])}</b><br>"
                    + (text("lines.looks_at", lang, keys=top_keys[i]) if live[i] else text("lines.row_blocked", lang))
                    for i in range(q_len)],
@@ -306,7 +307,7 @@ def _key_column(weight: np.ndarray, mask: np.ndarray, k_text: list[str], query: 
         x=[1] * k_len, y=list(range(k_len)), mode="markers+text", textposition="middle right",
         text=[key_label if j in named_keys else "" for j, key_label in enumerate(key_labels)],
         textfont=dict(size=rows.font, color=["#222222" if mask[:, j].any() else MUTED for j in range(k_len)]),
-        marker=dict(size=10, color=colour), showlegend=False, name="keys",
+        marker=dict(size=10, color=colour), showlegend=False, name=text("lines.key_column", lang),
         hovertext=key_hover, hovertemplate="%{hovertext}<extra></extra>",
     )
 

@@ -1013,4 +1013,6 @@ ENGLISH: dict[str, str] = {
     "alt.value": "value",
     "alt.label": "label",
     "alt.notes": "its words",
+    "lines.query_column": "queries",
+    "lines.key_column": "keys",
 }

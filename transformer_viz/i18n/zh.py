@@ -1005,4 +1005,6 @@ CHINESE: dict[str, str] = {
     "alt.value": "数值",
     "alt.label": "标签",
     "alt.notes": "图中的文字",
+    "lines.query_column": "查询",
+    "lines.key_column": "键",
 }
