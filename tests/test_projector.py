@@ -51,6 +51,11 @@ TEXTS_UNDER = """(selector) => {
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const text = node.textContent.trim();
     if (!text || cover.contains(node) || node.parentElement.closest('style, script')) continue;
+    let unseen = false;  // inside a box clipped away for the eye, read by a screen reader only (a text alternative)
+    for (let e = node.parentElement; e && !unseen; e = e.parentElement) {
+      unseen = getComputedStyle(e).clipPath !== 'none';
+    }
+    if (unseen) continue;
     const range = document.createRange();
     range.selectNodeContents(node);
     for (const r of range.getClientRects()) {

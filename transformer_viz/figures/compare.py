@@ -40,7 +40,7 @@ def difference_grid(trace_a, trace_b, kind: str, *, width: int | None = None, mi
     limit = max(symmetric_limit(difference), 1e-6)
     heatmap = go.Heatmap(
         z=_tile(difference, gap), x=np.array(x_names), y=np.array(y_names), zmin=-limit, zmax=limit,
-        colorscale=DIVERGING, hoverongaps=False, name="difference",
+        colorscale=DIVERGING, hoverongaps=False, name=text("compare.b_minus_a", lang),
         colorbar=dict(title=dict(text=text("compare.b_minus_a", lang), side="right"), **COLOUR_BAR,
                       len=min(1.0, 420 / layout.height)),
         hovertemplate=f"%{{y}}<br>%{{x}}<br>{text('compare.b_minus_a', lang)} <b>%{{z:+.3f}}</b><extra></extra>",
