@@ -166,17 +166,26 @@ def test_positions_differences_are_shown_only_with_the_answer():
     assert float(none) < 1e-5 < 0.05 < float(sinusoidal)
 
 
-def test_masks_answer_names_the_cells_on_and_under_the_diagonal():
-    trace = run_text(load_pretrained("reverse").model, TASKS["reverse"], "hello", "olleh", pad_to=8).trace
+@pytest.mark.parametrize(("architecture", "model", "length"), [("encoder_decoder", "reverse", 13),
+                                                                   ("decoder_only", "reverse-gpt", 16)])
+def test_masks_answer_names_the_cells_on_and_under_the_diagonal(architecture, model, length):
+    """Padded to the step's 16 (the encoder-decoder's longest is 13): <pad> keys at the end of the target, in both
+    forms (the decoder-only model reads "hello=olleh" as 12 tokens, so a pad of 8 would add none)."""
+    pretrained = load_pretrained(model)
+    trace = run_text(pretrained.model, pretrained.task, "hello", "olleh", pad_to=16).trace
     mask = trace[attention_name("decoder_self", 0, "mask")][0, 0].numpy()
     pads = [i for i, t in enumerate(trace.tgt_tokens) if t == "<pad>"]
-    cells = [(q, k) for q in range(8) for k in pads if k <= q and not mask[q, k]]
-    assert cells == [(6, 6), (7, 6), (7, 7)]  # two of them on the diagonal: a <pad> query's own key
-    revealed = revealed_answer(5)
-    assert revealed.startswith("3 cells, (row, column) = (6, 6), (7, 6), (7, 7):"), revealed
-    assert "on the diagonal (2:" in revealed and "under it (1)" in revealed
-    assert "under the diagonal whose key" not in revealed
-    assert "（行, 列）= (6, 6), (7, 6), (7, 7)" in revealed_answer(5, "zh")
+    assert len(trace.tgt_tokens) == length and pads == list(range(pads[0], length))
+    cells = [(q, k) for q in range(length) for k in pads if k <= q and not mask[q, k]]
+    assert len(cells) == len(pads) * (len(pads) + 1) // 2  # every <pad> key, from its own row down
+    listed = ", ".join(f"({q}, {k})" for q, k in cells)
+    link = {"architecture": architecture, "task": "reverse", "src_text": "hello", "tgt_text": "olleh", "pad": "16"}
+    at = open_step(5, **link)  # a link that chooses the view leaves it as chosen: here the step's own values
+    assert f"The target is padded to {length} positions." in page_text(at)  # the length shown, not the asked
+    revealed = answer(reveal(at, 5))
+    assert revealed.startswith(f"{len(cells)} cells, (row, column) = {listed}:"), revealed
+    assert f"on the diagonal ({len(pads)}:" in revealed and f"under it ({len(cells) - len(pads)})" in revealed
+    assert f"（行, 列）= {listed}" in revealed_answer(5, "zh", **link)
 
 
 def decoder_patterns(layer: int = 1) -> dict[str, np.ndarray]:

@@ -27,9 +27,10 @@ COMBINED = "decoder_self"  # mask_figures' key of the decoder's combined mask: w
 def show(host: Host) -> Question:
     view = host.view()
     ctx = host.page(pad_to=view.pad)
-    question = host.text("lesson.masks.question", length=view.pad)
     if ctx is None:
-        return unasked(question, "")
+        return unasked(host.text("lesson.masks.question", length=view.pad), "")
+    # The length the target was padded to: the view's, or the model's longest where that is shorter
+    question = host.text("lesson.masks.question", length=len(ctx.trace.tgt_tokens))
     figures = ctx.figure(mask_figures, width=MASK_PX)
     given = {title: fig for title, fig in figures.items() if title != COMBINED}  # the parts the class combines
     for column, (title, fig) in zip(host.columns(len(given)), given.items(), strict=True):
@@ -50,7 +51,7 @@ def show(host: Host) -> Question:
                          cells=", ".join(f"({q}, {k})" for q, k in cells),
                          on=sum(q == k for q, k in cells), under=sum(q > k for q, k in cells))
 
-    return Question(question, NUMBER, reveal, truth=float(len(cells)), low=0.0, high=float(view.pad ** 2),
+    return Question(question, NUMBER, reveal, truth=float(len(cells)), low=0.0, high=float(len(combined) ** 2),
                     tells=(combined,))
 
 
@@ -63,7 +64,8 @@ STEP = Step(
     "masks", "masks",
     r"\begin{gathered}S=\frac{QK^{\top}}{\sqrt{d_k}},\qquad \mathrm{softmax}(\tilde S)\\ "
     r"\tilde S_{ij}=\begin{cases}S_{ij} & \text{%s}\\ -10^{9} & \text{%s}\end{cases}\end{gathered}",
-    show, setup={"src_text": "hello", "tgt_text": "olleh", "pad": 8, "kind": "decoder_self", "layer": 0},
+    # 16: longer than "hello=olleh" as a decoder-only model reads it (12 tokens), so every form has <pad> keys
+    show, setup={"src_text": "hello", "tgt_text": "olleh", "pad": 16, "kind": "decoder_self", "layer": 0},
     formula_words=("lesson.masks.allowed", "lesson.masks.blocked"),
     code=CODE,
 )
