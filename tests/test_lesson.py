@@ -169,8 +169,8 @@ def test_positions_differences_are_shown_only_with_the_answer():
 @pytest.mark.parametrize(("architecture", "model", "length"), [("encoder_decoder", "reverse", 13),
                                                                    ("decoder_only", "reverse-gpt", 16)])
 def test_masks_answer_names_the_cells_on_and_under_the_diagonal(architecture, model, length):
-    """Padded to the step's 16 (the encoder-decoder's longest is 13): <pad> keys at the end of the target, in both
-    forms (the decoder-only model reads "hello=olleh" as 12 tokens, so a pad of 8 would add none)."""
+    """A link asking for 16 positions (the encoder-decoder's longest is 13): <pad> keys at the end of the target, in
+    both forms (the decoder-only model reads "hello=olleh" as 12 tokens, so the step's own 8 adds none there)."""
     pretrained = load_pretrained(model)
     trace = run_text(pretrained.model, pretrained.task, "hello", "olleh", pad_to=16).trace
     mask = trace[attention_name("decoder_self", 0, "mask")][0, 0].numpy()

@@ -64,8 +64,7 @@ STEP = Step(
     "masks", "masks",
     r"\begin{gathered}S=\frac{QK^{\top}}{\sqrt{d_k}},\qquad \mathrm{softmax}(\tilde S)\\ "
     r"\tilde S_{ij}=\begin{cases}S_{ij} & \text{%s}\\ -10^{9} & \text{%s}\end{cases}\end{gathered}",
-    # 16: longer than "hello=olleh" as a decoder-only model reads it (12 tokens), so every form has <pad> keys
-    show, setup={"src_text": "hello", "tgt_text": "olleh", "pad": 16, "kind": "decoder_self", "layer": 0},
+    show, setup={"src_text": "hello", "tgt_text": "olleh", "pad": 8, "kind": "decoder_self", "layer": 0},
     formula_words=("lesson.masks.allowed", "lesson.masks.blocked"),
     code=CODE,
 )
