@@ -166,9 +166,22 @@ def test_positions_differences_are_shown_only_with_the_answer():
     assert float(none) < 1e-5 < 0.05 < float(sinusoidal)
 
 
+def test_masks_answer_names_the_cells_on_and_under_the_diagonal():
+    trace = run_text(load_pretrained("reverse").model, TASKS["reverse"], "hello", "olleh", pad_to=8).trace
+    mask = trace[attention_name("decoder_self", 0, "mask")][0, 0].numpy()
+    pads = [i for i, t in enumerate(trace.tgt_tokens) if t == "<pad>"]
+    cells = [(q, k) for q in range(8) for k in pads if k <= q and not mask[q, k]]
+    assert cells == [(6, 6), (7, 6), (7, 7)]  # two of them on the diagonal: a <pad> query's own key
+    revealed = revealed_answer(5)
+    assert revealed.startswith("3 cells, (row, column) = (6, 6), (7, 6), (7, 7):"), revealed
+    assert "on the diagonal (2:" in revealed and "under it (1)" in revealed
+    assert "under the diagonal whose key" not in revealed
+    assert "（行, 列）= (6, 6), (7, 6), (7, 7)" in revealed_answer(5, "zh")
+
+
 @pytest.mark.parametrize(("architecture", "model", "length"), [("encoder_decoder", "reverse", 13),
                                                                    ("decoder_only", "reverse-gpt", 16)])
-def test_masks_answer_names_the_cells_on_and_under_the_diagonal(architecture, model, length):
+def test_masks_question_says_the_length_padded_to_and_the_answer_counts_its_cells(architecture, model, length):
     """A link asking for 16 positions (the encoder-decoder's longest is 13): <pad> keys at the end of the target, in
     both forms (the decoder-only model reads "hello=olleh" as 12 tokens, so the step's own 8 adds none there)."""
     pretrained = load_pretrained(model)

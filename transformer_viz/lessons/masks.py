@@ -29,8 +29,9 @@ def show(host: Host) -> Question:
     ctx = host.page(pad_to=view.pad)
     if ctx is None:
         return unasked(host.text("lesson.masks.question", length=view.pad), "")
-    # The length the target was padded to: the view's, or the model's longest where that is shorter
-    question = host.text("lesson.masks.question", length=len(ctx.trace.tgt_tokens))
+    # The length asked, or the model's longest where that is shorter (a longer input is not padded: not_here below)
+    length = min(view.pad, len(ctx.trace.tgt_tokens))
+    question = host.text("lesson.masks.question", length=length)
     figures = ctx.figure(mask_figures, width=MASK_PX)
     given = {title: fig for title, fig in figures.items() if title != COMBINED}  # the parts the class combines
     for column, (title, fig) in zip(host.columns(len(given)), given.items(), strict=True):
@@ -51,7 +52,7 @@ def show(host: Host) -> Question:
                          cells=", ".join(f"({q}, {k})" for q, k in cells),
                          on=sum(q == k for q, k in cells), under=sum(q > k for q, k in cells))
 
-    return Question(question, NUMBER, reveal, truth=float(len(cells)), low=0.0, high=float(len(combined) ** 2),
+    return Question(question, NUMBER, reveal, truth=float(len(cells)), low=0.0, high=float(length ** 2),
                     tells=(combined,))
 
 
